@@ -1,0 +1,97 @@
+# DEMOS/MP + DPM — one build for the kernel, the system processes and the
+# user programs. `make` builds; `make run` boots; `make test` tests;
+# `make bench` measures; `make gdb` starts a node waiting for GDB.
+
+CROSS   := riscv64-unknown-elf-
+CC      := $(CROSS)gcc
+OBJDUMP := $(CROSS)objdump
+B       := build
+NEWLIB  := $(B)/newlib/riscv64-unknown-elf
+ARCH    := -march=rv64gc -mabi=lp64d -mcmodel=medany
+WARN    := -Wall -Wextra -Werror -std=gnu11
+QEMU    := qemu-system-riscv64
+
+KERNEL_CFLAGS := $(ARCH) $(WARN) -O2 -g -ffreestanding -fno-builtin -nostdlib -mno-relax \
+                 -fno-omit-frame-pointer -fno-stack-protector -Ikernel -MMD -MP
+USER_CFLAGS   := $(ARCH) $(WARN) -O2 -g -fno-omit-frame-pointer -nostdinc \
+                 -isystem $(NEWLIB)/include -isystem $(shell $(CC) -print-file-name=include 2>/dev/null) \
+                 -Ikernel -Iservers -Iuser/lib -MMD -MP
+
+KERNEL_SRCS := $(wildcard kernel/*.c)
+KERNEL_ASMS := kernel/entry.S
+KERNEL_OBJS := $(KERNEL_SRCS:%.c=$(B)/%.o) $(KERNEL_ASMS:%.S=$(B)/%.o) $(B)/kernel/bootimage.o
+
+ULIB_OBJS := $(B)/user/lib/kcall.o $(B)/user/lib/dmlib.o $(B)/user/lib/syscalls.o
+CRT0      := $(B)/user/lib/crt0.o
+
+# Programs in the boot image: system processes (servers/), then user programs.
+SERVERS  := pm switchboard console timer
+PROGRAMS := shell hello ping pong
+TESTS    := ktest
+BENCHES  := callbench
+ELVES := $(SERVERS:%=$(B)/servers/%.elf) $(PROGRAMS:%=$(B)/user/%.elf) \
+         $(TESTS:%=$(B)/user/tests/%.elf) $(BENCHES:%=$(B)/user/bench/%.elf)
+
+NODE_QEMU = $(QEMU) -M virt -bios none -m 256M -smp 1 -kernel $(B)/kernel.elf -display none \
+            -monitor none -serial stdio -no-reboot -global virtio-mmio.force-legacy=false \
+            -icount shift=0,sleep=on
+
+.PHONY: all run test bench gdb setup clean
+.SECONDARY:
+all: $(B)/kernel.elf
+
+setup:
+	@scripts/setup.sh
+
+$(NEWLIB)/lib/libc.a:
+	@scripts/setup.sh
+
+$(B)/kernel/%.o: kernel/%.c | $(NEWLIB)/lib/libc.a
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	@$(CC) $(KERNEL_CFLAGS) -c $< -o $@
+$(B)/kernel/%.o: kernel/%.S
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	@$(CC) $(KERNEL_CFLAGS) -c $< -o $@
+$(B)/kernel/bootimage.S: $(ELVES) scripts/mkbootimage.sh
+	@scripts/mkbootimage.sh $@ $(ELVES)
+$(B)/kernel/bootimage.o: $(B)/kernel/bootimage.S
+	@echo "  AS      $<"
+	@$(CC) $(KERNEL_CFLAGS) -c $< -o $@
+$(B)/kernel.elf: $(KERNEL_OBJS) kernel/kernel.ld
+	@echo "  LD      $@"
+	@$(CC) $(KERNEL_CFLAGS) -T kernel/kernel.ld -o $@ $(KERNEL_OBJS) -lgcc
+
+$(B)/%.o: %.c | $(NEWLIB)/lib/libc.a
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	@$(CC) $(USER_CFLAGS) -c $< -o $@
+$(B)/%.o: %.S
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	@$(CC) $(USER_CFLAGS) -c $< -o $@
+$(B)/%.elf: $(B)/%.o $(CRT0) $(ULIB_OBJS) user/user.ld
+	@echo "  LD      $@"
+	@$(CC) $(ARCH) -nostdlib -static -T user/user.ld -o $@ $(CRT0) $< $(ULIB_OBJS) \
+	    -Wl,--start-group $(NEWLIB)/lib/libc.a $(NEWLIB)/lib/libm.a -lgcc -Wl,--end-group
+
+# Boot one node into the shell (input may be piped).
+run: all
+	@$(NODE_QEMU)
+
+# Start a node stopped, waiting for GDB on $(B)/gdb.sock (see README, Debugging).
+gdb: all
+	@echo "node waiting for GDB: gdb-multiarch -x scripts/gdbinit"
+	@$(NODE_QEMU) -gdb unix:$(B)/gdb.sock,server=on,wait=off -S
+
+test: all
+	@python3 scripts/test.py
+
+bench: all
+	@python3 scripts/bench.py
+
+clean:
+	rm -rf $(B)/kernel $(B)/user $(B)/servers $(B)/kernel.elf
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

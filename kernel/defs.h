@@ -1,0 +1,200 @@
+/*
+ * defs.h — the kernel's own types and the functions its files share.
+ * The user-visible interface is demos.h; this header is kernel-only.
+ */
+#ifndef DEFS_H
+#define DEFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "demos.h"
+#include "riscv.h"
+
+#define NPROC        128         /* process table slots; slot 0 is the kernel */
+#define NMSG         2048        /* kernel message buffers, all processes together */
+#define MSG_INLINE   64          /* messages up to this size need no extra page */
+#define USER_STACK_PAGES 16      /* 64 KiB stack below the guard page */
+#define USER_STACK_TOP   (DM_INFO_PAGE - PAGE_SIZE)   /* one unmapped guard page */
+#define USER_MEMORY_MAX  (32UL << 20)  /* a process's memory limit */
+#define QUANTUM_TICKS    100000  /* 10 ms of the 10 MHz time CSR */
+#define NS_PER_TICK      100
+/* A kernel call's result when the caller now waits: a0 is set on wake-up. */
+#define RESULT_PENDING   INT64_MIN
+
+/* ---- links ---- */
+enum link_state { LINK_EMPTY = 0, LINK_LIVE, LINK_USED };
+
+struct link {
+    uint8_t  state;       /* enum link_state */
+    uint8_t  flags;       /* LINK_READ | LINK_WRITE | LINK_REPLY */
+    uint8_t  is_protected;/* the meter link: the holder cannot touch it */
+    uint8_t  reserved;
+    uint32_t channel;
+    dm_pid   dest;
+    uint64_t code;
+    uint64_t area_addr;   /* data area in dest's memory */
+    uint64_t area_len;
+    uint64_t reply_id;    /* a CALL's reply link: the id its caller waits for */
+};
+
+/* ---- messages ---- */
+struct msg {
+    struct msg *next;
+    dm_pid   sender;
+    uint64_t code;
+    uint32_t channel;
+    uint32_t flags;        /* DM_MSG_FROM_KERNEL */
+    uint32_t length;
+    uint8_t  has_link, has_reply;
+    struct link link;      /* a passed link */
+    struct link reply;     /* a CALL's reply link */
+    uint8_t *data;         /* inline_data, or a page */
+    uint8_t  inline_data[MSG_INLINE];
+};
+
+/* ---- processes ---- */
+struct trapframe {
+    uint64_t regs[32];     /* x0..x31; regs[10] is a0 */
+    uint64_t sepc;
+};
+#define TF_A(tf, n) ((tf)->regs[10 + (n)])
+
+struct proc {
+    struct trapframe tf;   /* user registers while in the kernel or not running */
+    uint8_t  state;        /* enum dm_proc_state */
+    uint8_t  suspended;    /* stopped by the process manager */
+    uint8_t  fp_used;      /* fp_regs hold saved values */
+    uint8_t  reserved;
+    uint32_t generation;
+    dm_pid   pid;
+    char     name[24];
+    uint64_t *pagetable;   /* Sv39 root */
+    uint64_t heap_start, brk;
+    uint64_t pages;        /* user pages owned, for the memory limit */
+    struct dm_info *info;  /* kernel address of its info page */
+    struct link links[DM_NLINKS];
+    struct msg *queue_head, *queue_tail;
+    uint32_t queue_len;
+    uint64_t wait_reply_id;  /* PS_CALLING: the reply id awaited */
+    uint64_t proctime;       /* instructions charged to it */
+    struct proc *run_next;   /* run queue */
+    uint8_t  on_runq;
+    uint64_t fp_regs[33];    /* f0..f31 and fcsr, saved lazily */
+};
+
+/* ---- globals ---- */
+extern struct proc procs[NPROC];
+extern struct proc *current;        /* the running process, or 0 when idle */
+extern struct proc *const kernel_proc;
+extern uint32_t this_machine, node_count, boot_epoch;
+extern uint64_t *kernel_pagetable;
+
+/* boot image */
+struct boot_image { const char *name; const uint8_t *start; const uint8_t *end; };
+extern const struct boot_image boot_images[];
+
+/* printf.c */
+void kprintf(const char *fmt, ...);
+void panic(const char *fmt, ...) __attribute__((noreturn));
+void *memset(void *d, int c, size_t n);
+void *memcpy(void *d, const void *s, size_t n);
+size_t strlen(const char *s);
+int strcmp(const char *a, const char *b);
+void strlcpy_k(char *d, const char *s, size_t n);
+
+/* uart.c */
+void uart_init(void);
+void uart_putc_sync(int c);
+void uart_interrupt(void);
+uint32_t uart_queue_output(const uint8_t *p, uint32_t n);
+uint32_t uart_output_space(void);
+uint32_t uart_read_input(uint8_t *p, uint32_t max);
+void uart_drain(void);
+
+/* plic.c */
+void plic_init(void);
+int plic_claim(void);
+void plic_complete(int irq);
+
+/* page.c */
+void page_init(void);
+void *page_alloc(void);            /* zeroed page, or 0 */
+void page_free(void *p);
+uint64_t pages_free_count(void);
+
+/* vm.c */
+void vm_init(void);
+uint64_t *vm_new_space(void);
+void vm_free_space(uint64_t *root);
+int vm_map_new(struct proc *p, uint64_t va, uint64_t perm);
+void vm_unmap_free(struct proc *p, uint64_t va);
+void *vm_user_to_kernel(uint64_t *root, uint64_t va, int write);
+int copy_in(struct proc *p, void *dst, uint64_t uva, uint64_t len);
+int copy_out(struct proc *p, uint64_t uva, const void *src, uint64_t len);
+int copy_user_to_user(struct proc *dp, uint64_t dva, struct proc *sp, uint64_t sva, uint64_t len);
+int user_range_ok(struct proc *p, uint64_t uva, uint64_t len, int write);
+
+/* proc.c */
+void proc_init(void);
+struct proc *proc_lookup(dm_pid pid);
+struct proc *proc_create(const char *image, const char *args, uint64_t args_len, int argc, int *err);
+void proc_exit(struct proc *p, int64_t status);
+int64_t proc_grow(struct proc *p, int64_t increment);
+void runq_add(struct proc *p);
+void runq_remove(struct proc *p);
+void make_runnable(struct proc *p);
+void schedule(void) __attribute__((noreturn));
+void request_reschedule(void);
+void set_exit_notify_slot(int slot);
+
+/* elf.c */
+int elf_load(struct proc *p, const uint8_t *start, const uint8_t *end);
+
+/* link.c */
+int link_alloc_slot(struct proc *p);
+int link_install(struct proc *p, const struct link *l);
+int link_get(struct proc *p, int64_t slot, struct link **out);
+void link_drop(struct link *l);
+void link_clear(struct link *l);
+uint32_t link_count(struct proc *p);
+
+/* msg.c */
+struct outgoing {
+    struct proc *sender;       /* a process, or kernel_proc */
+    const void *kdata;         /* data in kernel memory, or 0: then udata */
+    uint64_t udata;            /* data at this address in sender's memory */
+    uint32_t len;
+    const struct link *via;    /* the link sent over */
+    struct link *pass;         /* a link to move into the message, or 0 */
+    struct link *reply;        /* a CALL's reply link, or 0 */
+};
+void msg_init(void);
+int msg_send(struct outgoing *o);
+int64_t msg_receive(struct proc *p, uint64_t info, uint64_t buf, uint64_t cap, uint32_t channel, int block);
+void msg_discard_queue(struct proc *p);
+void reply_link_dropped(const struct link *l);
+uint64_t new_reply_id(void);
+
+/* kreq.c */
+int kreq_handle(struct outgoing *o);
+void kernel_reply_slot(int slot, int64_t status, uint64_t value, const void *data, uint32_t len);
+void timer_check_alarms(void);
+uint64_t next_alarm_time(void);
+void console_input_ready(void);
+void console_output_ready(void);
+
+/* syscall.c */
+void syscall_dispatch(struct proc *p);
+
+/* trap.c */
+void timer_program(void);
+void poll_interrupts(void);
+uint64_t machine_clock_ns(void);
+uint64_t wall_clock_ns(void);
+void clock_init(void);
+void power_off(int code) __attribute__((noreturn));
+void fp_switch_to(struct proc *next);
+void fp_forget(struct proc *p);
+void user_return(struct trapframe *tf) __attribute__((noreturn));
+
+#endif

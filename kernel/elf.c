@@ -1,0 +1,78 @@
+/*
+ * elf.c — load a program image (a static RISC-V ELF executable) into a new
+ * process's address space.
+ */
+#include "defs.h"
+
+#define ELF_MAGIC 0x464c457fu   /* "\x7fELF" */
+#define EM_RISCV 243
+#define PT_LOAD 1
+#define PF_X 1
+#define PF_W 2
+#define PF_R 4
+
+struct elf_header {
+    uint32_t magic;
+    uint8_t  class, data, version, osabi, abiversion, pad[7];
+    uint16_t type, machine;
+    uint32_t version2;
+    uint64_t entry, phoff, shoff;
+    uint32_t flags;
+    uint16_t ehsize, phentsize, phnum, shentsize, shnum, shstrndx;
+};
+
+struct elf_program_header {
+    uint32_t type, flags;
+    uint64_t offset, vaddr, paddr, filesz, memsz, align;
+};
+
+/* Map and fill every PT_LOAD segment of image [start, end) into p; set its
+ * entry point and heap start. Returns 0 or E_BADREQ (not a loadable image)
+ * or E_NOMEM. */
+int elf_load(struct proc *p, const uint8_t *start, const uint8_t *end)
+{
+    uint64_t size = (uint64_t)(end - start);
+    const struct elf_header *eh = (const void *)start;
+    if (size < sizeof *eh || eh->magic != ELF_MAGIC || eh->class != 2 || eh->machine != EM_RISCV ||
+        eh->phentsize != sizeof(struct elf_program_header) ||
+        eh->phoff + (uint64_t)eh->phnum * sizeof(struct elf_program_header) > size)
+        return E_BADREQ;
+    uint64_t top = 0;
+    for (int i = 0; i < eh->phnum; i++) {
+        const struct elf_program_header *ph = (const void *)(start + eh->phoff + i * sizeof *ph);
+        if (ph->type != PT_LOAD || ph->memsz == 0)
+            continue;
+        if (ph->filesz > ph->memsz || ph->offset + ph->filesz > size || ph->vaddr < DM_USER_BASE ||
+            ph->vaddr + ph->memsz > USER_STACK_TOP - USER_STACK_PAGES * PAGE_SIZE ||
+            ph->vaddr + ph->memsz < ph->vaddr)
+            return E_BADREQ;
+        uint64_t perm = PTE_R | (ph->flags & PF_W ? PTE_W : 0) | (ph->flags & PF_X ? PTE_X : 0);
+        for (uint64_t va = PAGE_ROUND_DOWN(ph->vaddr); va < ph->vaddr + ph->memsz; va += PAGE_SIZE) {
+            int err = vm_map_new(p, va, perm);
+            if (err == E_INVAL)   /* already mapped by the segment before: user.ld
+                                     page-aligns segments, so only a foreign
+                                     image shares a page (and keeps its first
+                                     segment's permissions) */
+                err = 0;
+            if (err)
+                return err;
+        }
+        /* Copy the file bytes in through the kernel's view of the pages. */
+        for (uint64_t off = 0; off < ph->filesz;) {
+            uint64_t va = ph->vaddr + off;
+            uint64_t n = PAGE_SIZE - (va & (PAGE_SIZE - 1));
+            if (n > ph->filesz - off)
+                n = ph->filesz - off;
+            uint8_t *dst = vm_user_to_kernel(p->pagetable, va, 0);
+            memcpy(dst, start + ph->offset + off, n);
+            off += n;
+        }
+        if (ph->vaddr + ph->memsz > top)
+            top = ph->vaddr + ph->memsz;
+    }
+    if (top == 0 || eh->entry < DM_USER_BASE || eh->entry >= top)
+        return E_BADREQ;
+    p->tf.sepc = eh->entry;
+    p->heap_start = p->brk = PAGE_ROUND_UP(top);
+    return 0;
+}

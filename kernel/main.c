@@ -1,0 +1,44 @@
+/*
+ * main.c — the kernel's start in S-mode: devices, memory, the process table,
+ * then the process manager, which starts everything else.
+ */
+#include "defs.h"
+
+extern char bss_start[], bss_end[];
+extern char trap_vector[];
+static struct trapframe boot_frame;   /* sscratch before any process runs */
+
+/* Give p a link to this kernel of the given kind, in slot `slot`. */
+static void give_kernel_link(struct proc *p, int slot, uint64_t kind)
+{
+    struct link l = { .state = LINK_LIVE, .dest = kernel_proc->pid, .code = kind };
+    p->links[slot] = l;
+}
+
+void main(void)
+{
+    memset(bss_start, 0, (size_t)(bss_end - bss_start));
+    uart_init();
+    clock_init();
+    kprintf("DEMOS/MP kernel: machine %u of %u, epoch %u\n", this_machine, node_count, boot_epoch);
+    page_init();
+    vm_init();
+    plic_init();
+    msg_init();
+    proc_init();
+    CSR_WRITE(sscratch, (uint64_t)&boot_frame);
+    CSR_WRITE(stvec, (uint64_t)trap_vector);
+    CSR_WRITE(scounteren, 7);
+    CSR_WRITE(sie, SIE_SEIE | SIE_STIE);
+
+    int err;
+    static const char pm_args[] = "pm";
+    struct proc *pm = proc_create("pm", pm_args, sizeof pm_args, 1, &err);
+    if (!pm)
+        panic("cannot create the process manager: error %d", err);
+    give_kernel_link(pm, BOOT_SLOT_PROCESS_CONTROL, KLINK_PROCESS_CONTROL);
+    give_kernel_link(pm, BOOT_SLOT_CONSOLE, KLINK_CONSOLE);
+    give_kernel_link(pm, BOOT_SLOT_TIMER, KLINK_TIMER);
+    make_runnable(pm);
+    schedule();
+}

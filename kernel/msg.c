@@ -1,0 +1,244 @@
+/*
+ * msg.c — messages: SEND's delivery, RECEIVE's queue, CALL's reply.
+ *
+ * A message goes straight into the receiver's buffer when the receiver is
+ * already waiting for it (in RECEIVE on a matching channel, or in CALL for
+ * exactly this reply); otherwise it is copied into a kernel buffer and
+ * queued. Links travel with messages: a passed link and a CALL's reply link
+ * leave the sender and enter the receiver's table when the message is
+ * received.
+ */
+#include "defs.h"
+
+static struct msg msg_pool[NMSG];
+static struct msg *msg_free_list;
+static uint64_t reply_counter;
+
+void msg_init(void)
+{
+    for (int i = 0; i < NMSG; i++) {
+        msg_pool[i].next = msg_free_list;
+        msg_free_list = &msg_pool[i];
+    }
+}
+
+uint64_t new_reply_id(void)
+{
+    return ++reply_counter;
+}
+
+static void msg_free(struct msg *m)
+{
+    if (m->data != m->inline_data)
+        page_free(m->data);
+    m->next = msg_free_list;
+    msg_free_list = m;
+}
+
+/* Where a message's data, links and description come from. */
+struct delivery {
+    dm_pid   sender;
+    uint64_t code;
+    uint32_t channel;
+    uint32_t flags;
+    uint32_t length;
+    struct proc *data_proc;   /* data in this process's memory at data_uva ... */
+    uint64_t data_uva;
+    const uint8_t *data_kernel;  /* ... or here in the kernel */
+    struct link *link;        /* passed link, or 0 */
+    struct link *reply;       /* reply link, or 0 */
+};
+
+/* Put a travelling link into r's table; its slot, or DM_NO_LINK after
+ * destroying it when the table is full (the receiver is told). */
+static int32_t receive_link(struct proc *r, struct link *l, uint32_t *flags)
+{
+    int slot = link_install(r, l);
+    if (slot < 0) {
+        link_drop(l);
+        *flags |= DM_MSG_LINK_LOST;
+        return DM_NO_LINK;
+    }
+    return slot;
+}
+
+/* Hand a message to receiver r whose buffers are info/buf/cap. Returns the
+ * bytes copied into buf, or E_FAULT when r's buffers went bad. */
+static int64_t hand_over(struct proc *r, struct delivery *d, uint64_t info_uva, uint64_t buf, uint64_t cap)
+{
+    uint32_t n = d->length < cap ? d->length : (uint32_t)cap;
+    int err;
+    if (d->data_kernel)
+        err = copy_out(r, buf, d->data_kernel, n);
+    else
+        err = copy_user_to_user(r, buf, d->data_proc, d->data_uva, n);
+
+    struct dm_msg_info info;
+    info.sender = d->sender;
+    info.code = d->code;
+    info.channel = d->channel;
+    info.flags = d->flags | (n < d->length ? DM_MSG_TRUNCATED : 0);
+    info.length = d->length;
+    info.reserved = 0;
+    info.link = d->link ? receive_link(r, d->link, &info.flags) : DM_NO_LINK;
+    info.reply = d->reply ? receive_link(r, d->reply, &info.flags) : DM_NO_LINK;
+    if (err == 0)
+        err = copy_out(r, info_uva, &info, sizeof info);
+    return err ? err : (int64_t)n;
+}
+
+static int channel_matches(uint32_t wanted, uint32_t channel)
+{
+    return wanted == DM_ANY_CHANNEL || wanted == channel;
+}
+
+/* Deliver to a process blocked in RECEIVE or CALL, and wake it. */
+static void deliver_to_waiting(struct proc *r, struct delivery *d)
+{
+    struct trapframe *tf = &r->tf;
+    if (r->state == PS_CALLING)
+        TF_A(tf, 0) = hand_over(r, d, TF_A(tf, 6), TF_A(tf, 4), TF_A(tf, 5));
+    else
+        TF_A(tf, 0) = hand_over(r, d, TF_A(tf, 0), TF_A(tf, 1), TF_A(tf, 2));
+    make_runnable(r);
+}
+
+/* Copy a message into a kernel buffer at the end of r's queue. */
+static int enqueue(struct proc *r, struct delivery *d)
+{
+    if (r->queue_len >= DM_QUEUE_MAX)
+        return E_QFULL;
+    struct msg *m = msg_free_list;
+    if (!m)
+        return E_NOMEM;
+    m->data = m->inline_data;
+    if (d->length > MSG_INLINE && !(m->data = page_alloc()))
+        return E_NOMEM;
+    int err = d->data_kernel ? (memcpy(m->data, d->data_kernel, d->length), 0)
+                             : copy_in(d->data_proc, m->data, d->data_uva, d->length);
+    if (err) {
+        if (m->data != m->inline_data)
+            page_free(m->data);
+        return err;
+    }
+    msg_free_list = m->next;
+    m->next = 0;
+    m->sender = d->sender;
+    m->code = d->code;
+    m->channel = d->channel;
+    m->flags = d->flags;
+    m->length = d->length;
+    m->has_link = d->link != 0;
+    m->has_reply = d->reply != 0;
+    if (d->link)
+        m->link = *d->link;
+    if (d->reply)
+        m->reply = *d->reply;
+    if (r->queue_tail)
+        r->queue_tail->next = m;
+    else
+        r->queue_head = m;
+    r->queue_tail = m;
+    r->queue_len++;
+    return 0;
+}
+
+/* Send o's message over o->via. Returns 0 once the destination has it
+ * (delivered, queued, or handled by the kernel), or an error and nothing
+ * moved. On success the passed link has left the sender's table. */
+int msg_send(struct outgoing *o)
+{
+    struct proc *r = proc_lookup(o->via->dest);
+    if (!r)
+        return E_DEAD;
+    if (r == kernel_proc)
+        return kreq_handle(o);
+
+    struct delivery d;
+    d.sender = o->sender->pid;
+    d.code = o->via->code;
+    d.channel = o->via->channel;
+    d.flags = o->sender == kernel_proc ? DM_MSG_FROM_KERNEL : 0;
+    d.length = o->len;
+    d.data_proc = o->sender;
+    d.data_uva = o->udata;
+    d.data_kernel = o->kdata;
+    d.link = o->pass;
+    d.reply = o->reply;
+
+    if (o->via->reply_id) {
+        /* A CALL's answer: its caller is waiting for exactly this id, or
+         * the caller is gone (and proc_lookup found its successor). */
+        if (r->state != PS_CALLING || r->wait_reply_id != o->via->reply_id)
+            return E_DEAD;
+        deliver_to_waiting(r, &d);
+    } else if (r->state == PS_RECEIVING && channel_matches((uint32_t)TF_A(&r->tf, 3), d.channel)) {
+        deliver_to_waiting(r, &d);
+    } else {
+        int err = enqueue(r, &d);
+        if (err)
+            return err;
+    }
+    if (o->pass)
+        link_clear(o->pass);
+    return 0;
+}
+
+/* RECEIVE / ARECEIVE for p: take the first queued message on a matching
+ * channel; else block (RESULT_PENDING: the answer arrives in a0 later) or
+ * fail with E_NOMSG. */
+int64_t msg_receive(struct proc *p, uint64_t info, uint64_t buf, uint64_t cap, uint32_t channel, int block)
+{
+    if (!user_range_ok(p, info, sizeof(struct dm_msg_info), 1) || !user_range_ok(p, buf, cap, 1))
+        return E_FAULT;
+    struct msg *prev = 0;
+    for (struct msg *m = p->queue_head; m; prev = m, m = m->next) {
+        if (!channel_matches(channel, m->channel))
+            continue;
+        if (prev)
+            prev->next = m->next;
+        else
+            p->queue_head = m->next;
+        if (p->queue_tail == m)
+            p->queue_tail = prev;
+        p->queue_len--;
+        struct delivery d = {
+            .sender = m->sender, .code = m->code, .channel = m->channel, .flags = m->flags,
+            .length = m->length, .data_kernel = m->data,
+            .link = m->has_link ? &m->link : 0, .reply = m->has_reply ? &m->reply : 0,
+        };
+        int64_t result = hand_over(p, &d, info, buf, cap);
+        msg_free(m);
+        return result;
+    }
+    if (!block)
+        return E_NOMSG;
+    p->state = PS_RECEIVING;
+    return RESULT_PENDING;
+}
+
+/* Throw away everything queued at p (it is ending); links inside die too. */
+void msg_discard_queue(struct proc *p)
+{
+    while (p->queue_head) {
+        struct msg *m = p->queue_head;
+        p->queue_head = m->next;
+        if (m->has_link)
+            link_drop(&m->link);
+        if (m->has_reply)
+            link_drop(&m->reply);
+        msg_free(m);
+    }
+    p->queue_tail = 0;
+    p->queue_len = 0;
+}
+
+/* A CALL's reply link died unused: its caller, if still waiting, fails. */
+void reply_link_dropped(const struct link *l)
+{
+    struct proc *caller = proc_lookup(l->dest);
+    if (caller && caller->state == PS_CALLING && caller->wait_reply_id == l->reply_id) {
+        TF_A(&caller->tf, 0) = (uint64_t)(int64_t)E_NOREPLY;
+        make_runnable(caller);
+    }
+}

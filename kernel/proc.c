@@ -1,0 +1,287 @@
+/*
+ * proc.c — the process table, process creation and ending, the run queue
+ * and the scheduler.
+ *
+ * Slot 0 is the kernel itself: it has a link table (the reply links of
+ * requests it will answer later, the link for exit notices) but never runs.
+ * The kernel is not preemptible and never blocks inside a call: a process
+ * that must wait is marked so and simply not returned to, and whoever wakes
+ * it writes its result into its saved a0. CPU time is counted in executed
+ * instructions (instret), charged at every switch (DESIGN.md, "Time is
+ * instructions").
+ */
+#include "defs.h"
+
+struct proc procs[NPROC];
+struct proc *current;
+struct proc *const kernel_proc = &procs[0];
+uint32_t this_machine, node_count = 1, boot_epoch;
+
+static struct proc *runq_head, *runq_tail;
+static int need_reschedule;
+static uint64_t last_switch_instret;
+static int exit_notify_slot = -1;
+
+void proc_init(void)
+{
+    kernel_proc->state = PS_KERNEL;
+    kernel_proc->pid = PID_MAKE(this_machine, boot_epoch, 0, 0);
+    strlcpy_k(kernel_proc->name, "kernel", sizeof kernel_proc->name);
+    for (int i = 1; i < NPROC; i++)
+        procs[i].generation = 1;
+}
+
+/* The live process with this id on this machine, the kernel for slot 0,
+ * or 0: gone, never existed, or from another boot of this machine. */
+struct proc *proc_lookup(dm_pid pid)
+{
+    if (PID_MACHINE(pid) != this_machine || PID_EPOCH(pid) != (boot_epoch & 0xffffff))
+        return 0;
+    unsigned slot = PID_SLOT(pid);
+    if (slot >= NPROC)
+        return 0;
+    struct proc *p = &procs[slot];
+    if (p->state == PS_FREE || p->generation != PID_GEN(pid))
+        return 0;
+    return p;
+}
+
+static const struct boot_image *find_image(const char *name)
+{
+    for (const struct boot_image *b = boot_images; b->name; b++)
+        if (strcmp(b->name, name) == 0)
+            return b;
+    return 0;
+}
+
+/* Lay out argc NUL-ended strings (args, args_len bytes) at the top of the
+ * stack, with the argv array below them; set sp, a0 = argc, a1 = argv. */
+static int push_arguments(struct proc *p, const char *args, uint64_t args_len, int argc)
+{
+    uint64_t strings = (USER_STACK_TOP - args_len) & ~15UL;
+    uint64_t argv = (strings - 8 * (uint64_t)(argc + 1)) & ~15UL;
+    if (USER_STACK_TOP - argv > USER_STACK_PAGES * PAGE_SIZE / 2)
+        return E_TOOBIG;
+    if (copy_out(p, strings, args, args_len))
+        return E_FAULT;
+    uint64_t s = strings;
+    for (int i = 0; i < argc; i++) {
+        if (copy_out(p, argv + 8 * i, &s, 8))
+            return E_FAULT;
+        while (s < strings + args_len && *(const char *)(args + (s - strings)))
+            s++;
+        s++;
+    }
+    uint64_t zero = 0;
+    copy_out(p, argv + 8 * argc, &zero, 8);
+    p->tf.regs[2] = argv;          /* sp */
+    TF_A(&p->tf, 0) = (uint64_t)argc;
+    TF_A(&p->tf, 1) = argv;
+    return 0;
+}
+
+/* Create a stopped process running boot image `image` with argc arguments
+ * given as consecutive NUL-ended strings. Returns it, or 0 with *err set. */
+struct proc *proc_create(const char *image, const char *args, uint64_t args_len, int argc, int *err)
+{
+    const struct boot_image *b = find_image(image);
+    if (!b) {
+        *err = E_NOTFOUND;
+        return 0;
+    }
+    struct proc *p = 0;
+    for (int i = 1; i < NPROC && !p; i++)
+        if (procs[i].state == PS_FREE)
+            p = &procs[i];
+    if (!p || !(p->pagetable = vm_new_space())) {
+        *err = E_NOMEM;
+        return 0;
+    }
+    uint32_t generation = p->generation;
+    uint64_t *pagetable = p->pagetable;
+    memset(p, 0, sizeof *p);
+    p->generation = generation;
+    p->pagetable = pagetable;
+    p->pid = PID_MAKE(this_machine, boot_epoch, p - procs, generation);
+    strlcpy_k(p->name, image, sizeof p->name);
+    p->state = PS_CREATED;
+
+    *err = elf_load(p, b->start, b->end);
+    for (int i = 1; i <= USER_STACK_PAGES && !*err; i++)
+        *err = vm_map_new(p, USER_STACK_TOP - i * PAGE_SIZE, PTE_R | PTE_W);
+    if (!*err)
+        *err = vm_map_new(p, DM_INFO_PAGE, PTE_R);
+    if (!*err)
+        *err = push_arguments(p, args, args_len, argc);
+    if (*err) {
+        vm_free_space(p->pagetable);
+        p->state = PS_FREE;
+        return 0;
+    }
+    p->info = vm_user_to_kernel(p->pagetable, DM_INFO_PAGE, 0);
+    p->info->pid = p->pid;
+    p->info->machine = this_machine;
+    p->info->nodes = node_count;
+    return p;
+}
+
+void set_exit_notify_slot(int slot)
+{
+    if (exit_notify_slot >= 0)
+        link_drop(&kernel_proc->links[exit_notify_slot]);
+    exit_notify_slot = slot;
+}
+
+/* End p: destroy its links and queued messages, free its memory, tell the
+ * process manager. A CALL waiting on a reply link p held now fails. */
+void proc_exit(struct proc *p, int64_t status)
+{
+    runq_remove(p);
+    dm_pid pid = p->pid;
+    for (int i = 0; i < DM_NLINKS; i++)
+        link_drop(&p->links[i]);
+    msg_discard_queue(p);
+    vm_free_space(p->pagetable);
+    p->pagetable = 0;
+    p->state = PS_FREE;
+    p->generation = (p->generation + 1) & 0xfffff;
+    if (p->generation == 0)
+        p->generation = 1;
+    fp_forget(p);
+
+    if (exit_notify_slot >= 0) {
+        struct dm_exit_notice notice = { pid, status };
+        struct outgoing o = { kernel_proc, &notice, 0, sizeof notice,
+                              &kernel_proc->links[exit_notify_slot], 0, 0 };
+        if (msg_send(&o) == E_DEAD)
+            set_exit_notify_slot(-1);
+    }
+}
+
+/* Move p's break by increment bytes; the old break, or E_NOMEM. */
+int64_t proc_grow(struct proc *p, int64_t increment)
+{
+    uint64_t old = p->brk, new = old + increment;
+    uint64_t limit = USER_STACK_TOP - USER_STACK_PAGES * PAGE_SIZE - PAGE_SIZE;
+    if ((increment > 0 && (new < old || new > limit)) || (increment < 0 && (new > old || new < p->heap_start)))
+        return E_NOMEM;
+    if (increment > 0) {
+        for (uint64_t va = PAGE_ROUND_UP(old); va < new; va += PAGE_SIZE) {
+            if (vm_map_new(p, va, PTE_R | PTE_W)) {
+                for (uint64_t undo = PAGE_ROUND_UP(old); undo < va; undo += PAGE_SIZE)
+                    vm_unmap_free(p, undo);
+                return E_NOMEM;
+            }
+        }
+    } else {
+        for (uint64_t va = PAGE_ROUND_UP(new); va < PAGE_ROUND_UP(old); va += PAGE_SIZE)
+            vm_unmap_free(p, va);
+    }
+    p->brk = new;
+    return (int64_t)old;
+}
+
+/* ---- the run queue: runnable processes other than the current one ---- */
+
+void runq_add(struct proc *p)
+{
+    if (p->on_runq)
+        return;
+    p->on_runq = 1;
+    p->run_next = 0;
+    if (runq_tail)
+        runq_tail->run_next = p;
+    else
+        runq_head = p;
+    runq_tail = p;
+}
+
+void runq_remove(struct proc *p)
+{
+    if (!p->on_runq)
+        return;
+    struct proc **pp = &runq_head, *prev = 0;
+    while (*pp != p)
+        prev = *pp, pp = &(*pp)->run_next;
+    *pp = p->run_next;
+    if (runq_tail == p)
+        runq_tail = prev;
+    p->on_runq = 0;
+}
+
+static struct proc *runq_pop(void)
+{
+    struct proc *p = runq_head;
+    if (p) {
+        runq_head = p->run_next;
+        if (!runq_head)
+            runq_tail = 0;
+        p->on_runq = 0;
+    }
+    return p;
+}
+
+/* p may run again (its wait is over, or it was started or resumed). */
+void make_runnable(struct proc *p)
+{
+    p->state = PS_RUNNABLE;
+    if (p != current && !p->suspended)
+        runq_add(p);
+}
+
+void request_reschedule(void)
+{
+    need_reschedule = 1;
+}
+
+/* Charge the instructions since the last switch to the current process. */
+static void charge_current(void)
+{
+    uint64_t now = read_instret();
+    if (current && current->state != PS_FREE)
+        current->proctime += now - last_switch_instret;
+    last_switch_instret = now;
+}
+
+/* Leave the kernel into process p. */
+static void __attribute__((noreturn)) run(struct proc *p)
+{
+    if (p != current) {
+        charge_current();
+        current = p;
+        CSR_WRITE(satp, MAKE_SATP(p->pagetable));
+        sfence_vma();
+        p->info->proctime_base = p->proctime;
+        p->info->instret_at_switch = last_switch_instret;
+        timer_program();
+    }
+    fp_switch_to(p);
+    uint64_t s = CSR_READ(sstatus);
+    s = (s & ~SSTATUS_SPP) | SSTATUS_SPIE;
+    CSR_WRITE(sstatus, s);
+    user_return(&p->tf);
+}
+
+/* Pick what runs next and run it; idle with wfi while nothing can. */
+void schedule(void)
+{
+    struct proc *prev = current;
+    if (prev && prev->state == PS_RUNNABLE && !prev->suspended) {
+        if (!need_reschedule || !runq_head)
+            run(prev);
+        runq_add(prev);
+    }
+    need_reschedule = 0;
+    for (;;) {
+        struct proc *next = runq_pop();
+        if (next)
+            run(next);
+        charge_current();
+        current = 0;
+        CSR_WRITE(satp, MAKE_SATP(kernel_pagetable));
+        sfence_vma();
+        timer_program();
+        wait_for_interrupt();
+        poll_interrupts();
+    }
+}

@@ -1,0 +1,199 @@
+/*
+ * syscall.c — the kernel calls (demos.h): check every argument, then do it.
+ * Each returns its result for a0, or RESULT_PENDING when the caller now
+ * waits and its a0 will be written when it is woken.
+ */
+#include "defs.h"
+
+static int64_t sys_createlink(struct proc *p, struct trapframe *tf)
+{
+    uint32_t channel = (uint32_t)TF_A(tf, 0);
+    uint64_t code = TF_A(tf, 1), flags = TF_A(tf, 2), area = TF_A(tf, 3), len = TF_A(tf, 4);
+    int rights = (flags & (LINK_READ | LINK_WRITE)) != 0;
+    if ((flags & ~(uint64_t)(LINK_READ | LINK_WRITE | LINK_REPLY)) || TF_A(tf, 0) >= DM_REPLY_CHANNEL ||
+        rights != (len != 0))
+        return E_INVAL;
+    if (len > DM_MOVE_MAX)
+        return E_TOOBIG;
+    if (rights && (!user_range_ok(p, area, len, 0) || ((flags & LINK_WRITE) && !user_range_ok(p, area, len, 1))))
+        return E_FAULT;
+    struct link l = {
+        .state = LINK_LIVE, .flags = (uint8_t)flags, .channel = channel, .dest = p->pid,
+        .code = code, .area_addr = rights ? area : 0, .area_len = len,
+    };
+    return link_install(p, &l);
+}
+
+static int64_t sys_destroylink(struct proc *p, struct trapframe *tf)
+{
+    int64_t slot = (int64_t)TF_A(tf, 0);
+    struct link *l;
+    int err = link_get(p, slot, &l);
+    if (err == E_USED) {           /* clearing a used reply link's marker */
+        link_clear(&p->links[slot]);
+        return 0;
+    }
+    if (err)
+        return err;
+    link_drop(l);
+    return 0;
+}
+
+static int64_t sys_duplicatelink(struct proc *p, struct trapframe *tf)
+{
+    struct link *l;
+    int err = link_get(p, (int64_t)TF_A(tf, 0), &l);
+    if (err)
+        return err;
+    if (l->flags & LINK_REPLY)
+        return E_INVAL;
+    struct link copy = *l;
+    return link_install(p, &copy);
+}
+
+/* The checks SEND and CALL share: the link, the passed link, the data. */
+static int check_send(struct proc *p, int64_t slot, uint64_t buf, uint64_t len, int64_t pass_slot,
+                      struct outgoing *o)
+{
+    struct link *via, *pass = 0;
+    int err = link_get(p, slot, &via);
+    if (err)
+        return err;
+    if (len > DM_MSG_MAX)
+        return E_TOOBIG;
+    if (pass_slot != DM_NO_LINK) {
+        if (pass_slot == slot)
+            return E_INVAL;
+        if ((err = link_get(p, pass_slot, &pass)))
+            return err;
+    }
+    if (!user_range_ok(p, buf, len, 0))
+        return E_FAULT;
+    o->sender = p;
+    o->kdata = 0;
+    o->udata = buf;
+    o->len = (uint32_t)len;
+    o->via = via;
+    o->pass = pass;
+    o->reply = 0;
+    return 0;
+}
+
+/* A reply link is good for one message: mark its slot used. */
+static void use_up_if_reply(struct link *via)
+{
+    if (via->flags & LINK_REPLY) {
+        link_clear(via);
+        via->state = LINK_USED;
+    }
+}
+
+static int64_t sys_send(struct proc *p, struct trapframe *tf)
+{
+    struct outgoing o;
+    int err = check_send(p, (int64_t)TF_A(tf, 0), TF_A(tf, 1), TF_A(tf, 2), (int64_t)TF_A(tf, 3), &o);
+    if (err)
+        return err;
+    if ((err = msg_send(&o)))
+        return err;
+    use_up_if_reply((struct link *)o.via);
+    return 0;
+}
+
+static int64_t sys_call(struct proc *p, struct trapframe *tf)
+{
+    struct outgoing o;
+    int err = check_send(p, (int64_t)TF_A(tf, 0), TF_A(tf, 1), TF_A(tf, 2), (int64_t)TF_A(tf, 3), &o);
+    if (err)
+        return err;
+    if (!user_range_ok(p, TF_A(tf, 6), sizeof(struct dm_msg_info), 1) ||
+        !user_range_ok(p, TF_A(tf, 4), TF_A(tf, 5), 1))
+        return E_FAULT;
+    struct link reply = {
+        .state = LINK_LIVE, .flags = LINK_REPLY, .channel = DM_REPLY_CHANNEL, .dest = p->pid,
+        .reply_id = new_reply_id(),
+    };
+    o.reply = &reply;
+    p->wait_reply_id = reply.reply_id;
+    p->state = PS_CALLING;
+    if ((err = msg_send(&o))) {
+        p->state = PS_RUNNABLE;
+        return err;
+    }
+    use_up_if_reply((struct link *)o.via);
+    return RESULT_PENDING;
+}
+
+/* One side of a MOVEDATA: a link's data area, or the caller's own memory. */
+static int movedata_side(struct proc *p, int64_t slot, uint64_t offset, uint64_t len, int write,
+                         struct proc **owner, uint64_t *address)
+{
+    if (slot == DM_SELF) {
+        if (!user_range_ok(p, offset, len, write))
+            return E_FAULT;
+        *owner = p;
+        *address = offset;
+        return 0;
+    }
+    struct link *l;
+    int err = link_get(p, slot, &l);
+    if (err)
+        return err;
+    if (l->area_len == 0)
+        return E_NOAREA;
+    if (!(l->flags & (write ? LINK_WRITE : LINK_READ)))
+        return E_RIGHTS;
+    if (offset > l->area_len || len > l->area_len - offset)
+        return E_BOUNDS;
+    if (!(*owner = proc_lookup(l->dest)))
+        return E_DEAD;
+    *address = l->area_addr + offset;
+    return 0;
+}
+
+static int64_t sys_movedata(struct proc *p, struct trapframe *tf)
+{
+    int64_t dst_slot = (int64_t)TF_A(tf, 0), src_slot = (int64_t)TF_A(tf, 2);
+    uint64_t len = TF_A(tf, 4);
+    if (dst_slot == DM_SELF && src_slot == DM_SELF)
+        return E_INVAL;
+    if (len > DM_MOVE_MAX)
+        return E_TOOBIG;
+    struct proc *dst, *src;
+    uint64_t dst_address, src_address;
+    int err = movedata_side(p, dst_slot, TF_A(tf, 1), len, 1, &dst, &dst_address);
+    if (!err)
+        err = movedata_side(p, src_slot, TF_A(tf, 3), len, 0, &src, &src_address);
+    if (!err)
+        err = copy_user_to_user(dst, dst_address, src, src_address, len);
+    return err ? err : (int64_t)len;
+}
+
+static int64_t sys_stoptask(struct proc *p, struct trapframe *tf)
+{
+    proc_exit(p, (int64_t)TF_A(tf, 0));
+    return RESULT_PENDING;
+}
+
+void syscall_dispatch(struct proc *p)
+{
+    struct trapframe *tf = &p->tf;
+    int64_t result;
+    switch (TF_A(tf, 7)) {
+    case DM_CREATELINK:    result = sys_createlink(p, tf); break;
+    case DM_DESTROYLINK:   result = sys_destroylink(p, tf); break;
+    case DM_DUPLICATELINK: result = sys_duplicatelink(p, tf); break;
+    case DM_SEND:          result = sys_send(p, tf); break;
+    case DM_RECEIVE:
+    case DM_ARECEIVE:
+        result = msg_receive(p, TF_A(tf, 0), TF_A(tf, 1), TF_A(tf, 2), (uint32_t)TF_A(tf, 3),
+                             TF_A(tf, 7) == DM_RECEIVE);
+        break;
+    case DM_CALL:          result = sys_call(p, tf); break;
+    case DM_MOVEDATA:      result = sys_movedata(p, tf); break;
+    case DM_STOPTASK:      result = sys_stoptask(p, tf); break;
+    default:               result = E_NOSYS; break;
+    }
+    if (result != RESULT_PENDING)
+        TF_A(tf, 0) = (uint64_t)result;
+}

@@ -1,0 +1,199 @@
+/*
+ * trap.c — what happens when a process enters the kernel: kernel calls,
+ * interrupts (timer, UART through the PLIC), faults; also the clocks, the
+ * lazy switching of floating-point registers, and power-off.
+ *
+ * The kernel runs with interrupts disabled. In user mode, S-mode interrupts
+ * are always taken; when idle, the kernel waits with wfi and then looks at
+ * the pending bits itself (poll_interrupts).
+ */
+#include "defs.h"
+
+#define SIFIVE_TEST   (*(volatile uint32_t *)0x100000UL)
+#define GOLDFISH_RTC_LOW  (*(volatile uint32_t *)0x101000UL)
+#define GOLDFISH_RTC_HIGH (*(volatile uint32_t *)0x101004UL)
+#define CSR_STIMECMP 0x14d
+
+static uint64_t wall_clock_at_boot;   /* ns since 1970 when the machine clock read 0 */
+static struct proc *fp_owner;         /* whose values the FP registers hold */
+
+uint64_t machine_clock_ns(void)
+{
+    return read_time() * NS_PER_TICK;
+}
+
+uint64_t wall_clock_ns(void)
+{
+    return wall_clock_at_boot + machine_clock_ns();
+}
+
+/* Read the RTC once: the wall clock, and this boot's epoch. */
+void clock_init(void)
+{
+    uint64_t low = GOLDFISH_RTC_LOW;
+    uint64_t high = GOLDFISH_RTC_HIGH;
+    uint64_t rtc = (high << 32) | low;
+    wall_clock_at_boot = rtc - machine_clock_ns();
+    boot_epoch = (uint32_t)(rtc / 1000000000ULL) & 0xffffff;
+}
+
+/* Next timer interrupt: the end of the running process's quantum or the
+ * earliest alarm, whichever comes first (Sstc's stimecmp). */
+void timer_program(void)
+{
+    uint64_t deadline = next_alarm_time() / NS_PER_TICK;
+    if (current) {
+        uint64_t quantum_end = read_time() + QUANTUM_TICKS;
+        if (quantum_end < deadline)
+            deadline = quantum_end;
+    }
+    __asm__ volatile("csrw %0, %1" ::"i"(CSR_STIMECMP), "r"(deadline));
+}
+
+static void timer_interrupt(void)
+{
+    request_reschedule();
+    timer_check_alarms();
+    timer_program();
+}
+
+static void external_interrupt(void)
+{
+    int irq;
+    while ((irq = plic_claim()) != 0) {
+        if (irq == 10)
+            uart_interrupt();
+        plic_complete(irq);
+    }
+}
+
+/* Handle whatever interrupts are pending (after wfi in the idle loop). */
+void poll_interrupts(void)
+{
+    uint64_t pending = CSR_READ(sip);
+    if (pending & SIE_STIE)
+        timer_interrupt();
+    if (pending & SIE_SEIE)
+        external_interrupt();
+}
+
+/* ---- floating point: saved only when a process that used it is switched
+ * away from, restored only when a process uses it again (first use traps
+ * with FS=Off). ---- */
+
+static void fp_save(uint64_t *area)
+{
+    __asm__ volatile(
+        "fsd f0,0(%0)\n fsd f1,8(%0)\n fsd f2,16(%0)\n fsd f3,24(%0)\n"
+        "fsd f4,32(%0)\n fsd f5,40(%0)\n fsd f6,48(%0)\n fsd f7,56(%0)\n"
+        "fsd f8,64(%0)\n fsd f9,72(%0)\n fsd f10,80(%0)\n fsd f11,88(%0)\n"
+        "fsd f12,96(%0)\n fsd f13,104(%0)\n fsd f14,112(%0)\n fsd f15,120(%0)\n"
+        "fsd f16,128(%0)\n fsd f17,136(%0)\n fsd f18,144(%0)\n fsd f19,152(%0)\n"
+        "fsd f20,160(%0)\n fsd f21,168(%0)\n fsd f22,176(%0)\n fsd f23,184(%0)\n"
+        "fsd f24,192(%0)\n fsd f25,200(%0)\n fsd f26,208(%0)\n fsd f27,216(%0)\n"
+        "fsd f28,224(%0)\n fsd f29,232(%0)\n fsd f30,240(%0)\n fsd f31,248(%0)\n"
+        "frcsr t0\n sd t0,256(%0)\n" ::"r"(area) : "t0", "memory");
+}
+
+static void fp_load(const uint64_t *area)
+{
+    __asm__ volatile(
+        "fld f0,0(%0)\n fld f1,8(%0)\n fld f2,16(%0)\n fld f3,24(%0)\n"
+        "fld f4,32(%0)\n fld f5,40(%0)\n fld f6,48(%0)\n fld f7,56(%0)\n"
+        "fld f8,64(%0)\n fld f9,72(%0)\n fld f10,80(%0)\n fld f11,88(%0)\n"
+        "fld f12,96(%0)\n fld f13,104(%0)\n fld f14,112(%0)\n fld f15,120(%0)\n"
+        "fld f16,128(%0)\n fld f17,136(%0)\n fld f18,144(%0)\n fld f19,152(%0)\n"
+        "fld f20,160(%0)\n fld f21,168(%0)\n fld f22,176(%0)\n fld f23,184(%0)\n"
+        "fld f24,192(%0)\n fld f25,200(%0)\n fld f26,208(%0)\n fld f27,216(%0)\n"
+        "fld f28,224(%0)\n fld f29,232(%0)\n fld f30,240(%0)\n fld f31,248(%0)\n"
+        "ld t0,256(%0)\n fscsr t0\n" ::"r"(area) : "t0", "memory");
+}
+
+/* Before returning to next: FP stays on only if its values are loaded. */
+void fp_switch_to(struct proc *next)
+{
+    uint64_t s = CSR_READ(sstatus);
+    if ((s & SSTATUS_FS_MASK) == SSTATUS_FS_DIRTY && fp_owner && fp_owner != next) {
+        fp_save(fp_owner->fp_regs);
+        fp_owner->fp_used = 1;
+        s = (s & ~SSTATUS_FS_MASK) | SSTATUS_FS_CLEAN;
+    }
+    if (fp_owner != next)
+        s &= ~SSTATUS_FS_MASK;   /* Off: its first FP instruction traps */
+    else if ((s & SSTATUS_FS_MASK) == SSTATUS_FS_OFF)
+        s |= SSTATUS_FS_CLEAN;   /* its values are still in the registers */
+    CSR_WRITE(sstatus, s);
+}
+
+/* p used FP with FS=Off: give it its registers. */
+static void fp_enable(struct proc *p)
+{
+    /* The owner's values were saved when it was switched away from
+     * (fp_switch_to), so the registers are free to load. */
+    uint64_t s = CSR_READ(sstatus);
+    CSR_WRITE(sstatus, (s & ~SSTATUS_FS_MASK) | SSTATUS_FS_CLEAN);
+    static const uint64_t zeros[33];
+    fp_load(p->fp_used ? p->fp_regs : zeros);
+    fp_owner = p;
+}
+
+void fp_forget(struct proc *p)
+{
+    if (fp_owner == p)
+        fp_owner = 0;
+}
+
+static const char *cause_name(uint64_t cause)
+{
+    static const char *names[] = {
+        "instruction misaligned", "instruction access fault", "illegal instruction",
+        "breakpoint", "load misaligned", "load access fault", "store misaligned",
+        "store access fault", "ecall from U", "ecall from S", "?", "ecall from M",
+        "instruction page fault", "load page fault", "?", "store page fault",
+    };
+    return cause < 16 ? names[cause] : "?";
+}
+
+/* Every trap from user mode comes here (entry.S), on the kernel stack. */
+void trap_user(void)
+{
+    struct proc *p = current;
+    uint64_t cause = CSR_READ(scause);
+    if (cause & SCAUSE_INTERRUPT) {
+        if ((cause & 0xff) == SCAUSE_S_TIMER)
+            timer_interrupt();
+        else if ((cause & 0xff) == SCAUSE_S_EXTERNAL)
+            external_interrupt();
+    } else if (cause == SCAUSE_ECALL_U) {
+        p->tf.sepc += 4;
+        syscall_dispatch(p);
+    } else if (cause == SCAUSE_ILLEGAL_INSTR && (CSR_READ(sstatus) & SSTATUS_FS_MASK) == SSTATUS_FS_OFF) {
+        fp_enable(p);
+    } else {
+        kprintf("process %s (%u.%u.%u) killed: %s at pc %p, address %p\n", p->name,
+                PID_MACHINE(p->pid), PID_SLOT(p->pid), PID_GEN(p->pid), cause_name(cause),
+                p->tf.sepc, CSR_READ(stval));
+        proc_exit(p, DM_EXIT_FAULT);
+    }
+    schedule();
+}
+
+/* A trap while in the kernel: a kernel bug. Print it all and stop. */
+void trap_kernel(struct trapframe *tf)
+{
+    kprintf("\nkernel trap: %s (scause %p) at pc %p, stval %p\n", cause_name(CSR_READ(scause) & 0xff),
+            CSR_READ(scause), CSR_READ(sepc), CSR_READ(stval));
+    for (int i = 1; i < 32; i++)
+        kprintf("x%d=%p%s", i, tf->regs[i], i % 4 == 3 ? "\n" : "  ");
+    kprintf("\n");
+    panic("trap in kernel mode");
+}
+
+/* Power the machine off through QEMU's sifive_test device. */
+void power_off(int code)
+{
+    uart_drain();
+    SIFIVE_TEST = code == 0 ? 0x5555 : (0x3333 | ((uint32_t)code << 16));
+    for (;;)
+        wait_for_interrupt();
+}

@@ -1,0 +1,164 @@
+/*
+ * console.c — the console server: the only process that talks to the UART
+ * (over the console device link the process manager gave it, slot 3).
+ * It prints what processes write, and turns typed characters into lines:
+ * echo, backspace, Ctrl-U (erase the line), Ctrl-D (end of input).
+ * Readers wait in order; each read gets at most one line.
+ */
+#include <string.h>
+#include "dmlib.h"
+
+#define DEVICE_SLOT      3
+#define CHANNEL_REQUEST  0
+#define CHANNEL_INPUT    1
+#define LINE_MAX         1024
+#define NREADERS         32
+
+static char line[LINE_MAX];          /* the line being typed */
+static uint32_t line_len;
+static char cooked[8192];            /* finished lines not yet read */
+static uint32_t cooked_len;
+static int eof_pending;              /* Ctrl-D on an empty line */
+static struct { long reply; uint32_t max; } readers[NREADERS];
+static int nreaders;
+static int read_outstanding;
+
+static void device_write(const void *data, uint32_t len)
+{
+    static uint8_t out[DM_MSG_MAX], in[64];
+    struct dm_kreq *q = (struct dm_kreq *)out;
+    memset(q, 0, sizeof *q);
+    q->op = KOP_CONS_WRITE;
+    if (len > sizeof out - sizeof *q)
+        len = sizeof out - sizeof *q;
+    memcpy(q + 1, data, len);
+    struct dm_msg_info info;
+    dm_call(DEVICE_SLOT, out, sizeof *q + len, DM_NO_LINK, in, sizeof in, &info);
+}
+
+/* Ask the kernel for input; its answer arrives on CHANNEL_INPUT. */
+static void device_request_input(void)
+{
+    if (read_outstanding)
+        return;
+    struct dm_kreq q = { .op = KOP_CONS_READ, .arg = { 256 } };
+    long reply = dm_createlink(CHANNEL_INPUT, 0, LINK_REPLY, 0, 0);
+    if (reply >= 0 && dm_send(DEVICE_SLOT, &q, sizeof q, reply) == 0)
+        read_outstanding = 1;
+    else if (reply >= 0)
+        dm_destroylink(reply);
+}
+
+/* Answer waiting readers from the finished lines. */
+static void serve_readers(void)
+{
+    while (nreaders > 0 && (cooked_len > 0 || eof_pending)) {
+        uint32_t n = 0;
+        if (cooked_len > 0) {
+            while (n < cooked_len && n < readers[0].max && cooked[n] != '\n')
+                n++;
+            if (n < cooked_len && n < readers[0].max)
+                n++;   /* the newline */
+        } else {
+            eof_pending = 0;
+        }
+        sv_reply(readers[0].reply, 0, n, cooked, n, DM_NO_LINK);
+        memmove(cooked, cooked + n, cooked_len - n);
+        cooked_len -= n;
+        memmove(readers, readers + 1, (size_t)(nreaders - 1) * sizeof readers[0]);
+        nreaders--;
+    }
+}
+
+static void finish_line(void)
+{
+    line[line_len++] = '\n';
+    if (cooked_len + line_len <= sizeof cooked) {
+        memcpy(cooked + cooked_len, line, line_len);
+        cooked_len += line_len;
+    }
+    line_len = 0;
+}
+
+/* Line editing on typed characters, with echo. */
+static void typed(const char *p, uint32_t n)
+{
+    char echo[512];
+    uint32_t e = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        char c = p[i];
+        if (e + 4 > sizeof echo) {
+            device_write(echo, e);
+            e = 0;
+        }
+        if (c == '\r' || c == '\n') {
+            echo[e++] = '\n';
+            finish_line();
+        } else if (c == 0x7f || c == '\b') {
+            if (line_len > 0) {
+                line_len--;
+                memcpy(echo + e, "\b \b", 3);
+                e += 3;
+            }
+        } else if (c == 0x15) {               /* Ctrl-U */
+            for (; line_len > 0 && e + 3 <= sizeof echo; line_len--, e += 3)
+                memcpy(echo + e, "\b \b", 3);
+        } else if (c == 0x04) {               /* Ctrl-D */
+            if (line_len == 0)
+                eof_pending = 1;
+            else
+                finish_line();
+        } else if ((c >= ' ' && c < 0x7f) || c == '\t') {
+            if (line_len < LINE_MAX - 1) {
+                line[line_len++] = c;
+                echo[e++] = c;
+            }
+        }
+    }
+    if (e)
+        device_write(echo, e);
+}
+
+int main(void)
+{
+    long self = dm_createlink(CHANNEL_REQUEST, 0, 0, 0, 0);
+    struct sv_call serve = { .op = PM_SERVE, .data = "console", .len = sizeof "console", .pass = self };
+    sv_call(SLOT_PM, &serve);
+    static uint8_t buffer[DM_MSG_MAX];
+    for (;;) {
+        if (nreaders > 0 && cooked_len == 0 && !eof_pending)
+            device_request_input();
+        struct dm_msg_info info;
+        long n = dm_receive(&info, buffer, sizeof buffer, DM_ANY_CHANNEL);
+        if (n < 0)
+            continue;
+        if (info.channel == CHANNEL_INPUT && (info.flags & DM_MSG_FROM_KERNEL)) {
+            read_outstanding = 0;
+            const struct dm_kreply *r = (const struct dm_kreply *)buffer;
+            if ((size_t)n > sizeof *r && r->status == 0)
+                typed((const char *)(r + 1), (uint32_t)(n - sizeof *r));
+            serve_readers();
+            continue;
+        }
+        if (info.link >= 0)
+            dm_destroylink(info.link);
+        const struct sv_request *q = (const struct sv_request *)buffer;
+        if ((size_t)n < sizeof *q) {
+            if (info.reply >= 0)
+                sv_reply(info.reply, E_BADREQ, 0, 0, 0, DM_NO_LINK);
+            continue;
+        }
+        if (q->op == CONS_WRITE) {
+            device_write(q + 1, (uint32_t)(n - sizeof *q));
+            if (info.reply >= 0)
+                sv_reply(info.reply, 0, n - (long)sizeof *q, 0, 0, DM_NO_LINK);
+        } else if (q->op == CONS_READ && info.reply >= 0 && nreaders < NREADERS && q->arg[0] > 0) {
+            readers[nreaders].reply = info.reply;
+            readers[nreaders].max = q->arg[0] > (int64_t)SV_DATA_MAX ? SV_DATA_MAX : (uint32_t)q->arg[0];
+            nreaders++;
+            serve_readers();
+        } else if (info.reply >= 0) {
+            sv_reply(info.reply, q->op == CONS_READ ? E_QFULL : E_NOSYS, 0, 0, 0, DM_NO_LINK);
+        }
+    }
+}

@@ -1,0 +1,295 @@
+/*
+ * pm.c — the process manager: the one process that holds the
+ * process-control link to the kernel. It starts the system (switchboard,
+ * console, timer, shell), creates, stops, resumes and destroys processes on
+ * request, grows their memory, and tells waiters when a process has ended.
+ *
+ * Every process's link to the process manager (slot SLOT_PM) carries that
+ * process's own id as its code, so a request always says who sent it
+ * (DEMOS's way; DESIGN.md). A new process is created stopped, given its
+ * standard links, then started.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "dmlib.h"
+
+#define CHANNEL_REQUEST 0
+#define CHANNEL_NOTICE  1
+#define NRECORDS 256
+#define NWAITERS 8
+
+struct record {
+    dm_pid pid;          /* 0: unused */
+    char   name[24];
+    int    ended;
+    int64_t status;
+    int    waiters[NWAITERS];   /* reply slots of PM_WAIT requests */
+    int    nwaiters;
+    uint64_t ended_order;       /* older ended records are reused first */
+};
+
+static struct record records[NRECORDS];
+static uint64_t end_counter;
+static long switchboard_slot = -1, console_slot = -1;
+static uint8_t buffer[DM_MSG_MAX];
+
+/* A request to the kernel over the process-control link. */
+static long kernel_request(uint32_t op, dm_pid pid, int64_t arg0, const void *data, uint32_t len, long pass,
+                           void *answer_data, uint32_t answer_cap, uint64_t *value)
+{
+    static uint8_t out[DM_MSG_MAX], in[DM_MSG_MAX];
+    struct dm_kreq *q = (struct dm_kreq *)out;
+    memset(q, 0, sizeof *q);
+    q->op = op;
+    q->pid = pid;
+    q->arg[0] = arg0;
+    if (len > sizeof out - sizeof *q)
+        return E_TOOBIG;
+    memcpy(q + 1, data, len);
+    struct dm_msg_info info;
+    long n = dm_call(BOOT_SLOT_PROCESS_CONTROL, out, sizeof *q + len, pass, in, sizeof in, &info);
+    if (n < 0)
+        return n;
+    struct dm_kreply *r = (struct dm_kreply *)in;
+    if (value)
+        *value = r->value;
+    if (answer_data) {
+        uint32_t got = (uint32_t)n - sizeof *r;
+        memcpy(answer_data, r + 1, got < answer_cap ? got : answer_cap);
+    }
+    return r->status;
+}
+
+static struct record *find_record(dm_pid pid)
+{
+    for (int i = 0; i < NRECORDS; i++) {
+        dm_pid p = records[i].pid;
+        if (p && PID_MACHINE(p) == PID_MACHINE(pid) && PID_SLOT(p) == PID_SLOT(pid) &&
+            PID_GEN(p) == PID_GEN(pid) && (PID_EPOCH(pid) == 0 || PID_EPOCH(p) == PID_EPOCH(pid)))
+            return &records[i];
+    }
+    return 0;
+}
+
+/* A record for a new process: a free one, else the oldest ended one without waiters. */
+static struct record *new_record(dm_pid pid, const char *name)
+{
+    struct record *best = 0;
+    for (int i = 0; i < NRECORDS; i++) {
+        struct record *r = &records[i];
+        if (!r->pid) {
+            best = r;
+            break;
+        }
+        if (r->ended && r->nwaiters == 0 && (!best || r->ended_order < best->ended_order))
+            best = r;
+    }
+    if (best) {
+        memset(best, 0, sizeof *best);
+        best->pid = pid;
+        snprintf(best->name, sizeof best->name, "%s", name);
+    }
+    return best;
+}
+
+/* Move a link into slot `slot` of process pid (it leaves our table). */
+static long give_link(dm_pid pid, long slot, long link)
+{
+    long err = kernel_request(KOP_MOVELINK, pid, slot, 0, 0, link, 0, 0, 0);
+    if (err < 0)
+        dm_destroylink(link);
+    return err;
+}
+
+/* Create a process from `program` with argv (data: argc NUL-ended strings),
+ * give it its standard links (and extra_link in extra_slot), start it.
+ * Returns 0 and its pid in *pid_out, or an error. */
+static long create_process(const char *program, const char *args, uint32_t args_len, int argc, long extra_link,
+                           long extra_slot, dm_pid *pid_out)
+{
+    char data[DM_MSG_MAX];
+    size_t name_len = strlen(program) + 1;
+    if (name_len + args_len > sizeof data - sizeof(struct dm_kreq))
+        return E_TOOBIG;
+    memcpy(data, program, name_len);
+    memcpy(data + name_len, args, args_len);
+    uint64_t pid;
+    long err = kernel_request(KOP_CREATE, 0, argc, data, (uint32_t)(name_len + args_len), DM_NO_LINK, 0, 0, &pid);
+    if (err < 0)
+        return err;
+    long link = dm_createlink(CHANNEL_REQUEST, pid, 0, 0, 0);
+    err = link < 0 ? link : give_link(pid, SLOT_PM, link);
+    if (err >= 0 && switchboard_slot >= 0) {
+        long copy = dm_duplicatelink(switchboard_slot);
+        err = copy < 0 ? copy : give_link(pid, SLOT_SWITCHBOARD, copy);
+    }
+    if (err >= 0 && console_slot >= 0) {
+        long copy = dm_duplicatelink(console_slot);
+        err = copy < 0 ? copy : give_link(pid, SLOT_CONSOLE, copy);
+    }
+    if (err >= 0 && extra_link >= 0)
+        err = give_link(pid, extra_slot, extra_link);
+    struct record *r = err >= 0 ? new_record(pid, program) : 0;
+    if (err >= 0 && !r)
+        err = E_NOMEM;
+    if (err >= 0)
+        err = kernel_request(KOP_START, pid, 0, 0, 0, DM_NO_LINK, 0, 0, 0);
+    if (err < 0) {
+        kernel_request(KOP_DESTROY, pid, DM_EXIT_KILLED, 0, 0, DM_NO_LINK, 0, 0, 0);
+        return err;
+    }
+    *pid_out = pid;
+    return 0;
+}
+
+/* A process has ended (the kernel's notice): tell whoever waits. */
+static void process_ended(const struct dm_exit_notice *n)
+{
+    struct record *r = find_record(n->pid);
+    if (!r)
+        return;
+    r->ended = 1;
+    r->status = n->status;
+    r->ended_order = ++end_counter;
+    for (int i = 0; i < r->nwaiters; i++)
+        sv_reply(r->waiters[i], 0, r->status, 0, 0, DM_NO_LINK);
+    r->nwaiters = 0;
+}
+
+/* The process named by a request's arg0 (epoch 0 matches any epoch). */
+static struct record *target(const struct sv_request *q)
+{
+    return find_record((dm_pid)q->arg[0]);
+}
+
+static void handle_request(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len)
+{
+    dm_pid caller = info->code;
+    const char *data = (const char *)(q + 1);
+    uint32_t data_len = len - sizeof *q;
+    long reply = info->reply;
+    struct record *r;
+    long status = 0;
+    uint64_t value = 0;
+
+    switch (q->op) {
+    case PM_RUN: {
+        uint32_t name_len = (uint32_t)strnlen(data, data_len);
+        if (name_len == 0 || name_len == data_len) {
+            status = E_INVAL;
+            break;
+        }
+        status = create_process(data, data + name_len + 1, data_len - name_len - 1, (int)q->arg[0], -1, 0,
+                                &value);
+        break;
+    }
+    case PM_WAIT:
+        if (!(r = target(q))) {
+            status = E_NOTFOUND;
+        } else if (r->ended) {
+            value = (uint64_t)r->status;
+        } else if (r->nwaiters < NWAITERS && reply >= 0) {
+            r->waiters[r->nwaiters++] = (int)reply;
+            return;   /* answered when it ends */
+        } else {
+            status = E_QFULL;
+        }
+        break;
+    case PM_KILL:
+    case PM_STOP:
+    case PM_RESUME:
+        if (!(r = target(q)) || r->ended)
+            status = E_NOTFOUND;
+        else if (PID_SLOT(r->pid) == PID_SLOT(dm_self()))
+            status = E_INVAL;   /* not the process manager itself */
+        else
+            status = kernel_request(q->op == PM_KILL ? KOP_DESTROY : q->op == PM_STOP ? KOP_STOP : KOP_RESUME,
+                                    r->pid, DM_EXIT_KILLED, 0, 0, DM_NO_LINK, 0, 0, 0);
+        break;
+    case PM_PS: {
+        static uint8_t entries[DM_MSG_MAX];
+        status = kernel_request(KOP_PS, 0, q->arg[0], 0, 0, DM_NO_LINK, entries, sizeof entries, &value);
+        if (status >= 0 && reply >= 0) {
+            sv_reply(reply, 0, (int64_t)value, entries, (uint32_t)(value * sizeof(struct dm_kproc)), DM_NO_LINK);
+            return;
+        }
+        break;
+    }
+    case PM_SBRK:
+        status = kernel_request(KOP_GROW, caller, q->arg[0], 0, 0, DM_NO_LINK, 0, 0, &value);
+        break;
+    case PM_HALT:
+        kernel_request(KOP_HALT, 0, q->arg[0], 0, 0, DM_NO_LINK, 0, 0, 0);
+        status = E_STATE;   /* only reached if the kernel refused */
+        break;
+    case PM_SERVE:
+        if (info->link < 0 || strnlen(data, data_len) == data_len) {
+            status = E_INVAL;
+        } else if (strcmp(data, "switchboard") == 0 && switchboard_slot < 0) {
+            switchboard_slot = info->link;
+        } else if (strcmp(data, "console") == 0 && console_slot < 0) {
+            console_slot = info->link;
+        } else {
+            status = E_INVAL;
+            dm_destroylink(info->link);
+        }
+        break;
+    default:
+        status = E_NOSYS;
+    }
+    if (reply >= 0)
+        sv_reply(reply, status, (int64_t)value, 0, 0, DM_NO_LINK);
+}
+
+/* Receive and handle one message. */
+static void serve_one(void)
+{
+    struct dm_msg_info info;
+    long n = dm_receive(&info, buffer, sizeof buffer, DM_ANY_CHANNEL);
+    if (n < 0)
+        return;
+    if (info.channel == CHANNEL_NOTICE && (info.flags & DM_MSG_FROM_KERNEL) &&
+        (size_t)n >= sizeof(struct dm_exit_notice)) {
+        process_ended((const struct dm_exit_notice *)buffer);
+    } else if (info.channel == CHANNEL_REQUEST && (size_t)n >= sizeof(struct sv_request)) {
+        handle_request(&info, (const struct sv_request *)buffer, (uint32_t)n);
+    } else if (info.reply >= 0) {
+        sv_reply(info.reply, E_BADREQ, 0, 0, 0, DM_NO_LINK);
+    }
+}
+
+/* Start a system server and serve requests until `*ready` is set. */
+static void start_server(const char *name, long device_link, long *ready)
+{
+    char args[32];
+    int len = snprintf(args, sizeof args, "%s", name) + 1;
+    dm_pid pid;
+    long err = create_process(name, args, (uint32_t)len, 1, device_link, 3, &pid);
+    if (err < 0) {
+        printf("pm: cannot start %s: %s\n", name, dm_error_name(err));
+        return;
+    }
+    while (ready && *ready < 0)
+        serve_one();
+}
+
+int main(void)
+{
+    records[0].pid = dm_self();
+    snprintf(records[0].name, sizeof records[0].name, "pm");
+    long notice = dm_createlink(CHANNEL_NOTICE, 0, 0, 0, 0);
+    kernel_request(KOP_NOTIFY, 0, 0, 0, 0, notice, 0, 0, 0);
+
+    start_server("switchboard", -1, &switchboard_slot);
+    give_link(dm_self(), SLOT_SWITCHBOARD, dm_duplicatelink(switchboard_slot));
+    start_server("console", BOOT_SLOT_CONSOLE, &console_slot);
+    give_link(dm_self(), SLOT_CONSOLE, dm_duplicatelink(console_slot));
+    start_server("timer", BOOT_SLOT_TIMER, 0);
+    static const char shell_args[] = "shell";
+    dm_pid shell;
+    long err = create_process("shell", shell_args, sizeof shell_args, 1, -1, 0, &shell);
+    if (err < 0)
+        printf("pm: cannot start the shell: %s\n", dm_error_name(err));
+    for (;;)
+        serve_one();
+}

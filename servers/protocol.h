@@ -1,0 +1,76 @@
+/*
+ * protocol.h — the messages the system processes understand.
+ *
+ * Every request is a struct sv_request, then data; every answer a struct
+ * sv_reply, then data. Requests go by CALL, so the answer comes back over
+ * the CALL's reply link. Status values are dm_error codes (kernel/demos.h).
+ */
+#ifndef PROTOCOL_H
+#define PROTOCOL_H
+
+#include <stdint.h>
+#include "demos.h"
+
+struct sv_request {
+    uint32_t op;
+    uint32_t reserved;
+    int64_t  arg[3];
+    /* data follows */
+};
+
+struct sv_reply {
+    int64_t status;
+    int64_t value;
+    /* data follows */
+};
+
+#define SV_DATA_MAX (DM_MSG_MAX - sizeof(struct sv_request))
+
+/* The process manager (every process's slot SLOT_PM; the link's code is the
+ * caller's own pid, so the process manager knows who asks). */
+enum pm_op {
+    PM_RUN = 1,   /* arg0 = argc; data = program name NUL, argc argument strings NUL-ended
+                     (argv[0] first). value = the new pid */
+    PM_WAIT,      /* arg0 = pid: answer when it has ended; value = its exit status */
+    PM_KILL,      /* arg0 = pid */
+    PM_STOP,      /* arg0 = pid: suspend */
+    PM_RESUME,    /* arg0 = pid */
+    PM_PS,        /* arg0 = index of the first entry wanted; data = struct pm_ps_entry[];
+                     value = entries in this answer */
+    PM_SBRK,      /* arg0 = increment; value = the old break */
+    PM_HALT,      /* arg0 = exit code: power every machine off */
+    PM_SERVE,     /* data = "switchboard" or "console"; the passed link is how
+                     every new process will reach that server (boot only) */
+    PM_PROCESS_ENDED = 100,  /* internal: a kernel's exit notice */
+};
+
+struct pm_ps_entry {
+    struct dm_kproc k;   /* as the kernel reports it */
+};
+
+/* The switchboard (slot SLOT_SWITCHBOARD): names for links. */
+enum sb_op {
+    SB_REGISTER = 1,  /* data = name; the passed link is stored under it (replacing) */
+    SB_LOOKUP,        /* data = name; the answer passes a copy of the link */
+    SB_REMOVE,        /* data = name */
+};
+#define SB_NAME_MAX 32
+
+/* The console server (slot SLOT_CONSOLE). */
+enum cons_op {
+    CONS_WRITE = 1,   /* data = bytes; value = count written */
+    CONS_READ,        /* arg0 = max bytes: answer with one line of input (with its
+                         '\n'), or 0 bytes at end of input (Ctrl-D) */
+};
+
+/* The timer server (registered as "timer"). */
+enum timer_op {
+    TIMER_TIME = 1,   /* value = wall-clock ns since 1970; arg in data: machine clock ns */
+    TIMER_SLEEP,      /* arg0 = ns: answer after that long */
+    TIMER_ALARM,      /* arg0 = ns; a link is passed: after that long, a struct
+                         sv_request with op TIMER_ALARM_FIRED and arg0 = arg1 of the
+                         request is sent over it; the answer comes at once */
+    TIMER_ALARM_FIRED,
+};
+
+#endif

@@ -1,0 +1,178 @@
+/*
+ * timer.c — the timer server: time of day, sleeping, alarms. It holds the
+ * clock's device link (slot 3) and keeps every sleeper and alarm in one
+ * list, asking the kernel for a wake-up at the earliest of them.
+ * Registered with the switchboard as "timer".
+ */
+#include <stdint.h>
+#include <string.h>
+#include "dmlib.h"
+
+#define DEVICE_SLOT     3
+#define CHANNEL_REQUEST 0
+#define CHANNEL_TICK    1
+#define NWAITING        64
+#define MAX_ARMED       8
+
+static struct {
+    uint64_t when;        /* machine clock ns */
+    long     slot;        /* reply link (sleep) or alarm link */
+    int      is_alarm;
+    int64_t  cookie;
+    int      used;
+} waiting[NWAITING];
+static uint64_t armed[MAX_ARMED];   /* wake-ups asked of the kernel, not yet come */
+static int narmed;
+
+static uint64_t armed_until(void)
+{
+    uint64_t t = UINT64_MAX;
+    for (int i = 0; i < narmed; i++)
+        if (armed[i] < t)
+            t = armed[i];
+    return t;
+}
+
+/* A wake-up came: it is the earliest one asked. */
+static void wakeup_came(void)
+{
+    for (int i = 0; i < narmed; i++) {
+        if (armed[i] == armed_until()) {
+            armed[i] = armed[--narmed];
+            return;
+        }
+    }
+}
+
+static uint64_t earliest(void)
+{
+    uint64_t t = UINT64_MAX;
+    for (int i = 0; i < NWAITING; i++)
+        if (waiting[i].used && waiting[i].when < t)
+            t = waiting[i].when;
+    return t;
+}
+
+/* Make sure the kernel wakes us by the earliest deadline. */
+static void arm(void)
+{
+    uint64_t t = earliest();
+    if (t == UINT64_MAX || t >= armed_until() || narmed >= MAX_ARMED)
+        return;
+    struct dm_kreq q = { .op = KOP_ALARM, .arg = { (int64_t)t } };
+    long reply = dm_createlink(CHANNEL_TICK, 0, LINK_REPLY, 0, 0);
+    if (reply < 0)
+        return;
+    if (dm_send(DEVICE_SLOT, &q, sizeof q, reply) < 0) {
+        dm_destroylink(reply);
+        return;
+    }
+    armed[narmed++] = t;
+}
+
+static void fire_expired(void)
+{
+    uint64_t now = dm_clock_ns();
+    for (int i = 0; i < NWAITING; i++) {
+        if (!waiting[i].used || waiting[i].when > now)
+            continue;
+        waiting[i].used = 0;
+        if (waiting[i].is_alarm) {
+            struct sv_request fired = { .op = TIMER_ALARM_FIRED, .arg = { waiting[i].cookie } };
+            dm_send(waiting[i].slot, &fired, sizeof fired, DM_NO_LINK);
+            dm_destroylink(waiting[i].slot);
+        } else {
+            sv_reply(waiting[i].slot, 0, (int64_t)now, 0, 0, DM_NO_LINK);
+        }
+    }
+}
+
+static long add_waiting(uint64_t when, long slot, int is_alarm, int64_t cookie)
+{
+    for (int i = 0; i < NWAITING; i++) {
+        if (!waiting[i].used) {
+            waiting[i].when = when;
+            waiting[i].slot = slot;
+            waiting[i].is_alarm = is_alarm;
+            waiting[i].cookie = cookie;
+            waiting[i].used = 1;
+            return 0;
+        }
+    }
+    return E_NOMEM;
+}
+
+static void handle(const struct dm_msg_info *info, const struct sv_request *q)
+{
+    uint64_t now = dm_clock_ns();
+    long status = 0;
+    int64_t value = 0;
+    uint64_t machine_ns = 0;
+    uint32_t data_len = 0;
+    switch (q->op) {
+    case TIMER_TIME: {
+        struct dm_kreq k = { .op = KOP_TIME };
+        uint8_t in[64];
+        struct dm_msg_info ki;
+        long n = dm_call(DEVICE_SLOT, &k, sizeof k, DM_NO_LINK, in, sizeof in, &ki);
+        const struct dm_kreply *r = (const struct dm_kreply *)in;
+        if (n < (long)(sizeof *r + 8)) {
+            status = n < 0 ? n : E_BADREQ;
+            break;
+        }
+        value = (int64_t)r->value;
+        memcpy(&machine_ns, r + 1, 8);
+        data_len = 8;
+        break;
+    }
+    case TIMER_SLEEP:
+        if (q->arg[0] < 0 || info->reply < 0) {
+            status = E_INVAL;
+            break;
+        }
+        if ((status = add_waiting(now + (uint64_t)q->arg[0], info->reply, 0, 0)) == 0) {
+            arm();
+            return;   /* answered when it is time */
+        }
+        break;
+    case TIMER_ALARM:
+        if (q->arg[0] < 0 || info->link < 0) {
+            status = E_INVAL;
+            break;
+        }
+        status = add_waiting(now + (uint64_t)q->arg[0], info->link, 1, q->arg[1]);
+        if (status == 0)
+            arm();
+        else
+            dm_destroylink(info->link);
+        break;
+    default:
+        status = E_NOSYS;
+    }
+    if (info->link >= 0 && q->op != TIMER_ALARM)
+        dm_destroylink(info->link);
+    if (info->reply >= 0)
+        sv_reply(info->reply, status, value, &machine_ns, data_len, DM_NO_LINK);
+}
+
+int main(void)
+{
+    long self = dm_createlink(CHANNEL_REQUEST, 0, 0, 0, 0);
+    sb_register("timer", self);
+    static uint8_t buffer[DM_MSG_MAX];
+    for (;;) {
+        struct dm_msg_info info;
+        long n = dm_receive(&info, buffer, sizeof buffer, DM_ANY_CHANNEL);
+        if (n < 0)
+            continue;
+        if (info.channel == CHANNEL_TICK && (info.flags & DM_MSG_FROM_KERNEL)) {
+            wakeup_came();
+            fire_expired();
+        } else if ((size_t)n >= sizeof(struct sv_request)) {
+            handle(&info, (const struct sv_request *)buffer);
+        } else if (info.reply >= 0) {
+            sv_reply(info.reply, E_BADREQ, 0, 0, 0, DM_NO_LINK);
+        }
+        arm();
+    }
+}

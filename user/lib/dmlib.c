@@ -1,0 +1,227 @@
+/*
+ * dmlib.c — the client side of the system processes, and small helpers.
+ */
+#include <string.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "dmlib.h"
+
+static const char *const error_names[DM_NERRORS] = {
+    "E_OK", "E_BADSLOT", "E_EMPTYSLOT", "E_FAULT", "E_TOOBIG", "E_DEAD", "E_RIGHTS",
+    "E_BOUNDS", "E_NOAREA", "E_USED", "E_NOREPLY", "E_NOMSG", "E_INVAL", "E_QFULL",
+    "E_NOMEM", "E_LINKFULL", "E_NOSYS", "E_PROTECTED", "E_NOTFOUND", "E_BADREQ", "E_STATE",
+};
+static const char *const error_texts[DM_NERRORS] = {
+    "no error", "no such slot", "empty slot", "bad address", "too big", "process is gone",
+    "not permitted by the link", "outside the data area", "link has no data area",
+    "reply link already used", "no reply", "no message", "invalid argument", "queue full",
+    "out of memory", "link table full", "no such call or request", "protected link",
+    "not found", "bad request", "wrong state",
+};
+
+const char *dm_error_name(long err)
+{
+    return err <= 0 && -err < DM_NERRORS ? error_names[-err] : "E_?";
+}
+
+const char *dm_error_text(long err)
+{
+    return err <= 0 && -err < DM_NERRORS ? error_texts[-err] : "unknown error";
+}
+
+static const struct dm_info *info_page(void)
+{
+    return (const struct dm_info *)DM_INFO_PAGE;
+}
+
+dm_pid dm_self(void)
+{
+    return info_page()->pid;
+}
+
+uint32_t dm_machine(void)
+{
+    return info_page()->machine;
+}
+
+uint64_t dm_proctime(void)
+{
+    const volatile struct dm_info *i = info_page();
+    uint64_t base, at;
+    do {      /* a switch between the reads would change both */
+        base = i->proctime_base;
+        at = i->instret_at_switch;
+    } while (base != i->proctime_base);
+    return base + (dm_instret() - at);
+}
+
+char *dm_pid_string(dm_pid pid, char *buf)
+{
+    sprintf(buf, "%u.%u.%u", PID_MACHINE(pid), PID_SLOT(pid), PID_GEN(pid));
+    return buf;
+}
+
+int dm_pid_parse(const char *s, dm_pid *pid)
+{
+    unsigned machine, slot, gen;
+    char extra;
+    if (sscanf(s, "%u.%u.%u%c", &machine, &slot, &gen, &extra) != 3 || machine > 255 || slot > 0xfff ||
+        gen > 0xfffff)
+        return -1;
+    *pid = PID_MAKE(machine, 0, slot, gen);
+    return 0;
+}
+
+long sv_call(long slot, struct sv_call *c)
+{
+    static uint8_t out[DM_MSG_MAX], in[DM_MSG_MAX];
+    struct sv_request *q = (struct sv_request *)out;
+    if (c->len > SV_DATA_MAX)
+        return E_TOOBIG;
+    q->op = c->op;
+    q->reserved = 0;
+    memcpy(q->arg, c->arg, sizeof q->arg);
+    if (c->len)
+        memcpy(q + 1, c->data, c->len);
+    struct dm_msg_info info;
+    long n = dm_call(slot, out, sizeof *q + c->len, c->pass, in, sizeof in, &info);
+    if (n < 0)
+        return n;
+    if ((size_t)n < sizeof(struct sv_reply))
+        return E_BADREQ;
+    struct sv_reply *r = (struct sv_reply *)in;
+    c->value = r->value;
+    c->reply_len = (uint32_t)(n - sizeof *r);
+    if (c->reply_len > c->reply_cap)
+        c->reply_len = c->reply_cap;
+    if (c->reply_len)
+        memcpy(c->reply_data, r + 1, c->reply_len);
+    c->reply_link = info.link;
+    return r->status;
+}
+
+long sv_reply(long reply_slot, int64_t status, int64_t value, const void *data, uint32_t len, long pass)
+{
+    static uint8_t out[DM_MSG_MAX];
+    struct sv_reply *r = (struct sv_reply *)out;
+    if (len > DM_MSG_MAX - sizeof *r)
+        len = DM_MSG_MAX - sizeof *r;
+    r->status = status;
+    r->value = value;
+    if (len)
+        memcpy(r + 1, data, len);
+    return dm_send(reply_slot, out, sizeof *r + len, pass);
+}
+
+static long simple_call(long slot, uint32_t op, int64_t arg0, int64_t *value)
+{
+    struct sv_call c = { .op = op, .arg = { arg0 }, .pass = DM_NO_LINK };
+    long status = sv_call(slot, &c);
+    if (value)
+        *value = c.value;
+    return status;
+}
+
+long pm_run(const char *program, int argc, char *const argv[])
+{
+    char data[SV_DATA_MAX];
+    size_t len = strlen(program) + 1;
+    if (len > sizeof data)
+        return E_TOOBIG;
+    memcpy(data, program, len);
+    for (int i = 0; i < argc; i++) {
+        size_t n = strlen(argv[i]) + 1;
+        if (len + n > sizeof data)
+            return E_TOOBIG;
+        memcpy(data + len, argv[i], n);
+        len += n;
+    }
+    struct sv_call c = { .op = PM_RUN, .arg = { argc }, .data = data, .len = (uint32_t)len,
+                         .pass = DM_NO_LINK };
+    long status = sv_call(SLOT_PM, &c);
+    return status < 0 ? status : c.value;
+}
+
+long pm_wait(dm_pid pid, int64_t *status)
+{
+    return simple_call(SLOT_PM, PM_WAIT, (int64_t)pid, status);
+}
+
+long pm_kill(dm_pid pid)
+{
+    return simple_call(SLOT_PM, PM_KILL, (int64_t)pid, 0);
+}
+
+long pm_stop(dm_pid pid)
+{
+    return simple_call(SLOT_PM, PM_STOP, (int64_t)pid, 0);
+}
+
+long pm_resume(dm_pid pid)
+{
+    return simple_call(SLOT_PM, PM_RESUME, (int64_t)pid, 0);
+}
+
+long pm_halt(int code)
+{
+    return simple_call(SLOT_PM, PM_HALT, code, 0);
+}
+
+long sb_register(const char *name, long slot)
+{
+    struct sv_call c = { .op = SB_REGISTER, .data = name, .len = (uint32_t)strlen(name) + 1, .pass = slot };
+    return sv_call(SLOT_SWITCHBOARD, &c);
+}
+
+long sb_lookup(const char *name)
+{
+    struct sv_call c = { .op = SB_LOOKUP, .data = name, .len = (uint32_t)strlen(name) + 1,
+                         .pass = DM_NO_LINK };
+    long status = sv_call(SLOT_SWITCHBOARD, &c);
+    if (status < 0)
+        return status;
+    return c.reply_link >= 0 ? c.reply_link : E_NOTFOUND;
+}
+
+/* Look a name up until it appears (a server starting up) or time runs out. */
+long sb_lookup_wait(const char *name, uint64_t timeout_ns)
+{
+    uint64_t deadline = dm_clock_ns() + timeout_ns;
+    for (;;) {
+        long slot = sb_lookup(name);
+        if (slot != E_NOTFOUND || dm_clock_ns() >= deadline)
+            return slot;
+        timer_sleep_ns(5000000);
+    }
+}
+
+static long timer_slot = -1;
+
+static long timer_link(void)
+{
+    if (timer_slot < 0)
+        timer_slot = sb_lookup("timer");
+    return timer_slot;
+}
+
+long timer_sleep_ns(uint64_t ns)
+{
+    long slot = timer_link();
+    return slot < 0 ? slot : simple_call(slot, TIMER_SLEEP, (int64_t)ns, 0);
+}
+
+long timer_time(uint64_t *wall_ns, uint64_t *machine_ns)
+{
+    long slot = timer_link();
+    if (slot < 0)
+        return slot;
+    uint64_t machine = 0;
+    struct sv_call c = { .op = TIMER_TIME, .pass = DM_NO_LINK, .reply_data = &machine, .reply_cap = 8 };
+    long status = sv_call(slot, &c);
+    if (status == 0) {
+        *wall_ns = (uint64_t)c.value;
+        if (machine_ns)
+            *machine_ns = machine;
+    }
+    return status;
+}

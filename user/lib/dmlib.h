@@ -1,0 +1,90 @@
+/*
+ * dmlib.h — the user library: kernel calls as C functions, and the client
+ * side of the system processes (process manager, switchboard, console,
+ * timer). Programs also have newlib (printf, malloc, ...), whose system
+ * calls are built on these (syscalls.c).
+ */
+#ifndef DMLIB_H
+#define DMLIB_H
+
+#include <stdint.h>
+#include "demos.h"
+#include "protocol.h"
+
+/* Kernel calls: each returns >= 0, or a negative dm_error. See demos.h. */
+long dm_createlink(uint32_t channel, uint64_t code, uint32_t flags, void *area, uint64_t area_len);
+long dm_destroylink(long slot);
+long dm_duplicatelink(long slot);
+long dm_send(long slot, const void *buf, uint64_t len, long pass_slot);
+long dm_receive(struct dm_msg_info *info, void *buf, uint64_t cap, uint32_t channel);
+long dm_areceive(struct dm_msg_info *info, void *buf, uint64_t cap, uint32_t channel);
+long dm_call(long slot, const void *buf, uint64_t len, long pass_slot, void *reply_buf, uint64_t reply_cap,
+             struct dm_msg_info *info);
+long dm_movedata(long dst_slot, uint64_t dst_offset, long src_slot, uint64_t src_offset, uint64_t len);
+void dm_stoptask(long status) __attribute__((noreturn));
+long dm_badcall(void);
+
+/* The name of an error code ("E_DEAD"), and a sentence about it. */
+const char *dm_error_name(long err);
+const char *dm_error_text(long err);
+
+/* This process, from its info page (no kernel call). */
+dm_pid dm_self(void);
+uint32_t dm_machine(void);
+uint64_t dm_proctime(void);          /* instructions executed on my behalf */
+
+static inline uint64_t dm_instret(void)
+{
+    uint64_t v;
+    __asm__ volatile("rdinstret %0" : "=r"(v));
+    return v;
+}
+
+/* The machine clock in ns (the time CSR ticks at 10 MHz). */
+static inline uint64_t dm_clock_ns(void)
+{
+    uint64_t v;
+    __asm__ volatile("rdtime %0" : "=r"(v));
+    return v * 100;
+}
+
+/* Print a pid as machine.slot.generation into buf (at least 24 bytes). */
+char *dm_pid_string(dm_pid pid, char *buf);
+/* Parse "m.s.g" (epoch left 0: the process manager matches the rest). */
+int dm_pid_parse(const char *s, dm_pid *pid);
+
+/* A request to a server over `slot` (a CALL): fills in the answer. */
+struct sv_call {
+    uint32_t op;
+    int64_t arg[3];
+    const void *data;      /* request data, len bytes */
+    uint32_t len;
+    long pass;             /* a link to pass, or DM_NO_LINK */
+    void *reply_data;      /* where the answer's data goes */
+    uint32_t reply_cap;
+    int64_t value;         /* out: the answer's value */
+    uint32_t reply_len;    /* out: bytes of answer data */
+    int32_t reply_link;    /* out: a link passed with the answer, or DM_NO_LINK */
+};
+long sv_call(long slot, struct sv_call *c);   /* the status, or a kernel-call error */
+/* Answer a request over its reply link. */
+long sv_reply(long reply_slot, int64_t status, int64_t value, const void *data, uint32_t len, long pass);
+
+/* The process manager. */
+long pm_run(const char *program, int argc, char *const argv[]);   /* pid or error */
+long pm_wait(dm_pid pid, int64_t *status);
+long pm_kill(dm_pid pid);
+long pm_stop(dm_pid pid);
+long pm_resume(dm_pid pid);
+long pm_halt(int code);
+
+/* The switchboard. */
+long sb_register(const char *name, long slot);     /* moves the link in `slot` */
+long sb_lookup(const char *name);                  /* a new slot, or E_NOTFOUND */
+long sb_lookup_wait(const char *name, uint64_t timeout_ns);
+
+/* The timer server. */
+long timer_sleep_ns(uint64_t ns);
+long timer_time(uint64_t *wall_ns, uint64_t *machine_ns);
+
+#endif
