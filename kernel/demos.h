@@ -257,6 +257,7 @@ struct dm_info {
     uint32_t nodes;
     uint64_t proctime_base;      /* instructions charged up to the last switch-in */
     uint64_t instret_at_switch;  /* instret when this process was last switched in */
+    char     name[24];           /* the program it runs */
 };
 
 /* The user part of an address space: [DM_USER_BASE, DM_USER_TOP). */

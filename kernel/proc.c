@@ -122,6 +122,7 @@ struct proc *proc_create(const char *image, const char *args, uint64_t args_len,
     p->info->pid = p->pid;
     p->info->machine = this_machine;
     p->info->nodes = node_count;
+    strlcpy_k(p->info->name, p->name, sizeof p->info->name);
     return p;
 }
 

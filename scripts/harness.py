@@ -1,0 +1,103 @@
+"""harness.py -- boot QEMU nodes and talk to their shells, for tests and benchmarks.
+
+A Node is one QEMU machine whose console is a pipe: the harness types
+commands into the shell and reads what it prints, expect-style.
+
+    node = Node()                  # boots build/kernel.elf under -icount
+    out = node.command("run hello")   # text printed before the next prompt
+    node.halt()                    # `halt`, then waits for QEMU to exit
+"""
+import os
+import re
+import select
+import subprocess
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+KERNEL = os.path.join(ROOT, "build", "kernel.elf")
+PROMPT = "\n$ "
+
+
+class NodeError(Exception):
+    pass
+
+
+def qemu_command(kernel=KERNEL, memory="256M", extra=()):
+    return ["qemu-system-riscv64", "-M", "virt", "-bios", "none", "-m", memory, "-smp", "1",
+            "-kernel", kernel, "-display", "none", "-monitor", "none", "-serial", "stdio",
+            "-no-reboot", "-global", "virtio-mmio.force-legacy=false",
+            "-icount", "shift=0,sleep=on", *extra]
+
+
+class Node:
+    def __init__(self, extra=(), boot_timeout=20, wait_prompt=True):
+        self.proc = subprocess.Popen(qemu_command(extra=extra), stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=0)
+        self.output = ""      # everything the node printed
+        self.seen = 0         # how much of output expect() has consumed
+        if wait_prompt:
+            self.expect(re.escape("$ "), boot_timeout)
+
+    def _read(self, timeout):
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        if not ready:
+            return False
+        data = os.read(self.proc.stdout.fileno(), 65536)
+        if not data:
+            raise NodeError("the node exited (status %s); it printed:\n%s" %
+                            (self.proc.wait(), self.output[-3000:]))
+        self.output += data.decode("utf-8", "replace").replace("\r", "")
+        return True
+
+    def expect(self, pattern, timeout=30, since=None):
+        """Wait until regex `pattern` appears after what was consumed (or after
+        position `since`, for output of background processes); return the match."""
+        deadline = time.monotonic() + timeout
+        regex = re.compile(pattern)
+        while True:
+            m = regex.search(self.output, self.seen if since is None else since)
+            if m:
+                self.seen = max(self.seen, m.end())
+                return m
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise NodeError("timed out after %ss waiting for %r; the node printed:\n%s" %
+                                (timeout, pattern, self.output[self.seen:][-3000:]))
+            self._read(min(left, 1.0))
+
+    def type(self, text):
+        self.proc.stdin.write(text.encode())
+        self.proc.stdin.flush()
+
+    def command(self, line, timeout=60):
+        """Type a command at the prompt; return what it printed before the next prompt."""
+        self.type(line + "\n")
+        self.expect(re.escape(line) + "\n", timeout)
+        start = self.seen
+        self.seen -= 1          # the echo's newline may be the prompt's too
+        m = self.expect(re.escape(PROMPT), timeout)
+        return self.output[start:m.start() + 1]
+
+    def halt(self, timeout=20):
+        """`halt` the node; return QEMU's exit status."""
+        self.type("halt\n")
+        try:
+            return self.proc.wait(timeout)
+        finally:
+            self.kill()
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        for f in (self.proc.stdin, self.proc.stdout):
+            try:
+                f.close()
+            except OSError:
+                pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.kill()
