@@ -27,8 +27,7 @@ enum link_state { LINK_EMPTY = 0, LINK_LIVE, LINK_USED };
 struct link {
     uint8_t  state;       /* enum link_state */
     uint8_t  flags;       /* LINK_READ | LINK_WRITE | LINK_REPLY */
-    uint8_t  is_protected;/* the meter link: the holder cannot touch it */
-    uint8_t  reserved;
+    uint8_t  reserved[2];
     uint32_t channel;
     dm_pid   dest;
     uint64_t code;

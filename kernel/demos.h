@@ -34,12 +34,12 @@ enum dm_call {
     /* DESTROYLINK(slot) -> 0
      * Removes the link from the caller's table. Destroying an unused reply
      * link made by CALL makes that CALL fail with E_NOREPLY.
-     * Errors: E_BADSLOT, E_EMPTYSLOT, E_USED (a used reply link: it is
-     * cleared), E_PROTECTED. */
+     * Destroying a used reply link's slot (see E_USED) just clears it.
+     * Errors: E_BADSLOT, E_EMPTYSLOT. */
     DM_DESTROYLINK = 2,
 
     /* DUPLICATELINK(slot) -> new slot holding an identical link.
-     * Errors: E_BADSLOT, E_EMPTYSLOT, E_USED, E_PROTECTED, E_INVAL (reply
+     * Errors: E_BADSLOT, E_EMPTYSLOT, E_USED, E_INVAL (reply
      * links cannot be duplicated: they are good for one answer), E_LINKFULL. */
     DM_DUPLICATELINK = 3,
 
@@ -49,7 +49,7 @@ enum dm_call {
      * it leaves the caller's table and enters the receiver's (DUPLICATELINK
      * first to keep a copy); DM_NO_LINK (-1) passes nothing. A reply link is
      * used up by its SEND.
-     * Errors: E_BADSLOT, E_EMPTYSLOT, E_USED, E_PROTECTED, E_FAULT, E_TOOBIG,
+     * Errors: E_BADSLOT, E_EMPTYSLOT, E_USED, E_FAULT, E_TOOBIG,
      * E_INVAL (passing the link being sent over), E_DEAD (the destination
      * process is gone), E_QFULL (the receiver has DM_QUEUE_MAX queued),
      * E_NOMEM (the kernel is out of message buffers). */
@@ -81,7 +81,7 @@ enum dm_call {
      * Copies len bytes from the data area of the src link to the data area of
      * the dst link. Either slot may be DM_SELF: then its offset is an address
      * in the caller's own memory. Needs LINK_READ on src, LINK_WRITE on dst.
-     * Errors: E_BADSLOT, E_EMPTYSLOT, E_USED, E_PROTECTED, E_NOAREA (the link
+     * Errors: E_BADSLOT, E_EMPTYSLOT, E_USED, E_NOAREA (the link
      * has no data area), E_RIGHTS, E_BOUNDS (outside the area), E_FAULT
      * (own memory not mapped or not writable), E_DEAD, E_INVAL (both DM_SELF),
      * E_TOOBIG (len > DM_MOVE_MAX). */
@@ -111,13 +111,12 @@ enum dm_error {
     E_QFULL     = -13,  /* the destination's message queue is full */
     E_NOMEM     = -14,  /* out of memory (kernel buffers, or the process's own limit) */
     E_LINKFULL  = -15,  /* the link table has no free slot */
-    E_NOSYS     = -16,  /* no such kernel call, or no such kernel request */
-    E_PROTECTED = -17,  /* the slot is protected (the meter link) */
-    E_NOTFOUND  = -18,  /* kernel request: no such program image or process */
-    E_BADREQ    = -19,  /* kernel request: malformed, or not allowed on this kernel link */
-    E_STATE     = -20,  /* kernel request: the process is not in a state that allows it */
+    E_NOSYS     = -16,  /* no such kernel call, or no such request to a kernel or server */
+    E_NOTFOUND  = -17,  /* request: no such program image, process or name */
+    E_BADREQ    = -18,  /* request: malformed, or not allowed over this link */
+    E_STATE     = -19,  /* request: the process is not in a state that allows it */
 };
-#define DM_NERRORS 21
+#define DM_NERRORS 20
 
 /* ---- Limits and special values. --------------------------------------- */
 #define DM_MSG_MAX      4096        /* bytes of data in one message */

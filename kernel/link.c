@@ -39,8 +39,6 @@ int link_get(struct proc *p, int64_t slot, struct link **out)
         return E_EMPTYSLOT;
     if (l->state == LINK_USED)
         return E_USED;
-    if (l->is_protected)
-        return E_PROTECTED;
     *out = l;
     return 0;
 }

@@ -11,7 +11,7 @@
 #define DEVICE_SLOT     3
 #define CHANNEL_REQUEST 0
 #define CHANNEL_TICK    1
-#define NWAITING        64
+#define NWAITING        128
 #define MAX_ARMED       8
 
 static struct {

@@ -9,13 +9,13 @@
 static const char *const error_names[DM_NERRORS] = {
     "E_OK", "E_BADSLOT", "E_EMPTYSLOT", "E_FAULT", "E_TOOBIG", "E_DEAD", "E_RIGHTS",
     "E_BOUNDS", "E_NOAREA", "E_USED", "E_NOREPLY", "E_NOMSG", "E_INVAL", "E_QFULL",
-    "E_NOMEM", "E_LINKFULL", "E_NOSYS", "E_PROTECTED", "E_NOTFOUND", "E_BADREQ", "E_STATE",
+    "E_NOMEM", "E_LINKFULL", "E_NOSYS", "E_NOTFOUND", "E_BADREQ", "E_STATE",
 };
 static const char *const error_texts[DM_NERRORS] = {
     "no error", "no such slot", "empty slot", "bad address", "too big", "process is gone",
     "not permitted by the link", "outside the data area", "link has no data area",
     "reply link already used", "no reply", "no message", "invalid argument", "queue full",
-    "out of memory", "link table full", "no such call or request", "protected link",
+    "out of memory", "link table full", "no such call or request",
     "not found", "bad request", "wrong state",
 };
 

@@ -1,0 +1,65 @@
+"""The kernel calls, from inside the OS: user/tests/ktest checks every call's
+success paths and error returns; each of its checks is reported here as one
+test. Then: every error code in kernel/demos.h must have been provoked, and
+processes that break the rules are ended without harm to anything else."""
+import os
+import re
+from harness import Node, ROOT
+
+node = None
+
+
+def teardown():
+    if node:
+        node.kill()
+
+
+def error_codes_in_header():
+    text = open(os.path.join(ROOT, "kernel", "demos.h")).read()
+    enum = re.search(r"enum dm_error \{(.*?)\};", text, re.S).group(1)
+    return [name for name in re.findall(r"\b(E_[A-Z]+)\s*=", enum) if name != "E_OK"]
+
+
+provoked = set()
+
+
+def test_ktest(report):
+    global node
+    node = Node()
+    out = node.command("run ktest", timeout=300)
+    checks = 0
+    for line in out.splitlines():
+        m = re.match(r"(ok|not ok) (\S+)(?:: (.*))?$", line)
+        if m:
+            checks += 1
+            report("ktest." + m.group(2), m.group(1) == "ok", m.group(3) or "")
+        m = re.match(r"provoked (E_[A-Z]+)$", line)
+        if m:
+            provoked.add(m.group(1))
+    assert checks >= 100, "ktest ran only %d checks:\n%s" % (checks, out[-2000:])
+    assert re.search(r"ktest: \d+ passed, 0 failed", out), out[-500:]
+
+
+def test_every_error_code_is_provoked():
+    codes = error_codes_in_header()
+    assert len(codes) >= 15, codes
+    missing = [c for c in codes if c not in provoked]
+    assert not missing, "no test provokes: %s" % ", ".join(missing)
+
+
+def test_faulting_processes_are_ended_and_the_system_goes_on():
+    for how, cause in (("null", "load page fault"), ("kernel-write", "store page fault"),
+                       ("info-write", "store page fault"), ("jump-kernel", "instruction page fault"),
+                       ("illegal", "illegal instruction"), ("csr", "illegal instruction"),
+                       ("stack", "store page fault")):
+        out = node.command("run ktest crash " + how)
+        assert "killed: " + cause in out, "%s: %s" % (how, out)
+        assert "ended by a fault" in out, "%s: %s" % (how, out)
+    assert "hello from process" in node.command("run hello")
+
+
+def test_system_processes_survive_ktest():
+    out = node.command("ps")
+    for name in ("pm", "switchboard", "console", "timer", "shell"):
+        assert re.search(r"\s%s\s" % name, out), out
+    assert "ktest" not in out, "a ktest helper was left running:\n" + out
