@@ -30,8 +30,8 @@ def qemu_command(kernel=KERNEL, memory="256M", extra=()):
 
 
 class Node:
-    def __init__(self, extra=(), boot_timeout=20, wait_prompt=True):
-        self.proc = subprocess.Popen(qemu_command(extra=extra), stdin=subprocess.PIPE,
+    def __init__(self, extra=(), boot_timeout=20, wait_prompt=True, kernel=KERNEL):
+        self.proc = subprocess.Popen(qemu_command(kernel, extra=extra), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=0)
         self.output = ""      # everything the node printed
         self.seen = 0         # how much of output expect() has consumed

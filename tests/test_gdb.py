@@ -3,9 +3,10 @@ gdb-multiarch in batch mode stops at a kernel function during boot and at a
 user program's main, and the backtraces name the callers.
 
 Each test boots its own node stopped at reset (-S) with its GDB socket in a
-fresh temporary directory, which also holds a build/ of links to the real
-build/ files, so that scripts/gdbinit itself (with its relative paths
-build/kernel.elf, build/gdb.sock, build/user/...) is what the test runs.
+fresh temporary directory, which also holds a copy of the build's ELF files
+(so that QEMU and GDB see the same kernel even if build/ is rebuilt meanwhile),
+laid out so that scripts/gdbinit itself, with its relative paths
+build/kernel.elf, build/gdb.sock, build/user/..., is what the test runs.
 """
 import os
 import re
@@ -39,10 +40,14 @@ def start(commands, timeout=10):
     tmp = tempfile.mkdtemp(prefix="dm-gdb-")
     live.append(tmp)
     os.mkdir(os.path.join(tmp, "build"))
-    for name in ("kernel.elf", "user", "servers"):
-        os.symlink(os.path.join(ROOT, "build", name), os.path.join(tmp, "build", name))
+    kernel = os.path.join(tmp, "build", "kernel.elf")
+    shutil.copy(os.path.join(ROOT, "build", "kernel.elf"), kernel)
+    for d in ("user", "servers"):
+        shutil.copytree(os.path.join(ROOT, "build", d), os.path.join(tmp, "build", d),
+                        ignore=shutil.ignore_patterns("*.o", "*.d"))
     sock = os.path.join(tmp, "build", "gdb.sock")
-    node = Node(extra=["-gdb", "unix:%s,server=on,wait=off" % sock, "-S"], wait_prompt=False)
+    node = Node(extra=["-gdb", "unix:%s,server=on,wait=off" % sock, "-S"], wait_prompt=False,
+                kernel=kernel)
     live.append(node)
     deadline = time.monotonic() + timeout
     while not os.path.exists(sock):
@@ -99,7 +104,8 @@ def test_kernel_breakpoint_during_boot():
 
 
 def test_user_breakpoint_in_hello_main():
-    node, gdb, out_path = start(["user-symbols hello",
+    # pm's symbols first: user-symbols must replace them (both are at 0x40000000).
+    node, gdb, out_path = start(["server-symbols pm", "user-symbols hello",
                                  "break hello.c:main if " + name_is("hello"),
                                  "continue", "bt", "proc-name", "detach"])
     node.expect(r"\$ ", 15)            # gdb continued; the shell is up
