@@ -12,7 +12,7 @@ WARN    := -Wall -Wextra -Werror -std=gnu11
 QEMU    := qemu-system-riscv64
 
 KERNEL_CFLAGS := $(ARCH) $(WARN) -O2 -g -ffreestanding -fno-builtin -nostdlib -mno-relax \
-                 -fno-omit-frame-pointer -fno-stack-protector -Ikernel -MMD -MP
+                 -fno-stack-protector -Ikernel -MMD -MP
 USER_CFLAGS   := $(ARCH) $(WARN) -O2 -g -fno-omit-frame-pointer -nostdinc \
                  -isystem $(NEWLIB)/include -isystem $(shell $(CC) -print-file-name=include 2>/dev/null) \
                  -Ikernel -Iservers -Iuser/lib -MMD -MP

@@ -52,6 +52,17 @@ struct msg {
 };
 
 /* ---- processes ---- */
+
+/* Where a received message goes: a buffer and a struct dm_msg_info in the
+ * receiver's memory, checked when the receive began. When one lies within
+ * a single page its kernel address is kept too, so that delivery is a plain
+ * copy (the memory of a waiting process cannot change). */
+struct receive_target {
+    uint64_t buf, cap, info;     /* user addresses and the buffer's size */
+    uint8_t *buf_kernel;         /* buf's kernel address, or 0 */
+    struct dm_msg_info *info_kernel;
+    uint32_t channel;            /* RECEIVE's channel, or DM_ANY_CHANNEL */
+};
 struct trapframe {
     uint64_t regs[32];     /* x0..x31; regs[10] is a0 */
     uint64_t sepc;
@@ -75,6 +86,7 @@ struct proc {
     struct msg *queue_head, *queue_tail;
     uint32_t queue_len;
     uint64_t wait_reply_id;  /* PS_CALLING: the reply id awaited */
+    struct receive_target wait;  /* PS_RECEIVING, PS_CALLING: where the message goes */
     uint64_t proctime;       /* instructions charged to it */
     struct proc *run_next;   /* run queue */
     uint8_t  on_runq;
@@ -131,7 +143,7 @@ void *vm_user_to_kernel(uint64_t *root, uint64_t va, int write);
 int copy_in(struct proc *p, void *dst, uint64_t uva, uint64_t len);
 int copy_out(struct proc *p, uint64_t uva, const void *src, uint64_t len);
 int copy_user_to_user(struct proc *dp, uint64_t dva, struct proc *sp, uint64_t sva, uint64_t len);
-int user_range_ok(struct proc *p, uint64_t uva, uint64_t len, int write);
+int user_range_ok(struct proc *p, uint64_t uva, uint64_t len, int write, void **kernel_address);
 
 /* proc.c */
 void proc_init(void);
@@ -169,6 +181,7 @@ struct outgoing {
 };
 void msg_init(void);
 int msg_send(struct outgoing *o);
+int set_receive_target(struct proc *p, uint64_t info, uint64_t buf, uint64_t cap, uint32_t channel);
 int64_t msg_receive(struct proc *p, uint64_t info, uint64_t buf, uint64_t cap, uint32_t channel, int block);
 void msg_discard_queue(struct proc *p);
 void reply_link_dropped(const struct link *l);

@@ -260,13 +260,21 @@ static int64_t console_request(struct dm_kreq *q, uint32_t len, struct link *rep
 
 /* ---- the clock ---- */
 
+/* The earliest alarm, recomputed whenever the set of alarms changes. */
+static uint64_t earliest_alarm = UINT64_MAX;
+
+static void alarms_changed(void)
+{
+    earliest_alarm = UINT64_MAX;
+    for (int i = 0; i < NALARMS; i++)
+        if (alarms[i].active && alarms[i].when < earliest_alarm)
+            earliest_alarm = alarms[i].when;
+    timer_program();
+}
+
 uint64_t next_alarm_time(void)
 {
-    uint64_t next = UINT64_MAX;
-    for (int i = 0; i < NALARMS; i++)
-        if (alarms[i].active && alarms[i].when < next)
-            next = alarms[i].when;
-    return next;
+    return earliest_alarm;
 }
 
 void timer_check_alarms(void)
@@ -278,6 +286,7 @@ void timer_check_alarms(void)
             kernel_reply_slot(alarms[i].slot, 0, now, 0, 0);
         }
     }
+    alarms_changed();
 }
 
 static int64_t timer_request(struct dm_kreq *q, struct link *reply, uint64_t *value, uint32_t *answer_len,
@@ -305,6 +314,7 @@ static int64_t timer_request(struct dm_kreq *q, struct link *reply, uint64_t *va
                 alarms[i].active = 1;
                 alarms[i].slot = slot;
                 alarms[i].when = (uint64_t)q->arg[0];
+                alarms_changed();
                 *later = 1;
                 return 0;
             }
@@ -322,7 +332,9 @@ int kreq_handle(struct outgoing *o)
     if (o->sender == kernel_proc)
         return E_INVAL;
     uint32_t len = o->len;
-    if (len < sizeof(struct dm_kreq) || copy_in(o->sender, request, o->udata, len)) {
+    if (o->kdata && len <= sizeof request)
+        memcpy(request, o->kdata, len);
+    if (len < sizeof(struct dm_kreq) || (!o->kdata && copy_in(o->sender, request, o->udata, len))) {
         if (o->reply)
             answer_over(o->reply, E_BADREQ, 0, 0, 0);
         return o->reply ? 0 : E_BADREQ;

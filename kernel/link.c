@@ -4,18 +4,14 @@
  */
 #include "defs.h"
 
-/* A free slot of p: an empty one first, else one whose reply link was used
- * (its E_USED marker is given up); -1 if the table is full. */
+/* The lowest free slot of p: empty, or holding a used reply link (whose
+ * E_USED marker is given up); -1 if the table is full. */
 int link_alloc_slot(struct proc *p)
 {
-    int used = -1;
-    for (int i = 0; i < DM_NLINKS; i++) {
-        if (p->links[i].state == LINK_EMPTY)
+    for (int i = 0; i < DM_NLINKS; i++)
+        if (p->links[i].state != LINK_LIVE)
             return i;
-        if (p->links[i].state == LINK_USED && used < 0)
-            used = i;
-    }
-    return used;
+    return -1;
 }
 
 /* Put a copy of l into a free slot of p; the slot, or E_LINKFULL. */

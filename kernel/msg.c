@@ -44,7 +44,7 @@ struct delivery {
     uint32_t length;
     struct proc *data_proc;   /* data in this process's memory at data_uva ... */
     uint64_t data_uva;
-    const uint8_t *data_kernel;  /* ... or here in the kernel */
+    const uint8_t *data_kernel;  /* ... or here, as the kernel sees it */
     struct link *link;        /* passed link, or 0 */
     struct link *reply;       /* reply link, or 0 */
 };
@@ -62,28 +62,46 @@ static int32_t receive_link(struct proc *r, struct link *l, uint32_t *flags)
     return slot;
 }
 
-/* Hand a message to receiver r whose buffers are info/buf/cap. Returns the
- * bytes copied into buf, or E_FAULT when r's buffers went bad. */
-static int64_t hand_over(struct proc *r, struct delivery *d, uint64_t info_uva, uint64_t buf, uint64_t cap)
+/* Check the receiver's buffers and remember them in p->wait (RECEIVE,
+ * ARECEIVE, CALL). Returns 0 or E_FAULT. */
+int set_receive_target(struct proc *p, uint64_t info, uint64_t buf, uint64_t cap, uint32_t channel)
 {
-    uint32_t n = d->length < cap ? d->length : (uint32_t)cap;
-    int err;
-    if (d->data_kernel)
-        err = copy_out(r, buf, d->data_kernel, n);
-    else
-        err = copy_user_to_user(r, buf, d->data_proc, d->data_uva, n);
+    struct receive_target *t = &p->wait;
+    if (!user_range_ok(p, info, sizeof(struct dm_msg_info), 1, (void **)&t->info_kernel) ||
+        !user_range_ok(p, buf, cap, 1, (void **)&t->buf_kernel))
+        return E_FAULT;
+    t->info = info;
+    t->buf = buf;
+    t->cap = cap;
+    t->channel = channel;
+    return 0;
+}
 
-    struct dm_msg_info info;
-    info.sender = d->sender;
-    info.code = d->code;
-    info.channel = d->channel;
-    info.flags = d->flags | (n < d->length ? DM_MSG_TRUNCATED : 0);
-    info.length = d->length;
-    info.reserved = 0;
-    info.link = d->link ? receive_link(r, d->link, &info.flags) : DM_NO_LINK;
-    info.reply = d->reply ? receive_link(r, d->reply, &info.flags) : DM_NO_LINK;
-    if (err == 0)
-        err = copy_out(r, info_uva, &info, sizeof info);
+/* Hand a message to receiver r at its receive target. Returns the bytes
+ * copied into its buffer, or E_FAULT if its memory went bad. */
+static int64_t hand_over(struct proc *r, struct delivery *d)
+{
+    struct receive_target *t = &r->wait;
+    uint32_t n = d->length < t->cap ? d->length : (uint32_t)t->cap;
+    int err = 0;
+    if (t->buf_kernel && d->data_kernel)
+        memcpy(t->buf_kernel, d->data_kernel, n);
+    else if (d->data_kernel)
+        err = copy_out(r, t->buf, d->data_kernel, n);
+    else
+        err = copy_user_to_user(r, t->buf, d->data_proc, d->data_uva, n);
+
+    struct dm_msg_info local, *info = t->info_kernel ? t->info_kernel : &local;
+    info->sender = d->sender;
+    info->code = d->code;
+    info->channel = d->channel;
+    info->flags = d->flags | (n < d->length ? DM_MSG_TRUNCATED : 0);
+    info->length = d->length;
+    info->reserved = 0;
+    info->link = d->link ? receive_link(r, d->link, &info->flags) : DM_NO_LINK;
+    info->reply = d->reply ? receive_link(r, d->reply, &info->flags) : DM_NO_LINK;
+    if (err == 0 && info == &local)
+        err = copy_out(r, t->info, &local, sizeof local);
     return err ? err : (int64_t)n;
 }
 
@@ -95,11 +113,7 @@ static int channel_matches(uint32_t wanted, uint32_t channel)
 /* Deliver to a process blocked in RECEIVE or CALL, and wake it. */
 static void deliver_to_waiting(struct proc *r, struct delivery *d)
 {
-    struct trapframe *tf = &r->tf;
-    if (r->state == PS_CALLING)
-        TF_A(tf, 0) = hand_over(r, d, TF_A(tf, 6), TF_A(tf, 4), TF_A(tf, 5));
-    else
-        TF_A(tf, 0) = hand_over(r, d, TF_A(tf, 0), TF_A(tf, 1), TF_A(tf, 2));
+    TF_A(&r->tf, 0) = (uint64_t)hand_over(r, d);
     make_runnable(r);
 }
 
@@ -172,7 +186,7 @@ int msg_send(struct outgoing *o)
         if (r->state != PS_CALLING || r->wait_reply_id != o->via->reply_id)
             return E_DEAD;
         deliver_to_waiting(r, &d);
-    } else if (r->state == PS_RECEIVING && channel_matches((uint32_t)TF_A(&r->tf, 3), d.channel)) {
+    } else if (r->state == PS_RECEIVING && channel_matches(r->wait.channel, d.channel)) {
         deliver_to_waiting(r, &d);
     } else {
         int err = enqueue(r, &d);
@@ -189,7 +203,7 @@ int msg_send(struct outgoing *o)
  * fail with E_NOMSG. */
 int64_t msg_receive(struct proc *p, uint64_t info, uint64_t buf, uint64_t cap, uint32_t channel, int block)
 {
-    if (!user_range_ok(p, info, sizeof(struct dm_msg_info), 1) || !user_range_ok(p, buf, cap, 1))
+    if (set_receive_target(p, info, buf, cap, channel))
         return E_FAULT;
     struct msg *prev = 0;
     for (struct msg *m = p->queue_head; m; prev = m, m = m->next) {
@@ -207,7 +221,7 @@ int64_t msg_receive(struct proc *p, uint64_t info, uint64_t buf, uint64_t cap, u
             .length = m->length, .data_kernel = m->data,
             .link = m->has_link ? &m->link : 0, .reply = m->has_reply ? &m->reply : 0,
         };
-        int64_t result = hand_over(p, &d, info, buf, cap);
+        int64_t result = hand_over(p, &d);
         msg_free(m);
         return result;
     }

@@ -248,13 +248,15 @@ static void charge_current(void)
 static void __attribute__((noreturn)) run(struct proc *p)
 {
     if (p != current) {
+        struct proc *prev = current;
         charge_current();
         current = p;
         CSR_WRITE(satp, MAKE_SATP(p->pagetable));
         sfence_vma();
         p->info->proctime_base = p->proctime;
         p->info->instret_at_switch = last_switch_instret;
-        timer_program();
+        if (!prev)
+            timer_program();   /* leaving idle: the scheduling tick starts again */
     }
     fp_switch_to(p);
     uint64_t s = CSR_READ(sstatus);

@@ -15,7 +15,8 @@ static int64_t sys_createlink(struct proc *p, struct trapframe *tf)
         return E_INVAL;
     if (len > DM_MOVE_MAX)
         return E_TOOBIG;
-    if (rights && (!user_range_ok(p, area, len, 0) || ((flags & LINK_WRITE) && !user_range_ok(p, area, len, 1))))
+    if (rights && (!user_range_ok(p, area, len, 0, 0) ||
+                   ((flags & LINK_WRITE) && !user_range_ok(p, area, len, 1, 0))))
         return E_FAULT;
     struct link l = {
         .state = LINK_LIVE, .flags = (uint8_t)flags, .channel = channel, .dest = p->pid,
@@ -67,10 +68,11 @@ static int check_send(struct proc *p, int64_t slot, uint64_t buf, uint64_t len, 
         if ((err = link_get(p, pass_slot, &pass)))
             return err;
     }
-    if (!user_range_ok(p, buf, len, 0))
+    void *kernel_view;
+    if (!user_range_ok(p, buf, len, 0, &kernel_view))
         return E_FAULT;
     o->sender = p;
-    o->kdata = 0;
+    o->kdata = kernel_view;   /* when the data lies in one page; else by udata */
     o->udata = buf;
     o->len = (uint32_t)len;
     o->via = via;
@@ -106,8 +108,7 @@ static int64_t sys_call(struct proc *p, struct trapframe *tf)
     int err = check_send(p, (int64_t)TF_A(tf, 0), TF_A(tf, 1), TF_A(tf, 2), (int64_t)TF_A(tf, 3), &o);
     if (err)
         return err;
-    if (!user_range_ok(p, TF_A(tf, 6), sizeof(struct dm_msg_info), 1) ||
-        !user_range_ok(p, TF_A(tf, 4), TF_A(tf, 5), 1))
+    if (set_receive_target(p, TF_A(tf, 6), TF_A(tf, 4), TF_A(tf, 5), DM_REPLY_CHANNEL))
         return E_FAULT;
     struct link reply = {
         .state = LINK_LIVE, .flags = LINK_REPLY, .channel = DM_REPLY_CHANNEL, .dest = p->pid,
@@ -129,7 +130,7 @@ static int movedata_side(struct proc *p, int64_t slot, uint64_t offset, uint64_t
                          struct proc **owner, uint64_t *address)
 {
     if (slot == DM_SELF) {
-        if (!user_range_ok(p, offset, len, write))
+        if (!user_range_ok(p, offset, len, write, 0))
             return E_FAULT;
         *owner = p;
         *address = offset;

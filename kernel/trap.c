@@ -37,8 +37,10 @@ void clock_init(void)
     boot_epoch = (uint32_t)(rtc / 1000000000ULL) & 0xffffff;
 }
 
-/* Next timer interrupt: the end of the running process's quantum or the
- * earliest alarm, whichever comes first (Sstc's stimecmp). */
+/* Next timer interrupt (Sstc's stimecmp): the earliest alarm, and while
+ * processes run, the next scheduling tick, whichever comes first. Called
+ * when the tick fires, when the alarms change, and when leaving idle --
+ * not on every switch, which would cost every message. */
 void timer_program(void)
 {
     uint64_t deadline = next_alarm_time() / NS_PER_TICK;
@@ -53,8 +55,7 @@ void timer_program(void)
 static void timer_interrupt(void)
 {
     request_reschedule();
-    timer_check_alarms();
-    timer_program();
+    timer_check_alarms();   /* reprograms the timer */
 }
 
 static void external_interrupt(void)
