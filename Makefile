@@ -11,7 +11,7 @@ ARCH    := -march=rv64gc -mabi=lp64d -mcmodel=medany
 WARN    := -Wall -Wextra -Werror -std=gnu11
 QEMU    := qemu-system-riscv64
 
-KERNEL_CFLAGS := $(ARCH) $(WARN) -O2 -g -ffreestanding -fno-builtin -nostdlib -mno-relax \
+KERNEL_CFLAGS := $(ARCH) $(WARN) -O3 -flto -g -ffreestanding -fno-builtin -nostdlib -mno-relax \
                  -fno-stack-protector -Ikernel -MMD -MP
 USER_CFLAGS   := $(ARCH) $(WARN) -O2 -g -fno-omit-frame-pointer -nostdinc \
                  -isystem $(NEWLIB)/include -isystem $(shell $(CC) -print-file-name=include 2>/dev/null) \

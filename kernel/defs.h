@@ -87,6 +87,11 @@ struct proc {
     uint32_t queue_len;
     uint64_t wait_reply_id;  /* PS_CALLING: the reply id awaited */
     struct receive_target wait;  /* PS_RECEIVING, PS_CALLING: where the message goes */
+    struct {                 /* the last user pages translated (vm.c) */
+        uint64_t page;       /* user page address; 0: empty */
+        uint8_t *kernel;     /* its kernel address */
+        uint64_t writable;
+    } recent[2];
     uint64_t proctime;       /* instructions charged to it */
     struct proc *run_next;   /* run queue */
     uint8_t  on_runq;
@@ -205,7 +210,7 @@ uint64_t machine_clock_ns(void);
 uint64_t wall_clock_ns(void);
 void clock_init(void);
 void power_off(int code) __attribute__((noreturn));
-void fp_switch_to(struct proc *next);
+uint64_t sstatus_for(struct proc *next);
 void fp_forget(struct proc *p);
 void user_return(struct trapframe *tf) __attribute__((noreturn));
 

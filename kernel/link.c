@@ -28,7 +28,7 @@ int link_install(struct proc *p, const struct link *l)
 /* The live link in p's slot, or the error that naming it deserves. */
 int link_get(struct proc *p, int64_t slot, struct link **out)
 {
-    if (slot < 0 || slot >= DM_NLINKS)
+    if ((uint64_t)slot >= DM_NLINKS)   /* negative slots too */
         return E_BADSLOT;
     struct link *l = &p->links[slot];
     if (l->state == LINK_EMPTY)

@@ -6,7 +6,9 @@
 #include <stdarg.h>
 #include "defs.h"
 
-void *memset(void *d, int c, size_t n)
+/* memset and memcpy are also called by code the compiler generates (struct
+ * copies and clears), so link-time optimisation must keep them. */
+__attribute__((used)) void *memset(void *d, int c, size_t n)
 {
     uint8_t *p = d;
     if (((uintptr_t)p & 7) == 0 && (n & 7) == 0 && c == 0) {
@@ -19,16 +21,15 @@ void *memset(void *d, int c, size_t n)
     return d;
 }
 
-void *memcpy(void *d, const void *s, size_t n)
+__attribute__((used)) void *memcpy(void *d, const void *s, size_t n)
 {
     uint8_t *dp = d;
     const uint8_t *sp = s;
-    if ((((uintptr_t)dp | (uintptr_t)sp | n) & 7) == 0) {
-        uint64_t *dq = d;
-        const uint64_t *sq = s;
-        for (; n; n -= 8)
-            *dq++ = *sq++;
-        return d;
+    if ((((uintptr_t)dp ^ (uintptr_t)sp) & 7) == 0) {   /* same alignment: copy words */
+        while (n && ((uintptr_t)dp & 7))
+            *dp++ = *sp++, n--;
+        for (; n >= 8; n -= 8, dp += 8, sp += 8)
+            *(uint64_t *)dp = *(const uint64_t *)sp;
     }
     while (n--)
         *dp++ = *sp++;

@@ -35,13 +35,13 @@ void proc_init(void)
  * or 0: gone, never existed, or from another boot of this machine. */
 struct proc *proc_lookup(dm_pid pid)
 {
-    if (PID_MACHINE(pid) != this_machine || PID_EPOCH(pid) != (boot_epoch & 0xffffff))
-        return 0;
+    /* The id holds machine, epoch, slot and generation: one comparison with
+     * the slot's current id checks them all. */
     unsigned slot = PID_SLOT(pid);
     if (slot >= NPROC)
         return 0;
     struct proc *p = &procs[slot];
-    if (p->state == PS_FREE || p->generation != PID_GEN(pid))
+    if (p->pid != pid || p->state == PS_FREE)
         return 0;
     return p;
 }
@@ -258,10 +258,7 @@ static void __attribute__((noreturn)) run(struct proc *p)
         if (!prev)
             timer_program();   /* leaving idle: the scheduling tick starts again */
     }
-    fp_switch_to(p);
-    uint64_t s = CSR_READ(sstatus);
-    s = (s & ~SSTATUS_SPP) | SSTATUS_SPIE;
-    CSR_WRITE(sstatus, s);
+    CSR_WRITE(sstatus, sstatus_for(p));
     user_return(&p->tf);
 }
 

@@ -81,13 +81,12 @@ static int check_send(struct proc *p, int64_t slot, uint64_t buf, uint64_t len, 
     return 0;
 }
 
-/* A reply link is good for one message: mark its slot used. */
+/* A reply link is good for one message: mark its slot used (the slot is
+ * free for the next link; until then, using it again gives E_USED). */
 static void use_up_if_reply(struct link *via)
 {
-    if (via->flags & LINK_REPLY) {
-        link_clear(via);
+    if (via->flags & LINK_REPLY)
         via->state = LINK_USED;
-    }
 }
 
 static int64_t sys_send(struct proc *p, struct trapframe *tf)

@@ -110,8 +110,10 @@ static void fp_load(const uint64_t *area)
         "ld t0,256(%0)\n fscsr t0\n" ::"r"(area) : "t0", "memory");
 }
 
-/* Before returning to next: FP stays on only if its values are loaded. */
-void fp_switch_to(struct proc *next)
+/* The sstatus to return to user mode in `next` with: previous mode U, and
+ * FP on only if next's values are in the registers (saving the owner's
+ * first if they changed and next is someone else). */
+uint64_t sstatus_for(struct proc *next)
 {
     uint64_t s = CSR_READ(sstatus);
     if ((s & SSTATUS_FS_MASK) == SSTATUS_FS_DIRTY && fp_owner && fp_owner != next) {
@@ -123,7 +125,7 @@ void fp_switch_to(struct proc *next)
         s &= ~SSTATUS_FS_MASK;   /* Off: its first FP instruction traps */
     else if ((s & SSTATUS_FS_MASK) == SSTATUS_FS_OFF)
         s |= SSTATUS_FS_CLEAN;   /* its values are still in the registers */
-    CSR_WRITE(sstatus, s);
+    return (s & ~SSTATUS_SPP) | SSTATUS_SPIE;
 }
 
 /* p used FP with FS=Off: give it its registers. */
@@ -155,19 +157,20 @@ static const char *cause_name(uint64_t cause)
     return cause < 16 ? names[cause] : "?";
 }
 
-/* Every trap from user mode comes here (entry.S), on the kernel stack. */
-void trap_user(void)
+/* Every trap from user mode comes here (entry.S), on the kernel stack. It
+ * never returns (so the compiler need not save registers for a return). */
+__attribute__((noreturn)) void trap_user(void)
 {
     struct proc *p = current;
     uint64_t cause = CSR_READ(scause);
-    if (cause & SCAUSE_INTERRUPT) {
+    if (cause == SCAUSE_ECALL_U) {           /* the common case first */
+        p->tf.sepc += 4;
+        syscall_dispatch(p);
+    } else if (cause & SCAUSE_INTERRUPT) {
         if ((cause & 0xff) == SCAUSE_S_TIMER)
             timer_interrupt();
         else if ((cause & 0xff) == SCAUSE_S_EXTERNAL)
             external_interrupt();
-    } else if (cause == SCAUSE_ECALL_U) {
-        p->tf.sepc += 4;
-        syscall_dispatch(p);
     } else if (cause == SCAUSE_ILLEGAL_INSTR && (CSR_READ(sstatus) & SSTATUS_FS_MASK) == SSTATUS_FS_OFF) {
         fp_enable(p);
     } else {

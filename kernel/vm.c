@@ -94,6 +94,7 @@ void vm_unmap_free(struct proc *p, uint64_t va)
         page_free((void *)PTE_TO_PA(*pte));
         *pte = 0;
         p->pages--;
+        memset(p->recent, 0, sizeof p->recent);
         sfence_vma();
     }
 }
@@ -139,23 +140,42 @@ void *vm_user_to_kernel(uint64_t *root, uint64_t va, int write)
     return (void *)(PTE_TO_PA(entry) | (va & (PAGE_SIZE - 1)));
 }
 
+/* Translate a range within one user page, remembering the last two pages
+ * translated: processes send from and receive into the same few buffers. */
+static uint8_t *translate_in_page(struct proc *p, uint64_t uva, int write)
+{
+    uint64_t page = PAGE_ROUND_DOWN(uva);
+    if (p->recent[0].page == page && (!write || p->recent[0].writable))
+        return p->recent[0].kernel + (uva - page);
+    if (p->recent[1].page == page && (!write || p->recent[1].writable))
+        return p->recent[1].kernel + (uva - page);
+    uint8_t *k = vm_user_to_kernel(p->pagetable, uva, write);
+    if (k) {
+        p->recent[1] = p->recent[0];
+        p->recent[0].page = page;
+        p->recent[0].kernel = k - (uva - page);
+        p->recent[0].writable = write || vm_user_to_kernel(p->pagetable, uva, 1) != 0;
+    }
+    return k;
+}
+
 /* Is [uva, uva+len) user memory of p with the access wanted? When it is
  * and lies within one page, *kernel_address (if asked for) is where the
  * kernel sees it; otherwise 0. */
 int user_range_ok(struct proc *p, uint64_t uva, uint64_t len, int write, void **kernel_address)
 {
+    if (len != 0 && PAGE_ROUND_DOWN(uva) == PAGE_ROUND_DOWN(uva + len - 1) && uva + len > uva) {
+        uint8_t *k = translate_in_page(p, uva, write);
+        if (kernel_address)
+            *kernel_address = k;
+        return k != 0;
+    }
     if (kernel_address)
         *kernel_address = 0;
     if (len == 0)
         return 1;
     if (uva + len < uva)
         return 0;
-    if (PAGE_ROUND_DOWN(uva) == PAGE_ROUND_DOWN(uva + len - 1)) {
-        void *k = vm_user_to_kernel(p->pagetable, uva, write);
-        if (kernel_address)
-            *kernel_address = k;
-        return k != 0;
-    }
     for (uint64_t va = PAGE_ROUND_DOWN(uva); va < uva + len; va += PAGE_SIZE)
         if (!vm_user_to_kernel(p->pagetable, va, write))
             return 0;
