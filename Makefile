@@ -13,7 +13,7 @@ QEMU    := qemu-system-riscv64
 
 KERNEL_CFLAGS := $(ARCH) $(WARN) -O3 -flto -g -ffreestanding -fno-builtin -nostdlib -mno-relax \
                  -fno-stack-protector -Ikernel -MMD -MP
-USER_CFLAGS   := $(ARCH) $(WARN) -O2 -g -fno-omit-frame-pointer -nostdinc \
+USER_CFLAGS    = $(ARCH) $(WARN) -O2 -g -fno-omit-frame-pointer -nostdinc \
                  -isystem $(NEWLIB)/include -isystem $(shell $(CC) -print-file-name=include 2>/dev/null) \
                  -Ikernel -Iservers -Iuser/lib -MMD -MP
 
@@ -27,7 +27,7 @@ CRT0      := $(B)/user/lib/crt0.o
 # Programs in the boot image: system processes (servers/), then user programs.
 SERVERS  := pm switchboard console timer
 PROGRAMS := shell hello ping pong
-TESTS    := ktest
+TESTS    := ktest libctest
 BENCHES  := callbench
 ELVES := $(SERVERS:%=$(B)/servers/%.elf) $(PROGRAMS:%=$(B)/user/%.elf) \
          $(TESTS:%=$(B)/user/tests/%.elf) $(BENCHES:%=$(B)/user/bench/%.elf)
@@ -36,9 +36,15 @@ NODE_QEMU = $(QEMU) -M virt -bios none -m 256M -smp 1 -kernel $(B)/kernel.elf -d
             -monitor none -serial stdio -no-reboot -global virtio-mmio.force-legacy=false \
             -icount shift=0,sleep=on
 
-.PHONY: all run test bench gdb setup clean
+.PHONY: all build run test bench gdb setup clean
 .SECONDARY:
-all: $(B)/kernel.elf
+
+# Every command first makes sure the tools are installed (scripts/setup.sh:
+# quiet when they are), then builds in a second make that sees them.
+all: setup
+	@$(MAKE) --no-print-directory build
+
+build: $(B)/kernel.elf
 
 setup:
 	@scripts/setup.sh
@@ -76,7 +82,7 @@ $(B)/%.elf: $(B)/%.o $(CRT0) $(ULIB_OBJS) user/user.ld
 	@$(CC) $(ARCH) -nostdlib -static -T user/user.ld -o $@ $(CRT0) $< $(ULIB_OBJS) \
 	    -Wl,--start-group $(NEWLIB)/lib/libc.a $(NEWLIB)/lib/libm.a -lgcc -Wl,--end-group
 
-# Boot one node into the shell (input may be piped).
+# Boot one node into the shell (input may be piped); `halt` ends it.
 run: all
 	@$(NODE_QEMU)
 

@@ -63,3 +63,18 @@ def test_system_processes_survive_ktest():
     for name in ("pm", "switchboard", "console", "timer", "shell"):
         assert re.search(r"\s%s\s" % name, out), out
     assert "ktest" not in out, "a ktest helper was left running:\n" + out
+
+
+def test_newlib_programs(report):
+    """printf, scanf from the console, malloc, strings, clocks, sleep."""
+    start = node.seen
+    node.type("run libctest\n")
+    node.expect(r"type a number and a word: ", 20)
+    node.type("42 links\n")
+    m = node.expect(r"libctest: (\d+) passed, (\d+) failed\n", 30)
+    for line in node.output[start:m.start()].splitlines():
+        r = re.match(r"(ok|not ok) (\S+)(?:: (.*))?$", line)
+        if r:
+            report("libctest." + r.group(2), r.group(1) == "ok", r.group(3) or "")
+    assert int(m.group(1)) >= 9 and m.group(2) == "0", m.group(0)
+    node.expect(r"\$ ", 10)

@@ -111,3 +111,16 @@ def test_halt_powers_off_cleanly():
     assert n.halt() == 0
     assert n.proc.poll() is not None
     node = None
+
+
+def test_make_run_with_piped_input():
+    """`make run` as a script uses it: commands piped in, `halt` ends it."""
+    import subprocess
+    from harness import ROOT
+    run = subprocess.run(["make", "-s", "--no-print-directory", "run"], cwd=ROOT,
+                         input=b"run hello\necho piped\nhalt\n", stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, timeout=60)
+    out = run.stdout.decode(errors="replace")
+    assert run.returncode == 0, out
+    assert re.search(r"hello from process 0\.\d+\.\d+ on machine 0", out), out
+    assert "piped" in out and "halted" in out, out
