@@ -76,5 +76,5 @@ def test_newlib_programs(report):
         r = re.match(r"(ok|not ok) (\S+)(?:: (.*))?$", line)
         if r:
             report("libctest." + r.group(2), r.group(1) == "ok", r.group(3) or "")
-    assert int(m.group(1)) >= 9 and m.group(2) == "0", m.group(0)
+    assert int(m.group(1)) >= 11 and m.group(2) == "0", m.group(0)
     node.expect(r"\$ ", 10)

@@ -74,6 +74,21 @@ int main(void)
     usleep(20000);
     check(dm_clock_ns() - t0 >= 20000000, "time.usleep", "woke early");
 
+    /* An alarm: the timer server sends TIMER_ALARM_FIRED over the link we pass. */
+    long timer = sb_lookup("timer");
+    long mine = dm_createlink(77, 0, 0, 0, 0);
+    struct sv_call alarm = { .op = TIMER_ALARM, .arg = { 30000000, 4242 }, .pass = mine };
+    uint64_t a0 = dm_clock_ns();
+    long status = timer >= 0 ? sv_call(timer, &alarm) : timer;
+    struct sv_request fired = { 0 };
+    struct dm_msg_info info;
+    long n = status == 0 ? dm_receive(&info, &fired, sizeof fired, 77) : status;
+    snprintf(buf, sizeof buf, "status %ld, n %ld, op %u, cookie %lld", status, n, fired.op,
+             (long long)fired.arg[0]);
+    check(n == (long)sizeof fired && fired.op == TIMER_ALARM_FIRED && fired.arg[0] == 4242 &&
+              dm_clock_ns() - a0 >= 30000000,
+          "time.alarm", buf);
+
     struct tms t;
     clock_t c0 = times(&t);
     uint64_t p0 = dm_proctime();
