@@ -132,7 +132,7 @@ uint64_t sstatus_for(struct proc *next)
 static void fp_enable(struct proc *p)
 {
     /* The owner's values were saved when it was switched away from
-     * (fp_switch_to), so the registers are free to load. */
+     * (sstatus_for), so the registers are free to load. */
     uint64_t s = CSR_READ(sstatus);
     CSR_WRITE(sstatus, (s & ~SSTATUS_FS_MASK) | SSTATUS_FS_CLEAN);
     static const uint64_t zeros[33];

@@ -9,7 +9,7 @@
  *     ktest [GROUP...]   run all groups, or the named ones
  *
  * ktest also plays the helper processes its tests need, chosen by argv[1]
- * (echo, never, killer, sleeper, hog, exit, crash); they are not meant to be run
+ * (echo, never, killer, sleeper, hog, exit, crash, fp); they are not meant to be run
  * by hand.
  */
 #include <stdarg.h>
@@ -155,6 +155,21 @@ static int role_crash(const char *how)
         return big[0];
     }
     return 0;
+}
+
+/* fp N: add 1/i for i = 1..N twice, while other processes do the same and
+ * the scheduler switches between them; both sums must be equal and right. */
+static int role_fp(const char *count)
+{
+    long n = atol(count);
+    double sums[2];
+    for (int pass = 0; pass < 2; pass++) {
+        volatile double sum = 0;
+        for (long i = 1; i <= n; i++)
+            sum += 1.0 / (double)i;
+        sums[pass] = sum;
+    }
+    return sums[0] == sums[1] && sums[0] > 16.0021 && sums[0] < 16.0023 ? 0 : 1;   /* H(5e6) = 16.002164 */
 }
 
 /* ---- the tests ---- */
@@ -536,13 +551,26 @@ static void test_memory(void)
     result(status == 0, "memory.system_fine_after_hog", "status %lld", (long long)status);
 }
 
+static void test_floating_point(void)
+{
+    long pids[3];
+    for (int i = 0; i < 3; i++)
+        pids[i] = spawn("fp", "5000000", 0);
+    int right = 0;
+    for (int i = 0; i < 3; i++) {
+        int64_t status = -1;
+        right += pids[i] >= 0 && pm_wait((dm_pid)pids[i], &status) == 0 && status == 0;
+    }
+    result(right == 3, "fp.registers_kept_across_switches", "%d of 3 processes right", right);
+}
+
 static const struct { const char *name; void (*run)(void); } groups[] = {
     { "createlink", test_createlink },   { "destroylink", test_destroylink },
     { "duplicatelink", test_duplicatelink }, { "send", test_send_receive },
     { "pass", test_link_passing },       { "call", test_call },
     { "kill", test_kill_while_blocked }, { "movedata", test_movedata },
     { "stoptask", test_stoptask_and_requests }, { "many", test_many_processes },
-    { "memory", test_memory },
+    { "memory", test_memory },           { "fp", test_floating_point },
 };
 
 int main(int argc, char **argv)
@@ -559,6 +587,8 @@ int main(int argc, char **argv)
     }
     if (argc >= 3 && strcmp(argv[1], "crash") == 0)
         return role_crash(argv[2]);
+    if (argc >= 3 && strcmp(argv[1], "fp") == 0)
+        return role_fp(argv[2]);
     if (argc >= 2 && strcmp(argv[1], "hog") == 0)
         return role_hog();
     if (argc >= 3 && strcmp(argv[1], "exit") == 0)
