@@ -46,11 +46,10 @@ void kernel_reply_slot(int slot, int64_t status, uint64_t value, const void *dat
     link_clear(l);
 }
 
-/* Keep a reply link for a later answer; its kernel slot or -1. */
+/* Keep a reply link for a later answer; its kernel slot, or E_LINKFULL. */
 static int keep_reply(struct link *reply)
 {
-    int slot = link_install(kernel_proc, reply);
-    return slot < 0 ? -1 : slot;
+    return link_install(kernel_proc, reply);
 }
 
 /* ---- process control ---- */

@@ -94,7 +94,10 @@ void vm_unmap_free(struct proc *p, uint64_t va)
         page_free((void *)PTE_TO_PA(*pte));
         *pte = 0;
         p->pages--;
+        /* Forget every kernel view of p's pages: the page may be reused. */
         memset(p->recent, 0, sizeof p->recent);
+        p->wait.buf_kernel = 0;
+        p->wait.info_kernel = 0;
         sfence_vma();
     }
 }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "dmlib.h"
 
 static int passed, failed;
@@ -542,6 +543,15 @@ static void test_memory(void)
     result(megabytes >= 16 && megabytes < 32, "memory.exhaust_own_limit", "got %lld MiB", (long long)megabytes);
     struct sv_call c = { .op = PM_SBRK, .arg = { 1L << 40 }, .pass = DM_NO_LINK };
     expect_error(sv_call(SLOT_PM, &c), E_NOMEM, "memory.sbrk_too_much");
+    /* A CALL whose reply buffer lies in memory the request itself frees:
+     * the answer cannot be delivered (E_FAULT), and nothing else is hurt. */
+    char *top = sbrk(0);
+    char *grown = sbrk(3 * 4096);
+    char *page = (char *)(((uintptr_t)top + 4095) & ~4095UL);
+    struct sv_request shrink = { .op = PM_SBRK, .arg = { -3 * 4096 } };
+    struct dm_msg_info info;
+    long n = grown == top ? dm_call(SLOT_PM, &shrink, sizeof shrink, DM_NO_LINK, page, 64, &info) : -99;
+    expect_error(n, E_FAULT, "memory.reply_into_freed_page");
     char *q = malloc(100000);
     result(q != 0, "memory.malloc_after_exhaustion", "malloc failed");
     free(q);
