@@ -15,7 +15,7 @@ KERNEL_CFLAGS := $(ARCH) $(WARN) -O3 -flto -g -ffreestanding -fno-builtin -nostd
                  -fno-stack-protector -Ikernel -MMD -MP
 USER_CFLAGS    = $(ARCH) $(WARN) -O2 -g -fno-omit-frame-pointer -nostdinc \
                  -isystem $(NEWLIB)/include -isystem $(shell $(CC) -print-file-name=include 2>/dev/null) \
-                 -Ikernel -Iservers -Iuser/lib -MMD -MP
+                 -Ikernel -Iservers -Ifs -Iuser/lib -MMD -MP
 
 KERNEL_SRCS := $(wildcard kernel/*.c)
 KERNEL_ASMS := kernel/entry.S
@@ -24,12 +24,14 @@ KERNEL_OBJS := $(KERNEL_SRCS:%.c=$(B)/%.o) $(KERNEL_ASMS:%.S=$(B)/%.o) $(B)/kern
 ULIB_OBJS := $(B)/user/lib/kcall.o $(B)/user/lib/dmlib.o $(B)/user/lib/syscalls.o
 CRT0      := $(B)/user/lib/crt0.o
 
-# Programs in the boot image: system processes (servers/), then user programs.
+# Programs in the boot image: system processes (servers/), the file system's
+# processes (fs/), then user programs.
 SERVERS  := pm switchboard console timer
+FS_PROCS := di
 PROGRAMS := shell hello ping pong
-TESTS    := ktest libctest
+TESTS    := ktest libctest disktest
 BENCHES  := callbench
-ELVES := $(SERVERS:%=$(B)/servers/%.elf) $(PROGRAMS:%=$(B)/user/%.elf) \
+ELVES := $(SERVERS:%=$(B)/servers/%.elf) $(FS_PROCS:%=$(B)/fs/%.elf) $(PROGRAMS:%=$(B)/user/%.elf) \
          $(TESTS:%=$(B)/user/tests/%.elf) $(BENCHES:%=$(B)/user/bench/%.elf)
 
 NODE_QEMU = $(QEMU) -M virt -bios none -m 256M -smp 1 -kernel $(B)/kernel.elf -display none \

@@ -129,8 +129,15 @@ void uart_drain(void);
 
 /* plic.c */
 void plic_init(void);
+void plic_enable(int irq);
 int plic_claim(void);
 void plic_complete(int irq);
+
+/* virtio_disk.c */
+int disk_init(void);
+void disk_interrupt(int irq);
+int64_t disk_request(unsigned index, struct dm_kreq *q, struct link *pass, struct link *reply,
+                     uint64_t *value, int *later);
 
 /* page.c */
 void page_init(void);

@@ -142,6 +142,8 @@ enum dm_error {
 #define BOOT_SLOT_PROCESS_CONTROL 3
 #define BOOT_SLOT_CONSOLE         4  /* handed on to the console server */
 #define BOOT_SLOT_TIMER           5  /* handed on to the timer server */
+#define BOOT_SLOT_DISK0           6  /* disk i (if present) in slot 6 + i, up to DM_MAX_DISKS */
+#define DM_MAX_DISKS              8
 
 /* ---- Process ids. ------------------------------------------------------
  * Global: the machine that created the process, that machine's boot epoch
@@ -181,7 +183,10 @@ enum dm_klink_kind {
     KLINK_PROCESS_CONTROL = 1, /* held by the process manager only */
     KLINK_CONSOLE         = 2, /* the UART, held by the console server */
     KLINK_TIMER           = 3, /* the clock, held by the timer server */
+    KLINK_DISK            = 4, /* a disk: code = KLINK_DISK | disk index << 8 */
 };
+#define KLINK_KIND(code)  ((code) & 0xff)
+#define KLINK_INDEX(code) (((code) >> 8) & 0xff)
 
 enum dm_kop {
     /* process control */
@@ -205,7 +210,16 @@ enum dm_kop {
     KOP_TIME,        /* reply value: wall-clock ns since 1970; arg[0] of reply
                         data (uint64): the machine clock in ns */
     KOP_ALARM,       /* arg[0] = machine-clock ns: reply when that time is reached */
+    /* disk (blocks of DM_DISK_BLOCK bytes) */
+    KOP_DISK_INFO,   /* reply value: the disk's size in blocks */
+    KOP_DISK_ATTACH, /* the passed link's data area (read and write rights) is
+                        where blocks are read into and written from */
+    KOP_DISK_READ,   /* arg[0] = block, arg[1] = offset in the attached area:
+                        reply when the block is there */
+    KOP_DISK_WRITE,  /* arg[0] = block, arg[1] = offset in the attached area:
+                        reply when the block is on the disk */
 };
+#define DM_DISK_BLOCK 4096
 
 struct dm_kreq {
     uint32_t op;       /* enum dm_kop */

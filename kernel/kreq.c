@@ -343,7 +343,7 @@ int kreq_handle(struct outgoing *o)
     uint32_t answer_len = 0;
     int later = 0;
     int64_t status;
-    switch (o->via->code) {
+    switch (KLINK_KIND(o->via->code)) {
     case KLINK_PROCESS_CONTROL:
         status = (q->op >= KOP_CREATE && q->op <= KOP_HALT)
                      ? process_control(q, len, o->pass, &value, &answer_len)
@@ -359,10 +359,13 @@ int kreq_handle(struct outgoing *o)
             o->pass = 0;
             o->reply = &passed_answer_link;
         }
-        if (o->via->code == KLINK_CONSOLE)
+        if (KLINK_KIND(o->via->code) == KLINK_CONSOLE)
             status = console_request(q, len, o->reply, &value, &answer_len, &later);
         else
             status = timer_request(q, o->reply, &value, &answer_len, &later);
+        break;
+    case KLINK_DISK:
+        status = disk_request(KLINK_INDEX(o->via->code), q, o->pass, o->reply, &value, &later);
         break;
     default:
         status = E_BADREQ;

@@ -39,6 +39,9 @@ void main(void)
     give_kernel_link(pm, BOOT_SLOT_PROCESS_CONTROL, KLINK_PROCESS_CONTROL);
     give_kernel_link(pm, BOOT_SLOT_CONSOLE, KLINK_CONSOLE);
     give_kernel_link(pm, BOOT_SLOT_TIMER, KLINK_TIMER);
+    int disks = disk_init();
+    for (int i = 0; i < disks; i++)
+        give_kernel_link(pm, BOOT_SLOT_DISK0 + i, KLINK_DISK | (uint64_t)i << 8);
     make_runnable(pm);
     schedule();
 }

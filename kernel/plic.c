@@ -13,9 +13,15 @@
 
 void plic_init(void)
 {
-    PLIC_PRIORITY(UART_IRQ) = 1;
-    PLIC_SENABLE = 1u << UART_IRQ;
     PLIC_STHRESHOLD = 0;
+    plic_enable(UART_IRQ);
+}
+
+/* Let interrupt source irq (1..31) reach hart 0's S-mode. */
+void plic_enable(int irq)
+{
+    PLIC_PRIORITY(irq) = 1;
+    PLIC_SENABLE |= 1u << irq;
 }
 
 int plic_claim(void)

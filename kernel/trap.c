@@ -64,6 +64,8 @@ static void external_interrupt(void)
     while ((irq = plic_claim()) != 0) {
         if (irq == 10)
             uart_interrupt();
+        else if (irq >= 1 && irq <= 8)
+            disk_interrupt(irq);
         plic_complete(irq);
     }
 }

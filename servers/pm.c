@@ -285,6 +285,11 @@ int main(void)
     start_server("console", BOOT_SLOT_CONSOLE, &console_slot);
     give_link(dm_self(), SLOT_CONSOLE, dm_duplicatelink(console_slot));
     start_server("timer", BOOT_SLOT_TIMER, 0);
+    long disk0 = dm_duplicatelink(BOOT_SLOT_DISK0);   /* is there a disk? */
+    if (disk0 >= 0) {
+        dm_destroylink(disk0);
+        start_server("di", BOOT_SLOT_DISK0, 0);
+    }
     static const char shell_args[] = "shell";
     dm_pid shell;
     long err = create_process("shell", shell_args, sizeof shell_args, 1, -1, 0, &shell);

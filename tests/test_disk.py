@@ -1,0 +1,99 @@
+"""The kernel's virtio-blk driver and the disk interface process, checked
+against disk images made and read on the host."""
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+from harness import Node
+
+BLOCK = 4096
+workdir = tempfile.mkdtemp(prefix="dm-disk-")
+node = None
+
+
+def teardown():
+    if node:
+        node.kill()
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+def fnv1a(data):
+    h = 0xcbf29ce484222325
+    for byte in data:
+        h = ((h ^ byte) * 0x100000001b3) & 0xffffffffffffffff
+    return "%016x" % h
+
+
+def make_image(name, blocks, seed):
+    path = os.path.join(workdir, name)
+    data = b"".join(hashlib.sha256(b"%d-%d" % (seed, i)).digest() for i in range(blocks * BLOCK // 32))
+    with open(path, "wb") as f:
+        f.write(data)
+    return path, data
+
+
+def drive(path, index):
+    return ["-drive", "file=%s,if=none,format=raw,id=d%d" % (path, index),
+            "-device", "virtio-blk-device,drive=d%d" % index]
+
+
+image, content = make_image("disk0.img", 256, 1)
+
+
+def booted():
+    global node
+    if node is None:
+        node = Node(extra=drive(image, 0))
+    return node
+
+
+def test_kernel_finds_the_disk_and_the_disk_interface_runs():
+    n = booted()
+    assert "disk 0: 256 blocks of 4096 bytes" in n.output, n.output[:500]
+    assert re.search(r"\sdi\s+receiving", n.command("ps"))
+    assert n.command("run disktest info") == "blocks 256\n"
+
+
+def test_blocks_read_are_the_image_blocks():
+    out = booted().command("run disktest read 0 8")
+    got = re.findall(r"block (\d+) fnv ([0-9a-f]+)", out)
+    assert len(got) == 8, out
+    for b, h in got:
+        b = int(b)
+        assert h == fnv1a(content[b * BLOCK:(b + 1) * BLOCK]), "block %d differs" % b
+    last = booted().command("run disktest read 255 1")
+    assert fnv1a(content[255 * BLOCK:]) in last, last
+
+
+def test_read_past_the_end_is_an_error():
+    out = booted().command("run disktest read 256 1")
+    assert "block 256: E_BOUNDS" in out and "exit status 1" in out, out
+
+
+def test_blocks_written_reach_the_image_and_counters_are_exact():
+    global node
+    n = booted()
+    before = re.search(r"reads (\d+) writes (\d+) errors (\d+)", n.command("run disktest stats"))
+    assert n.command("run disktest write 17 5") == "block 17 written\n"
+    assert n.command("run disktest write 200 6") == "block 200 written\n"
+    n.command("run disktest read 17 1")
+    after = re.search(r"reads (\d+) writes (\d+) errors (\d+)", n.command("run disktest stats"))
+    assert int(after.group(1)) == int(before.group(1)) + 1
+    assert int(after.group(2)) == int(before.group(2)) + 2
+    assert n.halt() == 0
+    node = None
+    data = open(image, "rb").read()
+    for b, seed in ((17, 5), (200, 6)):
+        want = bytes(((i * 31 + seed) ^ (i >> 8)) & 0xff for i in range(BLOCK))
+        assert data[b * BLOCK:(b + 1) * BLOCK] == want, "block %d not as written" % b
+    untouched = [b for b in range(256) if b not in (17, 200)]
+    assert all(data[b * BLOCK:(b + 1) * BLOCK] == content[b * BLOCK:(b + 1) * BLOCK] for b in untouched)
+
+
+def test_several_disks_are_found():
+    second, _ = make_image("disk1.img", 64, 2)
+    with Node(extra=drive(image, 0) + drive(second, 1)) as n:
+        assert "disk 0: " in n.output and "disk 1: " in n.output, n.output[:500]
+        assert n.command("run disktest info") in ("blocks 256\n", "blocks 64\n")
+        n.halt()

@@ -1,0 +1,89 @@
+/*
+ * disktest — talk to the disk interface ("di") the way the buffer manager
+ * will: one block per request, moved through a data area passed with it.
+ *
+ *   disktest info                 the disk's size in blocks
+ *   disktest read FIRST COUNT     print a checksum (FNV-1a, 64 bits) of each block
+ *   disktest write BLOCK SEED     fill a block with a pattern made from SEED
+ *   disktest stats                what the disk interface has counted
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dmlib.h"
+#include "fsproto.h"
+
+static uint8_t block[DM_DISK_BLOCK];
+
+static uint64_t fnv1a(const uint8_t *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    while (n--)
+        h = (h ^ *p++) * 0x100000001b3ull;
+    return h;
+}
+
+/* A request to the disk interface passing a link to `block`. */
+static long di_call(long di, uint32_t op, int64_t arg0, uint32_t rights, int64_t *value)
+{
+    long area = rights ? dm_createlink(0, 0, rights, block, sizeof block) : DM_NO_LINK;
+    struct sv_call c = { .op = op, .arg = { arg0 }, .pass = area, .reply_data = block,
+                         .reply_cap = op == DI_STATS ? sizeof(struct di_stats) : 0 };
+    long status = sv_call(di, &c);
+    if (value)
+        *value = c.value;
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    long di = sb_lookup("di");
+    if (di < 0) {
+        printf("disktest: no disk interface: %s\n", dm_error_name(di));
+        return 1;
+    }
+    int64_t value = 0;
+    if (argc == 2 && strcmp(argv[1], "info") == 0) {
+        long err = di_call(di, DI_INFO, 0, 0, &value);
+        if (err < 0)
+            printf("disktest: %s\n", dm_error_name(err));
+        else
+            printf("blocks %lld\n", (long long)value);
+        return err < 0;
+    }
+    if (argc == 4 && strcmp(argv[1], "read") == 0) {
+        long first = atol(argv[2]), count = atol(argv[3]);
+        for (long b = first; b < first + count; b++) {
+            long err = di_call(di, DI_READ, b, LINK_WRITE, 0);
+            if (err < 0) {
+                printf("block %ld: %s\n", b, dm_error_name(err));
+                return 1;
+            }
+            printf("block %ld fnv %016llx\n", b, (unsigned long long)fnv1a(block, sizeof block));
+        }
+        return 0;
+    }
+    if (argc == 4 && strcmp(argv[1], "write") == 0) {
+        long b = atol(argv[2]);
+        unsigned seed = (unsigned)atol(argv[3]);
+        for (size_t i = 0; i < sizeof block; i++)
+            block[i] = (uint8_t)((i * 31 + seed) ^ (i >> 8));
+        long err = di_call(di, DI_WRITE, b, LINK_READ, 0);
+        if (err < 0)
+            printf("block %ld: %s\n", b, dm_error_name(err));
+        else
+            printf("block %ld written\n", b);
+        return err < 0;
+    }
+    if (argc == 2 && strcmp(argv[1], "stats") == 0) {
+        long err = di_call(di, DI_STATS, 0, 0, 0);
+        struct di_stats s;
+        memcpy(&s, block, sizeof s);
+        if (err == 0)
+            printf("reads %llu writes %llu errors %llu\n", (unsigned long long)s.reads,
+                   (unsigned long long)s.writes, (unsigned long long)s.errors);
+        return err < 0;
+    }
+    printf("usage: disktest info | read FIRST COUNT | write BLOCK SEED | stats\n");
+    return 2;
+}
