@@ -36,7 +36,8 @@ ELVES := $(SERVERS:%=$(B)/servers/%.elf) $(FS_PROCS:%=$(B)/fs/%.elf) $(PROGRAMS:
 
 NODE_QEMU = $(QEMU) -M virt -bios none -m 256M -smp 1 -kernel $(B)/kernel.elf -display none \
             -monitor none -serial stdio -no-reboot -global virtio-mmio.force-legacy=false \
-            -icount shift=0,sleep=on
+            -icount shift=0,sleep=on \
+            $(if $(DISK),-drive file=$(DISK),if=none,format=raw,id=disk0 -device virtio-blk-device,drive=disk0)
 
 .PHONY: all build run test bench gdb setup clean
 .SECONDARY:
@@ -85,6 +86,7 @@ $(B)/%.elf: $(B)/%.o $(CRT0) $(ULIB_OBJS) user/user.ld
 	    -Wl,--start-group $(NEWLIB)/lib/libc.a $(NEWLIB)/lib/libm.a -lgcc -Wl,--end-group
 
 # Boot one node into the shell (input may be piped); `halt` ends it.
+# DISK=IMAGE attaches a disk image (its disk interface process starts).
 run: all
 	@$(NODE_QEMU)
 
