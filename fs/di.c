@@ -38,7 +38,7 @@ static long handle(const struct sv_request *q, long area, uint64_t *value)
             return E_INVAL;
         long err = disk(KOP_DISK_READ, q->arg[0], 0, DM_NO_LINK, 0);
         if (err == 0)
-            err = dm_movedata(area, 0, DM_SELF, (uint64_t)block, DM_DISK_BLOCK);
+            err = dm_movedata(area, (uint64_t)q->arg[1], DM_SELF, (uint64_t)block, DM_DISK_BLOCK);
         if (err >= 0)
             stats.reads++;
         return err < 0 ? err : 0;
@@ -46,7 +46,7 @@ static long handle(const struct sv_request *q, long area, uint64_t *value)
     case DI_WRITE: {
         if (area < 0)
             return E_INVAL;
-        long err = dm_movedata(DM_SELF, (uint64_t)block, area, 0, DM_DISK_BLOCK);
+        long err = dm_movedata(DM_SELF, (uint64_t)block, area, (uint64_t)q->arg[1], DM_DISK_BLOCK);
         if (err >= 0)
             err = disk(KOP_DISK_WRITE, q->arg[0], 0, DM_NO_LINK, 0);
         if (err >= 0)

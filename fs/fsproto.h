@@ -13,8 +13,10 @@
  * talks to the kernel's disk driver. */
 enum di_op {
     DI_INFO = 1,   /* value = the disk's size in blocks */
-    DI_READ,       /* arg0 = block; the passed link's area (write right) receives it */
-    DI_WRITE,      /* arg0 = block; the passed link's area (read right) holds it */
+    DI_READ,       /* arg0 = block, arg1 = offset: the passed link's area (write
+                      right) receives the block at that offset */
+    DI_WRITE,      /* arg0 = block, arg1 = offset: the passed link's area (read
+                      right) holds the block at that offset */
     DI_STATS,      /* data = struct di_stats */
 };
 

@@ -13,7 +13,6 @@
 #include "dmlib.h"
 #include "fsproto.h"
 
-static uint8_t block[DM_DISK_BLOCK];
 
 static uint64_t fnv1a(const uint8_t *p, size_t n)
 {
@@ -23,11 +22,15 @@ static uint64_t fnv1a(const uint8_t *p, size_t n)
     return h;
 }
 
-/* A request to the disk interface passing a link to `block`. */
+/* A request to the disk interface passing a link to an area of three
+ * blocks whose middle one is `block` (so the offset is exercised too). */
+static uint8_t area_space[3 * DM_DISK_BLOCK];
+static uint8_t *const block = area_space + DM_DISK_BLOCK;
+
 static long di_call(long di, uint32_t op, int64_t arg0, uint32_t rights, int64_t *value)
 {
-    long area = rights ? dm_createlink(0, 0, rights, block, sizeof block) : DM_NO_LINK;
-    struct sv_call c = { .op = op, .arg = { arg0 }, .pass = area, .reply_data = block,
+    long area = rights ? dm_createlink(0, 0, rights, area_space, sizeof area_space) : DM_NO_LINK;
+    struct sv_call c = { .op = op, .arg = { arg0, DM_DISK_BLOCK }, .pass = area, .reply_data = block,
                          .reply_cap = op == DI_STATS ? sizeof(struct di_stats) : 0 };
     long status = sv_call(di, &c);
     if (value)
@@ -59,14 +62,14 @@ int main(int argc, char **argv)
                 printf("block %ld: %s\n", b, dm_error_name(err));
                 return 1;
             }
-            printf("block %ld fnv %016llx\n", b, (unsigned long long)fnv1a(block, sizeof block));
+            printf("block %ld fnv %016llx\n", b, (unsigned long long)fnv1a(block, DM_DISK_BLOCK));
         }
         return 0;
     }
     if (argc == 4 && strcmp(argv[1], "write") == 0) {
         long b = atol(argv[2]);
         unsigned seed = (unsigned)atol(argv[3]);
-        for (size_t i = 0; i < sizeof block; i++)
+        for (size_t i = 0; i < DM_DISK_BLOCK; i++)
             block[i] = (uint8_t)((i * 31 + seed) ^ (i >> 8));
         long err = di_call(di, DI_WRITE, b, LINK_READ, 0);
         if (err < 0)
