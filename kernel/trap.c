@@ -34,7 +34,10 @@ void clock_init(void)
     uint64_t high = GOLDFISH_RTC_HIGH;
     uint64_t rtc = (high << 32) | low;
     wall_clock_at_boot = rtc - machine_clock_ns();
-    boot_epoch = (uint32_t)(rtc / 1000000000ULL) & 0xffffff;
+    /* The epoch is the wall clock in units of 2^24 ns (16.8 ms), 24 bits:
+     * a reboot takes longer than one unit, and the count wraps only after
+     * 78 hours, so a rebooted machine's processes get new ids. */
+    boot_epoch = (uint32_t)(rtc >> 24) & 0xffffff;
 }
 
 /* Next timer interrupt (Sstc's stimecmp): the earliest alarm, and while
