@@ -37,7 +37,8 @@ ELVES := $(SERVERS:%=$(B)/servers/%.elf) $(FS_PROCS:%=$(B)/fs/%.elf) $(PROGRAMS:
 NODE_QEMU = $(QEMU) -M virt -bios none -m 256M -smp 1 -kernel $(B)/kernel.elf -display none \
             -monitor none -serial stdio -no-reboot -global virtio-mmio.force-legacy=false \
             -icount shift=0,sleep=on \
-            $(if $(DISK),-drive file=$(DISK),if=none,format=raw,id=disk0 -device virtio-blk-device,drive=disk0)
+            $(if $(DISK),$(DISK_QEMU))
+DISK_QEMU = -drive file=$(DISK),if=none,format=raw,id=disk0 -device virtio-blk-device,drive=disk0
 
 .PHONY: all build run test bench gdb setup clean
 .SECONDARY:
