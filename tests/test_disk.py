@@ -97,3 +97,14 @@ def test_several_disks_are_found():
         assert "disk 0: " in n.output and "disk 1: " in n.output, n.output[:500]
         assert n.command("run disktest info") in ("blocks 256\n", "blocks 64\n")
         n.halt()
+
+
+def test_make_run_attaches_a_disk():
+    import subprocess
+    from harness import ROOT
+    small, _ = make_image("run.img", 32, 3)
+    run = subprocess.run(["make", "-s", "--no-print-directory", "run", "DISK=" + small], cwd=ROOT,
+                         input=b"run disktest info\nhalt\n", stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, timeout=60)
+    out = run.stdout.decode(errors="replace")
+    assert run.returncode == 0 and "blocks 32" in out, out
