@@ -10,6 +10,7 @@ NEWLIB  := $(B)/newlib/riscv64-unknown-elf
 ARCH    := -march=rv64gc -mabi=lp64d -mcmodel=medany
 WARN    := -Wall -Wextra -Werror -std=gnu11
 QEMU    := qemu-system-riscv64
+HOSTCC  := cc -std=c11 -Wall -Wextra -Werror -O2 -g
 
 KERNEL_CFLAGS := $(ARCH) $(WARN) -O3 -flto -g -ffreestanding -fno-builtin -nostdlib -mno-relax \
                  -fno-stack-protector -Ikernel -MMD -MP
@@ -48,7 +49,7 @@ DISK_QEMU = -drive file=$(DISK),if=none,format=raw,id=disk0 -device virtio-blk-d
 all: setup
 	@$(MAKE) --no-print-directory build
 
-build: $(B)/kernel.elf
+build: $(B)/kernel.elf $(B)/tools/dmfs
 
 setup:
 	@scripts/setup.sh
@@ -86,6 +87,12 @@ $(B)/%.elf: $(B)/%.o $(CRT0) $(ULIB_OBJS) user/user.ld
 	@$(CC) $(ARCH) -nostdlib -static -T user/user.ld -o $@ $(CRT0) $< $(ULIB_OBJS) \
 	    -Wl,--start-group $(NEWLIB)/lib/libc.a $(NEWLIB)/lib/libm.a -lgcc -Wl,--end-group
 
+# Host tools (tools/): built with the host's compiler.
+$(B)/tools/dmfs: tools/dmfs.c fs/fsformat.h
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $<"
+	@$(HOSTCC) -Ifs -o $@ tools/dmfs.c
+
 # Boot one node into the shell (input may be piped); `halt` ends it.
 # DISK=IMAGE attaches a disk image (its disk interface process starts).
 run: all
@@ -103,6 +110,6 @@ bench: all
 	@python3 scripts/bench.py
 
 clean:
-	rm -rf $(B)/kernel $(B)/user $(B)/servers $(B)/kernel.elf
+	rm -rf $(B)/kernel $(B)/user $(B)/servers $(B)/fs $(B)/tools $(B)/kernel.elf
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -21,7 +21,15 @@
  *
  * A directory is a file of struct fs_dirent records; an entry with inode 0
  * is free. Every directory holds "." and ".." first; the root's ".." is
- * itself. The root is inode FS_ROOT_INODE.
+ * itself. The root is inode FS_ROOT_INODE. A directory's size is a whole
+ * number of entries (its last block may be partly used).
+ *
+ * Conventions both sides keep:
+ *   - bitmaps: bit i is bit (i % 8), least significant first, of byte i / 8;
+ *     bits past block_count or inode_count are zero and mean nothing;
+ *   - inode bitmap bit 0 is set (inode 0 is reserved);
+ *   - nlink counts the directory entries naming an inode, "." and ".."
+ *     included: a file has one per name, a directory 2 + its subdirectories.
  */
 #ifndef FSFORMAT_H
 #define FSFORMAT_H
@@ -120,10 +128,13 @@ static inline int fs_block_path(uint64_t n, uint32_t index[2])
 }
 
 /* The layout of a new file system of block_count blocks and inode_count
- * inodes (both rounded as needed); returns 0, or -1 if it cannot fit. */
+ * inodes (rounded up to whole inode-table blocks); returns 0, or -1 if the
+ * metadata and the root directory's block do not fit. */
 static inline int fs_layout(uint32_t block_count, uint32_t inode_count, struct fs_superblock *sb)
 {
     const uint32_t bits_per_block = FS_BLOCK_SIZE * 8;
+    if (inode_count > UINT32_MAX - FS_INODES_PER_BLOCK)
+        return -1;
     if (inode_count < FS_INODES_PER_BLOCK)
         inode_count = FS_INODES_PER_BLOCK;
     inode_count = (inode_count + FS_INODES_PER_BLOCK - 1) / FS_INODES_PER_BLOCK * FS_INODES_PER_BLOCK;
@@ -142,7 +153,7 @@ static inline int fs_layout(uint32_t block_count, uint32_t inode_count, struct f
     sb->data_start = sb->inode_table_start + sb->inode_table_blocks;
     sb->root_inode = FS_ROOT_INODE;
     sb->state = FS_STATE_CLEAN;
-    return sb->data_start + 1 < block_count ? 0 : -1;   /* room for the root directory */
+    return sb->data_start < block_count ? 0 : -1;   /* room for the root directory's block */
 }
 
 #endif
