@@ -27,4 +27,29 @@ struct di_stats {
     uint64_t errors;       /* requests answered with an error */
 };
 
+/* The buffer manager ("bm"): a cache of disk blocks. It maps a file's
+ * blocks to disk blocks itself, reading inode-table and indirect blocks
+ * through its own cache (DEMOS; docs/fs-design.md). Data moves by MOVEDATA
+ * between a cache buffer and the passed link's data area. */
+enum bm_op {
+    BM_READ_BLOCK = 1,  /* arg0 = disk block, arg1 = offset in the passed area (write right) */
+    BM_READ_FILE,       /* arg0 = inode, arg1 = file block, arg2 = offset in the passed area;
+                           a hole reads as zeros. value = the file's size in bytes */
+    BM_STATS,           /* data = struct bm_stats */
+};
+#define BM_NKINDS 4
+
+/* What the buffer manager counts. Every DI_READ it sends is exactly one of
+ * misses, inode_reads, indirect_reads or mount_reads. */
+struct bm_stats {
+    uint64_t requests[BM_NKINDS];  /* requests received, by op */
+    uint64_t hits;            /* read requests whose block was in the cache */
+    uint64_t misses;          /* read requests whose block was not: one DI_READ each */
+    uint64_t holes;           /* file blocks never written: zeros, no disk read */
+    uint64_t inode_reads;     /* DI_READs of inode-table blocks to map a file block */
+    uint64_t indirect_reads;  /* DI_READs of single- and double-indirect blocks */
+    uint64_t mount_reads;     /* DI_READs at start (the superblock) */
+    uint64_t cache_blocks;    /* the cache's size */
+};
+
 #endif

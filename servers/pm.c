@@ -289,6 +289,7 @@ int main(void)
     if (disk0 >= 0) {
         dm_destroylink(disk0);
         start_server("di", BOOT_SLOT_DISK0, 0);
+        start_server("bm", -1, 0);
     }
     static const char shell_args[] = "shell";
     dm_pid shell;

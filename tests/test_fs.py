@@ -1,0 +1,117 @@
+"""The file system's buffer manager over the disk interface, reading images
+made on the host by dmfs: file blocks through every indirect level, and
+counters that say exactly what happened."""
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from harness import Node, ROOT
+
+BLOCK = 4096
+DMFS = os.path.join(ROOT, "build", "tools", "dmfs")
+workdir = tempfile.mkdtemp(prefix="dm-fs-")
+node = None
+files = {}
+
+
+def teardown():
+    if node:
+        node.kill()
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+def fnv1a(data):
+    h = 0xcbf29ce484222325
+    for byte in data:
+        h = ((h ^ byte) * 0x100000001b3) & 0xffffffffffffffff
+    return "%016x" % h
+
+
+def block_of(data, n):
+    chunk = data[n * BLOCK:(n + 1) * BLOCK]
+    return chunk + bytes(BLOCK - len(chunk))
+
+
+def booted():
+    """An image with a 41-block file (direct and single-indirect blocks) and a
+    9 MiB one (double-indirect too); the cache holds 64 blocks."""
+    global node
+    if node is None:
+        image = os.path.join(workdir, "fs.img")
+        args = [DMFS, "mkfs", image, "32"]
+        for name, size in (("small", 167000), ("big", 9 << 20)):
+            data = b"".join(hashlib.sha256(b"%s-%d" % (name.encode(), i)).digest() for i in range(size // 32 + 1))[:size]
+            path = os.path.join(workdir, name)
+            open(path, "wb").write(data)
+            files[name] = data
+            args.append("%s=/data/%s" % (path, name))
+        subprocess.run(args, check=True)
+        listing = subprocess.run([DMFS, "ls", "-l", "-R", image], check=True, stdout=subprocess.PIPE).stdout.decode()
+        for line in listing.splitlines():
+            f = line.split()
+            if f[0] == "file":
+                files[os.path.basename(f[4]) + ".inode"] = int(f[1])
+        node = Node(extra=["-drive", "file=%s,if=none,format=raw,id=d0" % image,
+                           "-device", "virtio-blk-device,drive=d0"])
+    return node
+
+
+def stats():
+    out = booted().command("run bmtest stats")
+    return {k: int(v) for k, v in re.findall(r"(\w+) (\d+)", out)}
+
+
+def read_file(name, count):
+    out = booted().command("run bmtest file %d %d" % (files[name + ".inode"], count), timeout=120)
+    return {int(n): h for n, h in re.findall(r"file block (\d+) fnv ([0-9a-f]+)", out)}, out
+
+
+def test_buffer_manager_is_running():
+    assert re.search(r"\sbm\s+receiving", booted().command("ps"))
+
+
+def test_cold_then_warm_read_counts_exactly():
+    before = stats()
+    blocks, out = read_file("small", 41)
+    assert len(blocks) == 41, out
+    for n, h in blocks.items():
+        assert h == fnv1a(block_of(files["small"], n)), "file block %d differs" % n
+    first = stats()
+    assert first["misses"] - before["misses"] == 41
+    assert first["hits"] == before["hits"]
+    assert first["inode_reads"] - before["inode_reads"] == 1
+    assert first["indirect_reads"] - before["indirect_reads"] == 1   # blocks 12..40
+    read_file("small", 41)
+    second = stats()
+    assert second["hits"] - first["hits"] == 41
+    assert second["misses"] == first["misses"]
+    assert second["inode_reads"] == first["inode_reads"]
+    assert second["indirect_reads"] == first["indirect_reads"]
+
+
+def test_double_indirect_blocks_through_a_small_cache():
+    data = files["big"]
+    total = (len(data) + BLOCK - 1) // BLOCK
+    out = booted().command("run bmtest file %d %d" % (files["big.inode"], total), timeout=300)
+    blocks = {int(n): h for n, h in re.findall(r"file block (\d+) fnv ([0-9a-f]+)", out)}
+    assert len(blocks) == total, out[-500:]
+    wrong = [n for n, h in blocks.items() if h != fnv1a(block_of(data, n))]
+    assert not wrong, "blocks differ: %s" % wrong[:10]
+    assert "size %d" % len(data) in out
+
+
+def test_every_disk_read_is_accounted_for():
+    s = stats()
+    di = re.search(r"reads (\d+) writes (\d+)", booted().command("run disktest stats"))
+    assert int(di.group(1)) == s["misses"] + s["inode_reads"] + s["indirect_reads"] + s["mount_reads"], (di.group(0), s)
+
+
+def test_bad_requests():
+    n = booted()
+    assert "E_NOTFOUND" in n.command("run bmtest file 0 1")
+    assert "E_NOTFOUND" in n.command("run bmtest file 99999 1")
+    assert "E_BOUNDS" in n.command("run bmtest block 99999999")
+    out = n.command("run bmtest file %d 1" % files["small.inode"])
+    assert "file block 0 fnv" in out

@@ -1,0 +1,81 @@
+/*
+ * bmtest — read through the buffer manager ("bm") as the request
+ * interpreter will, and show what it counted.
+ *
+ *   bmtest file INODE COUNT   checksum (FNV-1a, 64 bits) of file blocks 0..COUNT-1
+ *   bmtest block BLOCK        checksum of one disk block
+ *   bmtest stats              the buffer manager's counters
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dmlib.h"
+#include "fsproto.h"
+
+static uint8_t area[2 * FS_BLOCK_SIZE];   /* blocks land in the second half */
+
+static uint64_t fnv1a(const uint8_t *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    while (n--)
+        h = (h ^ *p++) * 0x100000001b3ull;
+    return h;
+}
+
+static long bm_call(long bm, uint32_t op, int64_t a0, int64_t a1, int64_t *value, void *data, uint32_t cap)
+{
+    long link = op == BM_STATS ? DM_NO_LINK : dm_createlink(0, 0, LINK_WRITE, area, sizeof area);
+    struct sv_call c = { .op = op, .arg = { a0, a1, FS_BLOCK_SIZE }, .pass = link, .reply_data = data,
+                         .reply_cap = cap };
+    long status = sv_call(bm, &c);
+    if (value)
+        *value = c.value;
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    long bm = sb_lookup("bm");
+    if (bm < 0) {
+        printf("bmtest: no buffer manager: %s\n", dm_error_name(bm));
+        return 1;
+    }
+    if (argc == 4 && strcmp(argv[1], "file") == 0) {
+        long ino = atol(argv[2]), count = atol(argv[3]);
+        int64_t size = 0;
+        for (long n = 0; n < count; n++) {
+            long err = bm_call(bm, BM_READ_FILE, ino, n, &size, 0, 0);
+            if (err < 0) {
+                printf("file block %ld: %s\n", n, dm_error_name(err));
+                return 1;
+            }
+            printf("file block %ld fnv %016llx\n", n, (unsigned long long)fnv1a(area + FS_BLOCK_SIZE, FS_BLOCK_SIZE));
+        }
+        printf("size %lld\n", (long long)size);
+        return 0;
+    }
+    if (argc == 3 && strcmp(argv[1], "block") == 0) {
+        long err = bm_call(bm, BM_READ_BLOCK, atol(argv[2]), FS_BLOCK_SIZE, 0, 0, 0);
+        if (err < 0) {
+            printf("block %s: %s\n", argv[2], dm_error_name(err));
+            return 1;
+        }
+        printf("block %s fnv %016llx\n", argv[2], (unsigned long long)fnv1a(area + FS_BLOCK_SIZE, FS_BLOCK_SIZE));
+        return 0;
+    }
+    if (argc == 2 && strcmp(argv[1], "stats") == 0) {
+        struct bm_stats s;
+        long err = bm_call(bm, BM_STATS, 0, 0, 0, &s, sizeof s);
+        if (err < 0)
+            return 1;
+        printf("requests read_block %llu read_file %llu stats %llu\n", (unsigned long long)s.requests[BM_READ_BLOCK],
+               (unsigned long long)s.requests[BM_READ_FILE], (unsigned long long)s.requests[BM_STATS]);
+        printf("hits %llu misses %llu holes %llu inode_reads %llu indirect_reads %llu mount_reads %llu cache %llu\n",
+               (unsigned long long)s.hits, (unsigned long long)s.misses, (unsigned long long)s.holes,
+               (unsigned long long)s.inode_reads, (unsigned long long)s.indirect_reads,
+               (unsigned long long)s.mount_reads, (unsigned long long)s.cache_blocks);
+        return 0;
+    }
+    printf("usage: bmtest file INODE COUNT | block BLOCK | stats\n");
+    return 2;
+}
