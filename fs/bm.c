@@ -9,8 +9,9 @@
  *
  *     bm [CACHE_BLOCKS]      default 64
  *
- * So far it serves reads (BM_READ_BLOCK, BM_READ_FILE) and its counters
- * (BM_STATS); writing, allocation and write-back come next.
+ * Writes stay in the cache (write-back): a changed block goes to the disk
+ * when it is evicted or at BM_SYNC. Blocks are allocated from the block
+ * bitmap, itself read and changed through the cache.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 struct buffer {
     uint32_t block;      /* disk block held */
     int      valid;
+    int      dirty;      /* changed since read: must be written back */
     uint64_t last_use;   /* for least-recently-used replacement */
 };
 
@@ -33,38 +35,69 @@ static struct fs_superblock superblock;
 static struct bm_stats stats;
 static const uint8_t zeros[FS_BLOCK_SIZE];
 
-/* Read disk block b into buffer i through the disk interface. */
-static long disk_read(uint32_t b, uint32_t i)
+/* Move buffer i to or from disk block b through the disk interface. */
+static long disk_transfer(uint32_t op, uint32_t b, uint32_t i)
 {
     long area = dm_duplicatelink(cache_link);
     if (area < 0)
         return area;
-    struct sv_call c = { .op = DI_READ, .arg = { b, (int64_t)i * FS_BLOCK_SIZE }, .pass = area };
+    struct sv_call c = { .op = op, .arg = { b, (int64_t)i * FS_BLOCK_SIZE }, .pass = area };
     return sv_call(di, &c);
 }
 
-/* The buffer holding disk block b, read in on a miss (*missed = 1); -1 with
- * *err on failure. The least recently used buffer is replaced. */
-static int get_block(uint32_t b, int *missed, long *err)
+/* A buffer to put block b in: a free one or the least recently used, whose
+ * changed contents are written back first; -1 with *err on failure. */
+static int take_buffer(long *err)
 {
     uint32_t victim = 0;
+    for (uint32_t i = 0; i < cache_blocks; i++) {
+        if (!buffers[i].valid) {
+            victim = i;
+            break;
+        }
+        if (buffers[i].last_use < buffers[victim].last_use)
+            victim = i;
+    }
+    struct buffer *v = &buffers[victim];
+    if (v->valid && v->dirty) {
+        if ((*err = disk_transfer(DI_WRITE, v->block, victim)) < 0)
+            return -1;
+        stats.writebacks++;
+    }
+    v->valid = 0;
+    v->dirty = 0;
+    return (int)victim;
+}
+
+/* The buffer holding disk block b, read in on a miss (*missed = 1) unless
+ * `fresh` (a block just allocated: zeros, no read); -1 with *err on failure. */
+static int get_block_as(uint32_t b, int fresh, int *missed, long *err)
+{
     for (uint32_t i = 0; i < cache_blocks; i++) {
         if (buffers[i].valid && buffers[i].block == b) {
             buffers[i].last_use = ++use_clock;
             *missed = 0;
             return (int)i;
         }
-        if (!buffers[i].valid || (buffers[victim].valid && buffers[i].last_use < buffers[victim].last_use))
-            victim = i;
     }
     *missed = 1;
-    buffers[victim].valid = 0;
-    if ((*err = disk_read(b, victim)) < 0)
+    int i = take_buffer(err);
+    if (i < 0)
         return -1;
-    buffers[victim].block = b;
-    buffers[victim].valid = 1;
-    buffers[victim].last_use = ++use_clock;
-    return (int)victim;
+    if (fresh)
+        memset(cache + (size_t)i * FS_BLOCK_SIZE, 0, FS_BLOCK_SIZE);
+    else if ((*err = disk_transfer(DI_READ, b, (uint32_t)i)) < 0)
+        return -1;
+    buffers[i].block = b;
+    buffers[i].valid = 1;
+    buffers[i].dirty = fresh;
+    buffers[i].last_use = ++use_clock;
+    return i;
+}
+
+static int get_block(uint32_t b, int *missed, long *err)
+{
+    return get_block_as(b, 0, missed, err);
 }
 
 static uint8_t *buffer_data(int i)
@@ -88,35 +121,123 @@ static uint8_t *get_meta(uint32_t b, uint64_t *counter, long *err)
     return buffer_data(i);
 }
 
-/* Disk block of file block n of inode ino (0 for a hole); its size in *size. */
-static long map_file_block(uint32_t ino, uint64_t n, uint32_t *disk_block, uint64_t *size)
+/* Mark the buffer holding meta-data at p as changed. */
+static void mark_dirty(const uint8_t *p)
 {
-    if (ino == 0 || ino >= superblock.inode_count)
-        return E_NOTFOUND;
-    long err = 0;
-    uint8_t *table = get_meta(superblock.inode_table_start + ino / FS_INODES_PER_BLOCK, &stats.inode_reads, &err);
+    buffers[(p - cache) / FS_BLOCK_SIZE].dirty = 1;
+}
+
+/* Take a free block from the block bitmap (through the cache); 0 if the
+ * disk is full. */
+static uint32_t allocate_block(long *err)
+{
+    uint32_t bits = FS_BLOCK_SIZE * 8;
+    for (uint32_t m = 0; m < superblock.block_bitmap_blocks; m++) {
+        int missed;
+        int i = get_block(superblock.block_bitmap_start + m, &missed, err);
+        if (i < 0)
+            return 0;
+        stats.bitmap_reads += missed;
+        uint8_t *map = buffer_data(i);
+        for (uint32_t bit = 0; bit < bits; bit++) {
+            uint32_t b = m * bits + bit;
+            if (b >= superblock.block_count)
+                break;
+            if (b >= superblock.data_start && !(map[bit / 8] & (1u << (bit % 8)))) {
+                map[bit / 8] |= (uint8_t)(1u << (bit % 8));
+                buffers[i].dirty = 1;
+                stats.allocations++;
+                return b;
+            }
+        }
+    }
+    *err = E_NOMEM;   /* the disk is full */
+    return 0;
+}
+
+/* The inode ino's place in the cache; 0 with *err on failure. */
+static struct fs_inode *inode_in_cache(uint32_t ino, long *err)
+{
+    if (ino == 0 || ino >= superblock.inode_count) {
+        *err = E_NOTFOUND;
+        return 0;
+    }
+    uint8_t *table = get_meta(superblock.inode_table_start + ino / FS_INODES_PER_BLOCK, &stats.inode_reads, err);
     if (!table)
+        return 0;
+    struct fs_inode *inode = (struct fs_inode *)(table + (ino % FS_INODES_PER_BLOCK) * FS_INODE_SIZE);
+    if (inode->type == FS_TYPE_FREE) {
+        *err = E_NOTFOUND;
+        return 0;
+    }
+    return inode;
+}
+
+/* A pointer slot that is 0 gets a fresh block when `allocate` is set. The
+ * buffer holding the slot is marked changed. */
+static long fill_slot(uint32_t *slot, const uint8_t *holder, int allocate)
+{
+    long err = 0;
+    if (*slot || !allocate)
+        return 0;
+    uint32_t b = allocate_block(&err);
+    if (!b)
         return err;
-    struct fs_inode inode;
-    memcpy(&inode, table + (ino % FS_INODES_PER_BLOCK) * FS_INODE_SIZE, sizeof inode);
-    if (inode.type == FS_TYPE_FREE)
-        return E_NOTFOUND;
-    *size = inode.size;
+    int missed;
+    if (get_block_as(b, 1, &missed, &err) < 0)
+        return err;
+    *slot = b;
+    mark_dirty(holder);
+    return 0;
+}
+
+/* Disk block of file block n of inode ino (0 for a hole), allocating the
+ * missing blocks on the way when `allocate`; its size in *size. */
+static long map_file_block(uint32_t ino, uint64_t n, int allocate, uint32_t *disk_block, uint64_t *size)
+{
+    long err = 0;
+    struct fs_inode *inode = inode_in_cache(ino, &err);
+    if (!inode)
+        return err;
+    *size = inode->size;
     uint32_t index[2];
     int level = fs_block_path(n, index);
     if (level < 0)
         return E_BOUNDS;
-    uint32_t pointer = level == 0 ? inode.direct[index[0]] : level == 1 ? inode.indirect : inode.double_indirect;
-    for (int step = 0; step < level && pointer; step++) {
-        uint8_t *block = get_meta(pointer, &stats.indirect_reads, &err);
+    uint32_t *slot = level == 0 ? &inode->direct[index[0]] : level == 1 ? &inode->indirect : &inode->double_indirect;
+    const uint8_t *holder = (const uint8_t *)inode;
+    for (int step = 0; step <= level; step++) {
+        if ((err = fill_slot(slot, holder, allocate)))
+            return err;
+        if (step == level || !*slot)
+            break;
+        uint8_t *block = get_meta(*slot, &stats.indirect_reads, &err);
         if (!block)
             return err;
-        memcpy(&pointer, block + 4 * index[level == 2 && step == 1 ? 1 : 0], 4);
+        slot = (uint32_t *)block + index[level == 2 && step == 1 ? 1 : 0];
+        holder = block;
     }
-    if (pointer && (pointer < superblock.data_start || pointer >= superblock.block_count))
+    if (*slot && (*slot < superblock.data_start || *slot >= superblock.block_count))
         return E_BOUNDS;
-    *disk_block = pointer;
+    *disk_block = *slot;
     return 0;
+}
+
+/* Write every changed buffer to the disk; returns how many, or an error. */
+static long sync_all(void)
+{
+    long written = 0;
+    for (uint32_t i = 0; i < cache_blocks; i++) {
+        if (buffers[i].valid && buffers[i].dirty) {
+            long err = disk_transfer(DI_WRITE, buffers[i].block, i);
+            if (err < 0)
+                return err;
+            buffers[i].dirty = 0;
+            stats.sync_writes++;
+            written++;
+        }
+    }
+    return written;
 }
 
 /* Move block b (0: zeros) to the requester's area, counting a hit or a miss. */
@@ -155,11 +276,57 @@ static long handle(const struct sv_request *q, long area, int64_t *value)
         uint32_t b = 0;
         uint64_t size = 0;
         long err = q->arg[0] < 0 || q->arg[1] < 0 ? E_BOUNDS
-                   : map_file_block((uint32_t)q->arg[0], (uint64_t)q->arg[1], &b, &size);
+                   : map_file_block((uint32_t)q->arg[0], (uint64_t)q->arg[1], 0, &b, &size);
         if (err == 0)
             err = send_block(b, area, (uint64_t)q->arg[2]);
         *value = (int64_t)size;
         return err;
+    }
+    case BM_WRITE_BLOCK:
+    case BM_WRITE_FILE: {
+        if (area < 0)
+            return E_INVAL;
+        uint32_t b = 0;
+        uint64_t size = 0, offset = (uint64_t)q->arg[q->op == BM_WRITE_BLOCK ? 1 : 2];
+        long err = 0;
+        if (q->op == BM_WRITE_BLOCK) {
+            if (q->arg[0] <= 0 || (uint64_t)q->arg[0] >= superblock.block_count)
+                return E_BOUNDS;
+            b = (uint32_t)q->arg[0];
+        } else if (q->arg[0] < 0 || q->arg[1] < 0 ||
+                   (err = map_file_block((uint32_t)q->arg[0], (uint64_t)q->arg[1], 1, &b, &size))) {
+            return err ? err : E_BOUNDS;
+        }
+        int missed;
+        int i = get_block(b, &missed, &err);   /* the whole block is replaced, but a */
+        if (i < 0)                             /* failed move must not leave zeros */
+            return err;
+        stats.misses += missed;
+        stats.hits += !missed;
+        err = dm_movedata(DM_SELF, (uint64_t)buffer_data(i), area, offset, FS_BLOCK_SIZE);
+        if (err < 0)
+            return err;
+        buffers[i].dirty = 1;
+        *value = (int64_t)size;
+        return 0;
+    }
+    case BM_SET_SIZE: {
+        long err = 0;
+        struct fs_inode *inode = q->arg[0] < 0 ? 0 : inode_in_cache((uint32_t)q->arg[0], &err);
+        if (!inode)
+            return err ? err : E_NOTFOUND;
+        if (q->arg[1] < 0 || (uint64_t)q->arg[1] > FS_MAX_FILE_SIZE)
+            return E_BOUNDS;
+        inode->size = (uint64_t)q->arg[1];
+        mark_dirty((const uint8_t *)inode);
+        return 0;
+    }
+    case BM_SYNC: {
+        long written = sync_all();
+        if (written < 0)
+            return written;
+        *value = written;
+        return 0;
     }
     }
     return E_NOSYS;
@@ -168,8 +335,12 @@ static long handle(const struct sv_request *q, long area, int64_t *value)
 int main(int argc, char **argv)
 {
     cache_blocks = argc > 1 ? (uint32_t)atol(argv[1]) : 64;
-    if (cache_blocks < 4)
-        cache_blocks = 4;
+    /* Mapping a block touches at most five blocks in a row (inode table,
+     * double and single indirect, bitmap, the block itself) and holds
+     * pointers into the first ones meanwhile; least-recently-used
+     * replacement keeps them in a cache of more than five. */
+    if (cache_blocks < 8)
+        cache_blocks = 8;
     cache = malloc((size_t)cache_blocks * FS_BLOCK_SIZE);
     buffers = calloc(cache_blocks, sizeof *buffers);
     if (!cache || !buffers)

@@ -36,19 +36,29 @@ enum bm_op {
     BM_READ_FILE,       /* arg0 = inode, arg1 = file block, arg2 = offset in the passed area;
                            a hole reads as zeros. value = the file's size in bytes */
     BM_STATS,           /* data = struct bm_stats */
+    BM_WRITE_BLOCK,     /* arg0 = disk block, arg1 = offset in the passed area (read right) */
+    BM_WRITE_FILE,      /* arg0 = inode, arg1 = file block, arg2 = offset in the passed area:
+                           the whole block; missing blocks (and indirect blocks) are allocated */
+    BM_SET_SIZE,        /* arg0 = inode, arg1 = its size in bytes */
+    BM_SYNC,            /* write every changed block to the disk; value = blocks written */
 };
-#define BM_NKINDS 4
+#define BM_NKINDS 8
 
 /* What the buffer manager counts. Every DI_READ it sends is exactly one of
- * misses, inode_reads, indirect_reads or mount_reads. */
+ * misses, inode_reads, indirect_reads, mount_reads or bitmap_reads; every
+ * DI_WRITE is one of writebacks or sync_writes. */
 struct bm_stats {
     uint64_t requests[BM_NKINDS];  /* requests received, by op */
-    uint64_t hits;            /* read requests whose block was in the cache */
-    uint64_t misses;          /* read requests whose block was not: one DI_READ each */
+    uint64_t hits;            /* read and write requests whose block was in the cache */
+    uint64_t misses;          /* requests whose block was not: one DI_READ each */
     uint64_t holes;           /* file blocks never written: zeros, no disk read */
     uint64_t inode_reads;     /* DI_READs of inode-table blocks to map a file block */
     uint64_t indirect_reads;  /* DI_READs of single- and double-indirect blocks */
     uint64_t mount_reads;     /* DI_READs at start (the superblock) */
+    uint64_t bitmap_reads;    /* DI_READs of block-bitmap blocks to allocate */
+    uint64_t writebacks;      /* DI_WRITEs of a changed block evicted from the cache */
+    uint64_t sync_writes;     /* DI_WRITEs made by BM_SYNC */
+    uint64_t allocations;     /* blocks allocated (data and indirect) */
     uint64_t cache_blocks;    /* the cache's size */
 };
 

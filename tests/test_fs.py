@@ -115,3 +115,36 @@ def test_bad_requests():
     assert "E_BOUNDS" in n.command("run bmtest block 99999999")
     out = n.command("run bmtest file %d 1" % files["small.inode"])
     assert "file block 0 fnv" in out
+
+
+def test_write_through_every_level_sync_and_check_on_the_host():
+    """Blocks written through the buffer manager into an empty file reach the
+    image after BM_SYNC; the host reads them back and finds the image sound."""
+    image = os.path.join(workdir, "write.img")
+    empty = os.path.join(workdir, "empty")
+    open(empty, "wb").close()
+    subprocess.run([DMFS, "mkfs", image, "16", empty + "=/w"], check=True)
+    blocks = 2100                     # direct, single- and double-indirect blocks
+    with Node(extra=["-drive", "file=%s,if=none,format=raw,id=d0" % image,
+                     "-device", "virtio-blk-device,drive=d0"]) as n:
+        out = n.command("run bmtest write 2 0 %d 9" % blocks, timeout=300)
+        assert "wrote %d blocks" % blocks in out, out
+        s = {k: int(v) for k, v in re.findall(r"(\w+) (\d+)", n.command("run bmtest stats"))}
+        di = re.search(r"reads (\d+) writes (\d+)", n.command("run disktest stats"))
+        assert n.halt() == 0
+    # 2100 data blocks, the single-indirect block, the double-indirect block
+    # and the two single-indirect blocks under it.
+    assert s["allocations"] == blocks + 4, s
+    assert int(di.group(2)) == s["writebacks"] + s["sync_writes"], (di.group(0), s)
+    assert int(di.group(1)) == s["misses"] + s["inode_reads"] + s["indirect_reads"] + s["mount_reads"] + \
+        s["bitmap_reads"], (di.group(0), s)
+    check = subprocess.run([DMFS, "check", image], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert check.returncode == 0, check.stdout.decode()
+    got = subprocess.run([DMFS, "get", image, "/w"], check=True, stdout=subprocess.PIPE).stdout
+    want = b"".join(bytes(((i * 7 + b * 13 + 9) ^ (i >> 9)) & 0xff for i in range(BLOCK)) for b in range(blocks))
+    assert got == want, "file differs (%d bytes read)" % len(got)
+
+
+def test_writing_a_missing_inode_fails_cleanly():
+    out = booted().command("run bmtest write 99999 0 1 1")
+    assert "E_NOTFOUND" in out, out

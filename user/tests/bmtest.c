@@ -5,6 +5,9 @@
  *   bmtest file INODE COUNT   checksum (FNV-1a, 64 bits) of file blocks 0..COUNT-1
  *   bmtest block BLOCK        checksum of one disk block
  *   bmtest stats              the buffer manager's counters
+ *   bmtest write INODE FIRST COUNT SEED
+ *                             write file blocks FIRST.. with a pattern made from
+ *                             SEED, set the size to their end, and sync
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,8 +77,37 @@ int main(int argc, char **argv)
                (unsigned long long)s.hits, (unsigned long long)s.misses, (unsigned long long)s.holes,
                (unsigned long long)s.inode_reads, (unsigned long long)s.indirect_reads,
                (unsigned long long)s.mount_reads, (unsigned long long)s.cache_blocks);
+        printf("bitmap_reads %llu writebacks %llu sync_writes %llu allocations %llu\n",
+               (unsigned long long)s.bitmap_reads, (unsigned long long)s.writebacks,
+               (unsigned long long)s.sync_writes, (unsigned long long)s.allocations);
         return 0;
     }
-    printf("usage: bmtest file INODE COUNT | block BLOCK | stats\n");
+    if (argc == 6 && strcmp(argv[1], "write") == 0) {
+        long ino = atol(argv[2]), first = atol(argv[3]), count = atol(argv[4]);
+        unsigned seed = (unsigned)atol(argv[5]);
+        for (long n = first; n < first + count; n++) {
+            for (size_t i = 0; i < FS_BLOCK_SIZE; i++)
+                area[FS_BLOCK_SIZE + i] = (uint8_t)((i * 7 + (size_t)n * 13 + seed) ^ (i >> 9));
+            long link = dm_createlink(0, 0, LINK_READ, area, sizeof area);
+            struct sv_call c = { .op = BM_WRITE_FILE, .arg = { ino, n, FS_BLOCK_SIZE }, .pass = link };
+            long err = sv_call(bm, &c);
+            if (err < 0) {
+                printf("file block %ld: %s\n", n, dm_error_name(err));
+                return 1;
+            }
+        }
+        struct sv_call size = { .op = BM_SET_SIZE, .arg = { ino, (first + count) * (int64_t)FS_BLOCK_SIZE },
+                                .pass = DM_NO_LINK };
+        struct sv_call sync = { .op = BM_SYNC, .pass = DM_NO_LINK };
+        long err = sv_call(bm, &size);
+        if (err == 0)
+            err = sv_call(bm, &sync);
+        if (err < 0)
+            printf("write: %s\n", dm_error_name(err));
+        else
+            printf("wrote %ld blocks, synced %lld\n", count, (long long)sync.value);
+        return err < 0;
+    }
+    printf("usage: bmtest file INODE COUNT | block BLOCK | stats | write INODE FIRST COUNT SEED\n");
     return 2;
 }
