@@ -240,13 +240,16 @@ static long sync_all(void)
     return written;
 }
 
-/* Move block b (0: zeros) to the requester's area, counting a hit or a miss. */
+/* Move a hole's zeros to the requester's area. */
+static long send_hole(long area, uint64_t offset)
+{
+    stats.holes++;
+    return dm_movedata(area, offset, DM_SELF, (uint64_t)zeros, FS_BLOCK_SIZE);
+}
+
+/* Move disk block b to the requester's area, counting a hit or a miss. */
 static long send_block(uint32_t b, long area, uint64_t offset)
 {
-    if (b == 0) {
-        stats.holes++;
-        return dm_movedata(area, offset, DM_SELF, (uint64_t)zeros, FS_BLOCK_SIZE);
-    }
     int missed;
     long err = 0;
     int i = get_block(b, &missed, &err);
@@ -278,7 +281,7 @@ static long handle(const struct sv_request *q, long area, int64_t *value)
         long err = q->arg[0] < 0 || q->arg[1] < 0 ? E_BOUNDS
                    : map_file_block((uint32_t)q->arg[0], (uint64_t)q->arg[1], 0, &b, &size);
         if (err == 0)
-            err = send_block(b, area, (uint64_t)q->arg[2]);
+            err = b ? send_block(b, area, (uint64_t)q->arg[2]) : send_hole(area, (uint64_t)q->arg[2]);
         *value = (int64_t)size;
         return err;
     }
@@ -360,6 +363,7 @@ int main(int argc, char **argv)
     if (superblock.magic != FS_MAGIC || superblock.version != FS_VERSION)
         return 2;   /* not a file system: serve nothing */
     sb_register("bm", dm_createlink(0, 0, 0, 0, 0));
+    pm_ready();
 
     static uint8_t message[DM_MSG_MAX];
     for (;;) {

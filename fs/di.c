@@ -64,6 +64,7 @@ int main(void)
     if (err < 0)
         return 1;
     sb_register("di", dm_createlink(0, 0, 0, 0, 0));
+    pm_ready();
     static uint8_t buffer[DM_MSG_MAX];
     for (;;) {
         struct dm_msg_info info;

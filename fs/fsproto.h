@@ -62,4 +62,28 @@ struct bm_stats {
     uint64_t cache_blocks;    /* the cache's size */
 };
 
+/* The directory manager ("dm"): names, directories, inodes. Paths are
+ * absolute, '/'-separated, NUL-terminated, in the request's data. */
+enum dm_op {
+    DMG_LOOKUP = 1,   /* data = path: value = inode; answer data = struct dm_stat */
+    DMG_LIST,         /* data = path of a directory, arg0 = index of the first entry
+                         wanted ("." and ".." are not listed): answer data = struct
+                         fs_dirent[], value = how many */
+    DMG_STATS,        /* data = struct dm_counts */
+};
+#define DMG_NKINDS 4
+
+struct dm_stat {
+    uint32_t inode;
+    uint16_t type;            /* FS_TYPE_FILE or FS_TYPE_DIR */
+    uint16_t nlink;
+    uint64_t size;
+};
+
+/* What the directory manager counts. */
+struct dm_counts {
+    uint64_t requests[DMG_NKINDS];  /* requests received, by op */
+    uint64_t bm_requests;           /* requests it sent to the buffer manager */
+};
+
 #endif

@@ -22,6 +22,7 @@ struct record {
     dm_pid pid;          /* 0: unused */
     char   name[24];
     int    ended;
+    int    ready;                /* a boot server said PM_READY */
     int64_t status;
     int    waiters[NWAITERS];   /* reply slots of PM_WAIT requests */
     int    nwaiters;
@@ -222,6 +223,10 @@ static void handle_request(const struct dm_msg_info *info, const struct sv_reque
         kernel_request(KOP_HALT, 0, q->arg[0], 0, 0, DM_NO_LINK, 0, 0, 0);
         status = E_STATE;   /* only reached if the kernel refused */
         break;
+    case PM_READY:
+        if ((r = find_record(caller)))
+            r->ready = 1;
+        break;
     case PM_SERVE:
         if (info->link < 0 || strnlen(data, data_len) == data_len) {
             status = E_INVAL;
@@ -258,8 +263,10 @@ static void serve_one(void)
     }
 }
 
-/* Start a system server and serve requests until `*ready` is set. */
-static void start_server(const char *name, long device_link, long *ready)
+/* Start a system server and serve requests until it is ready: `*ready`
+ * set (PM_SERVE), or, without `ready`, its PM_READY; or until it ends.
+ * Returns whether it is ready. */
+static int start_server(const char *name, long device_link, long *ready)
 {
     char args[32];
     int len = snprintf(args, sizeof args, "%s", name) + 1;
@@ -267,10 +274,12 @@ static void start_server(const char *name, long device_link, long *ready)
     long err = create_process(name, args, (uint32_t)len, 1, device_link, 3, &pid);
     if (err < 0) {
         printf("pm: cannot start %s: %s\n", name, dm_error_name(err));
-        return;
+        return 0;
     }
-    while (ready && *ready < 0)
+    struct record *r = find_record(pid);
+    while (r && !r->ended && (ready ? *ready < 0 : !r->ready))
         serve_one();
+    return r && !r->ended;
 }
 
 int main(void)
@@ -288,8 +297,10 @@ int main(void)
     long disk0 = dm_duplicatelink(BOOT_SLOT_DISK0);   /* is there a disk? */
     if (disk0 >= 0) {
         dm_destroylink(disk0);
-        start_server("di", BOOT_SLOT_DISK0, 0);
-        start_server("bm", -1, 0);
+        /* The file system's processes, each once the one below it serves;
+         * the buffer manager ends at once if the disk holds no file system. */
+        if (start_server("di", BOOT_SLOT_DISK0, 0) && start_server("bm", -1, 0))
+            start_server("dm", -1, 0);
     }
     static const char shell_args[] = "shell";
     dm_pid shell;

@@ -41,6 +41,8 @@ enum pm_op {
     PM_HALT,      /* arg0 = exit code: power every machine off */
     PM_SERVE,     /* data = "switchboard" or "console"; the passed link is how
                      every new process will reach that server (boot only) */
+    PM_READY,     /* a system server started at boot is serving (the process
+                     manager starts the next one, and the shell last, only then) */
     PM_PROCESS_ENDED = 100,  /* internal: a kernel's exit notice */
 };
 

@@ -159,6 +159,7 @@ int main(void)
 {
     long self = dm_createlink(CHANNEL_REQUEST, 0, 0, 0, 0);
     sb_register("timer", self);
+    pm_ready();
     static uint8_t buffer[DM_MSG_MAX];
     for (;;) {
         struct dm_msg_info info;

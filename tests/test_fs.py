@@ -148,3 +148,34 @@ def test_write_through_every_level_sync_and_check_on_the_host():
 def test_writing_a_missing_inode_fails_cleanly():
     out = booted().command("run bmtest write 99999 0 1 1")
     assert "E_NOTFOUND" in out, out
+
+
+def test_directory_manager_lookups_and_listings():
+    """Names in an image made by dmfs, found by the directory manager through
+    the buffer manager: nested paths, a directory of 300 files (five blocks
+    of entries), a path 20 directories deep, and the errors."""
+    image = os.path.join(workdir, "tree.img")
+    hello = os.path.join(workdir, "hello.txt")
+    open(hello, "wb").write(b"hello\n")
+    deep = "/" + "/".join("d%d" % i for i in range(20)) + "/leaf"
+    args = [DMFS, "mkfs", image, "16", hello + "=/a/b/c.txt", hello + "=" + deep]
+    args += ["%s=/many/file%03d" % (hello, i) for i in range(300)]
+    subprocess.run(args, check=True)
+    with Node(extra=["-drive", "file=%s,if=none,format=raw,id=d0" % image,
+                     "-device", "virtio-blk-device,drive=d0"]) as n:
+        assert re.search(r"/a/b/c\.txt: inode \d+ file size 6 nlink 1", n.command("run dmtest lookup /a/b/c.txt"))
+        assert re.search(r"/a/b: inode \d+ dir size \d+ nlink 2", n.command("run dmtest lookup /a/b"))
+        assert re.search(r"/: inode 1 dir", n.command("run dmtest lookup /"))
+        assert "file size 6" in n.command("run dmtest lookup " + deep)
+        out = n.command("run dmtest ls /many", timeout=60)
+        names = [l for l in out.splitlines() if l.startswith("file")]
+        assert names == ["file%03d" % i for i in range(300)], names[:5]
+        assert "300 entries" in out
+        assert n.command("run dmtest ls /").splitlines()[:-1] == ["a", "d0", "many"]
+        for bad, error in (("/nope", "E_NOTFOUND"), ("/a/b/c.txt/x", "E_NOTFOUND"), ("relative", "E_INVAL"),
+                           ("/" + "x" * 60, "E_INVAL")):
+            assert error in n.command("run dmtest lookup " + bad), bad
+        assert "E_INVAL" in n.command("run dmtest ls /a/b/c.txt")
+        counts = n.command("run dmtest stats")
+        assert re.search(r"lookup \d+ list \d+ bm_requests \d+", counts), counts
+        n.halt()

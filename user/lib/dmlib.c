@@ -167,6 +167,11 @@ long pm_halt(int code)
     return simple_call(SLOT_PM, PM_HALT, code, 0);
 }
 
+long pm_ready(void)
+{
+    return simple_call(SLOT_PM, PM_READY, 0, 0);
+}
+
 long sb_register(const char *name, long slot)
 {
     struct sv_call c = { .op = SB_REGISTER, .data = name, .len = (uint32_t)strlen(name) + 1, .pass = slot };

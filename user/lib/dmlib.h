@@ -77,6 +77,7 @@ long pm_kill(dm_pid pid);
 long pm_stop(dm_pid pid);
 long pm_resume(dm_pid pid);
 long pm_halt(int code);
+long pm_ready(void);   /* a system server tells the process manager it is serving */
 
 /* The switchboard. */
 long sb_register(const char *name, long slot);     /* moves the link in `slot` */

@@ -1,0 +1,65 @@
+/*
+ * dmtest — ask the directory manager ("dm") as the request interpreter will.
+ *
+ *   dmtest lookup PATH     inode, type, size and link count of PATH
+ *   dmtest ls PATH         the names in directory PATH, one a line
+ *   dmtest stats           the directory manager's counters
+ */
+#include <stdio.h>
+#include <string.h>
+#include "dmlib.h"
+#include "fsproto.h"
+
+int main(int argc, char **argv)
+{
+    long dm = sb_lookup("dm");
+    if (dm < 0) {
+        printf("dmtest: no directory manager: %s\n", dm_error_name(dm));
+        return 1;
+    }
+    if (argc == 3 && strcmp(argv[1], "lookup") == 0) {
+        struct dm_stat st;
+        struct sv_call c = { .op = DMG_LOOKUP, .data = argv[2], .len = (uint32_t)strlen(argv[2]) + 1,
+                             .pass = DM_NO_LINK, .reply_data = &st, .reply_cap = sizeof st };
+        long err = sv_call(dm, &c);
+        if (err < 0) {
+            printf("%s: %s\n", argv[2], dm_error_name(err));
+            return 1;
+        }
+        printf("%s: inode %u %s size %llu nlink %u\n", argv[2], st.inode, st.type == FS_TYPE_DIR ? "dir" : "file",
+               (unsigned long long)st.size, st.nlink);
+        return 0;
+    }
+    if (argc == 3 && strcmp(argv[1], "ls") == 0) {
+        static struct fs_dirent entries[64];
+        long total = 0;
+        for (;;) {
+            struct sv_call c = { .op = DMG_LIST, .arg = { total }, .data = argv[2],
+                                 .len = (uint32_t)strlen(argv[2]) + 1, .pass = DM_NO_LINK,
+                                 .reply_data = entries, .reply_cap = sizeof entries };
+            long err = sv_call(dm, &c);
+            if (err < 0) {
+                printf("%s: %s\n", argv[2], dm_error_name(err));
+                return 1;
+            }
+            for (int64_t i = 0; i < c.value; i++)
+                printf("%s\n", entries[i].name);
+            total += c.value;
+            if (c.value == 0)
+                break;
+        }
+        printf("%ld entries\n", total);
+        return 0;
+    }
+    if (argc == 2 && strcmp(argv[1], "stats") == 0) {
+        struct dm_counts k;
+        struct sv_call c = { .op = DMG_STATS, .pass = DM_NO_LINK, .reply_data = &k, .reply_cap = sizeof k };
+        if (sv_call(dm, &c) < 0)
+            return 1;
+        printf("lookup %llu list %llu bm_requests %llu\n", (unsigned long long)k.requests[DMG_LOOKUP],
+               (unsigned long long)k.requests[DMG_LIST], (unsigned long long)k.bm_requests);
+        return 0;
+    }
+    printf("usage: dmtest lookup PATH | ls PATH | stats\n");
+    return 2;
+}
