@@ -105,11 +105,11 @@ static uint8_t *buffer_data(int i)
     return cache + (size_t)i * FS_BLOCK_SIZE;
 }
 
-/* A metadata block (inode table, indirect) through the cache; a miss is
- * counted in *counter. */
+/* A metadata block (bitmap, inode table, indirect) through the cache; a
+ * miss is counted in *counter. */
 static uint8_t *get_meta(uint32_t b, uint64_t *counter, long *err)
 {
-    if (b < superblock.inode_table_start || b >= superblock.block_count) {
+    if (b < superblock.inode_bitmap_start || b >= superblock.block_count) {
         *err = E_BOUNDS;
         return 0;
     }
@@ -223,6 +223,86 @@ static long map_file_block(uint32_t ino, uint64_t n, int allocate, uint32_t *dis
     return 0;
 }
 
+/* Give block b back to the block bitmap. */
+static long free_block(uint32_t b)
+{
+    if (b < superblock.data_start || b >= superblock.block_count)
+        return E_BOUNDS;
+    long err = 0;
+    uint32_t bits = FS_BLOCK_SIZE * 8;
+    uint8_t *map = get_meta(superblock.block_bitmap_start + b / bits, &stats.bitmap_reads, &err);
+    if (!map)
+        return err;
+    map[(b % bits) / 8] &= (uint8_t) ~(1u << (b % 8));
+    mark_dirty(map);
+    for (uint32_t i = 0; i < cache_blocks; i++)      /* its contents are dead */
+        if (buffers[i].valid && buffers[i].block == b)
+            buffers[i].valid = buffers[i].dirty = 0;
+    stats.frees++;
+    return 0;
+}
+
+/* Free the blocks an indirect block (at `depth` levels above data) points
+ * to, then the indirect block itself. */
+static long free_tree(uint32_t b, int depth)
+{
+    if (!b)
+        return 0;
+    for (uint32_t i = 0; depth > 0 && i < FS_PTRS_PER_BLOCK; i++) {
+        long err = 0;
+        uint8_t *block = get_meta(b, &stats.indirect_reads, &err);
+        if (!block)
+            return err;
+        uint32_t next;
+        memcpy(&next, block + 4 * i, 4);
+        if ((err = free_tree(next, depth - 1)))
+            return err;
+    }
+    return free_block(b);
+}
+
+/* BM_TRUNCATE: every block of inode ino back to the bitmap; size 0. */
+static long truncate_inode(uint32_t ino)
+{
+    long err = 0;
+    struct fs_inode *inode = inode_in_cache(ino, &err);
+    if (!inode)
+        return err;
+    struct fs_inode copy = *inode;   /* freeing may evict the inode's block */
+    for (uint32_t i = 0; i < FS_NDIRECT && !err; i++)
+        err = free_tree(copy.direct[i], 0);
+    if (!err)
+        err = free_tree(copy.indirect, 1);
+    if (!err)
+        err = free_tree(copy.double_indirect, 2);
+    if (err)
+        return err;
+    if (!(inode = inode_in_cache(ino, &err)))
+        return err;
+    memset(inode->direct, 0, sizeof inode->direct);
+    inode->indirect = inode->double_indirect = 0;
+    inode->size = 0;
+    mark_dirty((const uint8_t *)inode);
+    return 0;
+}
+
+/* BM_INODE_INIT: make inode ino fresh (any old contents are forgotten). */
+static long init_inode(uint32_t ino, uint16_t type, uint16_t nlink)
+{
+    if (ino == 0 || ino >= superblock.inode_count || type > FS_TYPE_DIR)
+        return ino == 0 || ino >= superblock.inode_count ? E_NOTFOUND : E_INVAL;
+    long err = 0;
+    uint8_t *table = get_meta(superblock.inode_table_start + ino / FS_INODES_PER_BLOCK, &stats.inode_reads, &err);
+    if (!table)
+        return err;
+    struct fs_inode *inode = (struct fs_inode *)(table + (ino % FS_INODES_PER_BLOCK) * FS_INODE_SIZE);
+    memset(inode, 0, sizeof *inode);
+    inode->type = type;
+    inode->nlink = type == FS_TYPE_FREE ? 0 : nlink;
+    mark_dirty(table);
+    return 0;
+}
+
 /* Write every changed buffer to the disk; returns how many, or an error. */
 static long sync_all(void)
 {
@@ -324,6 +404,23 @@ static long handle(const struct sv_request *q, long area, int64_t *value)
         mark_dirty((const uint8_t *)inode);
         return 0;
     }
+    case BM_INODE_INIT:
+        return init_inode((uint32_t)q->arg[0], (uint16_t)q->arg[1], (uint16_t)q->arg[2]);
+    case BM_INODE_LINKS: {
+        long err = 0;
+        struct fs_inode *inode = q->arg[0] < 0 ? 0 : inode_in_cache((uint32_t)q->arg[0], &err);
+        if (!inode)
+            return err ? err : E_NOTFOUND;
+        int64_t links = (int64_t)inode->nlink + q->arg[1];
+        if (links < 0 || links > 0xffff)
+            return E_INVAL;
+        inode->nlink = (uint16_t)links;
+        mark_dirty((const uint8_t *)inode);
+        *value = links;
+        return 0;
+    }
+    case BM_TRUNCATE:
+        return q->arg[0] < 0 ? E_NOTFOUND : truncate_inode((uint32_t)q->arg[0]);
     case BM_SYNC: {
         long written = sync_all();
         if (written < 0)

@@ -4,8 +4,11 @@
  * directory and inode-table blocks through the buffer manager, one block per
  * request, into its own data area.
  *
- * So far it answers lookups and listings; creating, removing and renaming
- * come next (docs/fs-design.md).
+ * It owns the inode bitmap and the contents of directories; changes to an
+ * inode itself (making it fresh, its link count, freeing its blocks) are
+ * requests to the buffer manager, which also changes inodes (sizes and
+ * block pointers), so that neither overwrites the other's changes.
+ * Renaming comes next (docs/fs-design.md).
  */
 #include <string.h>
 #include "dmlib.h"
@@ -17,17 +20,25 @@ static long block_link;                  /* link to `block`, write right */
 static struct fs_superblock superblock;
 static struct dm_counts counts;
 
-/* Ask the buffer manager for a block (BM_READ_BLOCK or BM_READ_FILE) into `block`. */
+/* A request to the buffer manager; with `with_block`, `block` is the data
+ * area it reads into or writes from. */
+static long bm_request(uint32_t op, int64_t a0, int64_t a1, int64_t a2, int with_block, int64_t *value)
+{
+    long area = with_block ? dm_duplicatelink(block_link) : DM_NO_LINK;
+    if (area < 0 && with_block)
+        return area;
+    struct sv_call c = { .op = op, .arg = { a0, a1, a2 }, .pass = area };
+    counts.bm_requests++;
+    long status = sv_call(bm, &c);
+    if (value)
+        *value = c.value;
+    return status;
+}
+
+/* A block (BM_READ_BLOCK or BM_READ_FILE) into `block`. */
 static long bm_read(uint32_t op, int64_t a0, int64_t a1)
 {
-    long area = dm_duplicatelink(block_link);
-    if (area < 0)
-        return area;
-    struct sv_call c = { .op = op, .arg = { a0, a1, 0 }, .pass = area };
-    if (op == BM_READ_BLOCK)
-        c.arg[1] = 0;
-    counts.bm_requests++;
-    return sv_call(bm, &c);
+    return op == BM_READ_BLOCK ? bm_request(op, a0, 0, 0, 1, 0) : bm_request(op, a0, a1, 0, 1, 0);
 }
 
 static long read_inode(uint32_t ino, struct fs_inode *inode)
@@ -120,10 +131,183 @@ static long add_to_listing(const struct fs_dirent *d, void *arg)
     return l->count == l->max;
 }
 
+/* Take a free inode from the inode bitmap; 0 if there is none. */
+static uint32_t allocate_inode(long *err)
+{
+    uint32_t bits = FS_BLOCK_SIZE * 8;
+    for (uint32_t m = 0; m < superblock.inode_bitmap_blocks; m++) {
+        if ((*err = bm_read(BM_READ_BLOCK, superblock.inode_bitmap_start + m, 0)) < 0)
+            return 0;
+        for (uint32_t bit = 0; bit < bits && m * bits + bit < superblock.inode_count; bit++) {
+            if (m * bits + bit != 0 && !(block[bit / 8] & (1u << (bit % 8)))) {
+                block[bit / 8] |= (uint8_t)(1u << (bit % 8));
+                *err = bm_request(BM_WRITE_BLOCK, superblock.inode_bitmap_start + m, 0, 0, 1, 0);
+                return *err < 0 ? 0 : m * bits + bit;
+            }
+        }
+    }
+    *err = E_NOMEM;
+    return 0;
+}
+
+static long free_inode(uint32_t ino)
+{
+    uint32_t bits = FS_BLOCK_SIZE * 8;
+    long err = bm_read(BM_READ_BLOCK, superblock.inode_bitmap_start + ino / bits, 0);
+    if (err < 0)
+        return err;
+    block[(ino % bits) / 8] &= (uint8_t) ~(1u << (ino % 8));
+    return bm_request(BM_WRITE_BLOCK, superblock.inode_bitmap_start + ino / bits, 0, 0, 1, 0);
+}
+
+/* Split "/a/b/name" into the parent's path (in parent) and the name. */
+static long split_path(const char *path, char *parent, size_t cap, const char **name)
+{
+    const char *slash = strrchr(path, '/');
+    if (path[0] != '/' || !slash || !slash[1] || strlen(slash + 1) > FS_NAME_MAX ||
+        (size_t)(slash - path) + 2 > cap || strcmp(slash + 1, ".") == 0 || strcmp(slash + 1, "..") == 0)
+        return E_INVAL;
+    memcpy(parent, path, (size_t)(slash - path));
+    parent[slash == path ? 1 : slash - path] = 0;
+    if (slash == path)
+        parent[0] = '/';
+    *name = slash + 1;
+    return 0;
+}
+
+/* Write entry (ino, name) into directory dir: into a free entry, or at its
+ * end (one entry longer). */
+static long add_entry(uint32_t dir, struct fs_inode *dir_inode, uint32_t ino, const char *name)
+{
+    uint64_t entries = dir_inode->size / sizeof(struct fs_dirent);
+    uint64_t slot = entries;
+    for (uint64_t n = 0; n * FS_DIRENTS_PER_BLOCK < entries && slot == entries; n++) {
+        long err = bm_read(BM_READ_FILE, dir, (int64_t)n);
+        if (err < 0)
+            return err;
+        const struct fs_dirent *d = (const struct fs_dirent *)block;
+        for (uint64_t i = 0; i < FS_DIRENTS_PER_BLOCK && n * FS_DIRENTS_PER_BLOCK + i < entries; i++)
+            if (d[i].inode == 0) {
+                slot = n * FS_DIRENTS_PER_BLOCK + i;
+                break;
+            }
+    }
+    uint64_t n = slot / FS_DIRENTS_PER_BLOCK;
+    long err = bm_read(BM_READ_FILE, dir, (int64_t)n);   /* a new block reads as zeros */
+    if (err < 0)
+        return err;
+    struct fs_dirent *d = (struct fs_dirent *)block + slot % FS_DIRENTS_PER_BLOCK;
+    memset(d, 0, sizeof *d);
+    d->inode = ino;
+    strcpy(d->name, name);
+    if ((err = bm_request(BM_WRITE_FILE, dir, (int64_t)n, 0, 1, 0)) < 0)
+        return err;
+    if (slot == entries)
+        err = bm_request(BM_SET_SIZE, dir, (int64_t)((entries + 1) * sizeof(struct fs_dirent)), 0, 0, 0);
+    return err < 0 ? err : 0;
+}
+
+static long create(const char *path, int64_t type, int64_t *value)
+{
+    char parent[1024];
+    const char *name;
+    uint32_t dir, ino;
+    struct fs_inode dir_inode;
+    long err = split_path(path, parent, sizeof parent, &name);
+    if (err || (type != FS_TYPE_FILE && type != FS_TYPE_DIR))
+        return err ? err : E_INVAL;
+    if ((err = lookup(parent, &dir, &dir_inode)))
+        return err;
+    if (dir_inode.type != FS_TYPE_DIR)
+        return E_NOTFOUND;
+    struct search s = { name, strlen(name), 0 };
+    if ((err = each_entry(dir, &dir_inode, match_name, &s)) < 0)
+        return err;
+    if (s.found)
+        return E_STATE;
+    if (!(ino = allocate_inode(&err)))
+        return err;
+    /* The new inode is complete before the entry that names it is written. */
+    err = bm_request(BM_INODE_INIT, ino, type, type == FS_TYPE_DIR ? 2 : 1, 0, 0);
+    if (!err && type == FS_TYPE_DIR) {
+        memset(block, 0, sizeof block);
+        struct fs_dirent *d = (struct fs_dirent *)block;
+        d[0].inode = ino;
+        strcpy(d[0].name, ".");
+        d[1].inode = dir;
+        strcpy(d[1].name, "..");
+        err = bm_request(BM_WRITE_FILE, ino, 0, 0, 1, 0);
+        if (err >= 0)
+            err = bm_request(BM_SET_SIZE, ino, 2 * sizeof(struct fs_dirent), 0, 0, 0);
+        if (err >= 0)
+            err = bm_request(BM_INODE_LINKS, dir, 1, 0, 0, 0);
+    }
+    if (err >= 0 && (err = read_inode(dir, &dir_inode)) == 0)
+        err = add_entry(dir, &dir_inode, ino, name);
+    *value = ino;
+    return err < 0 ? err : 0;
+}
+
+struct emptiness { int other; };
+
+static long note_other(const struct fs_dirent *d, void *arg)
+{
+    if (strcmp(d->name, ".") != 0 && strcmp(d->name, "..") != 0)
+        ((struct emptiness *)arg)->other = 1;
+    return 0;
+}
+
+static long unlink_path(const char *path)
+{
+    char parent[1024];
+    const char *name;
+    uint32_t dir, ino;
+    struct fs_inode dir_inode, inode;
+    long err = split_path(path, parent, sizeof parent, &name);
+    if (err || (err = lookup(parent, &dir, &dir_inode)) || (err = lookup(path, &ino, &inode)))
+        return err;
+    if (inode.type == FS_TYPE_DIR) {
+        struct emptiness e = { 0 };
+        if ((err = each_entry(ino, &inode, note_other, &e)) < 0)
+            return err;
+        if (e.other)
+            return E_STATE;
+    }
+    /* Remove the name first, then the inode it named. */
+    uint64_t entries = dir_inode.size / sizeof(struct fs_dirent);
+    for (uint64_t n = 0; n * FS_DIRENTS_PER_BLOCK < entries; n++) {
+        if ((err = bm_read(BM_READ_FILE, dir, (int64_t)n)) < 0)
+            return err;
+        struct fs_dirent *d = (struct fs_dirent *)block;
+        for (uint64_t i = 0; i < FS_DIRENTS_PER_BLOCK && n * FS_DIRENTS_PER_BLOCK + i < entries; i++) {
+            if (d[i].inode == ino && strcmp(d[i].name, name) == 0) {
+                memset(&d[i], 0, sizeof d[i]);
+                if ((err = bm_request(BM_WRITE_FILE, dir, (int64_t)n, 0, 1, 0)) < 0)
+                    return err;
+                n = entries;   /* done */
+                break;
+            }
+        }
+    }
+    int64_t links = 0;
+    int64_t drop = inode.type == FS_TYPE_DIR ? -2 : -1;   /* its name, and its own "." */
+    if ((err = bm_request(BM_INODE_LINKS, ino, drop, 0, 0, &links)) < 0)
+        return err;
+    if (inode.type == FS_TYPE_DIR && (err = bm_request(BM_INODE_LINKS, dir, -1, 0, 0, 0)) < 0)
+        return err;
+    if (links == 0) {
+        if ((err = bm_request(BM_TRUNCATE, ino, 0, 0, 0, 0)) < 0 ||
+            (err = bm_request(BM_INODE_INIT, ino, FS_TYPE_FREE, 0, 0, 0)) < 0)
+            return err;
+        err = free_inode(ino);
+    }
+    return err < 0 ? err : 0;
+}
+
 int main(void)
 {
     bm = sb_lookup_wait("bm", 5000000000ull);
-    block_link = dm_createlink(0, 0, LINK_WRITE, block, sizeof block);
+    block_link = dm_createlink(0, 0, LINK_READ | LINK_WRITE, block, sizeof block);
     if (bm < 0 || block_link < 0 || bm_read(BM_READ_BLOCK, 0, 0) < 0)
         return 1;
     memcpy(&superblock, block, sizeof superblock);
@@ -166,6 +350,10 @@ int main(void)
                 status = status < 0 ? status : 0;
                 value = l.count, data = entries, len = l.count * sizeof entries[0];
             }
+        } else if (q->op == DMG_CREATE) {
+            status = create(path, q->arg[0], &value);
+        } else if (q->op == DMG_UNLINK) {
+            status = unlink_path(path);
         } else if (q->op == DMG_STATS) {
             status = 0, data = &counts, len = sizeof counts;
         } else {

@@ -41,8 +41,12 @@ enum bm_op {
                            the whole block; missing blocks (and indirect blocks) are allocated */
     BM_SET_SIZE,        /* arg0 = inode, arg1 = its size in bytes */
     BM_SYNC,            /* write every changed block to the disk; value = blocks written */
+    BM_INODE_INIT,      /* arg0 = inode, arg1 = type, arg2 = nlink: a fresh, empty inode
+                           (FS_TYPE_FREE: cleared) */
+    BM_INODE_LINKS,     /* arg0 = inode, arg1 = change of nlink; value = the new nlink */
+    BM_TRUNCATE,        /* arg0 = inode: free all its blocks; size 0 */
 };
-#define BM_NKINDS 8
+#define BM_NKINDS 11
 
 /* What the buffer manager counts. Every DI_READ it sends is exactly one of
  * misses, inode_reads, indirect_reads, mount_reads or bitmap_reads; every
@@ -59,6 +63,7 @@ struct bm_stats {
     uint64_t writebacks;      /* DI_WRITEs of a changed block evicted from the cache */
     uint64_t sync_writes;     /* DI_WRITEs made by BM_SYNC */
     uint64_t allocations;     /* blocks allocated (data and indirect) */
+    uint64_t frees;           /* blocks given back by BM_TRUNCATE */
     uint64_t cache_blocks;    /* the cache's size */
 };
 
@@ -70,8 +75,12 @@ enum dm_op {
                          wanted ("." and ".." are not listed): answer data = struct
                          fs_dirent[], value = how many */
     DMG_STATS,        /* data = struct dm_counts */
+    DMG_CREATE,       /* data = path, arg0 = FS_TYPE_FILE or FS_TYPE_DIR: value = the new
+                         inode; E_STATE if the name exists */
+    DMG_UNLINK,       /* data = path: remove the name (a directory must be empty, else
+                         E_STATE); the inode and its blocks are freed with its last name */
 };
-#define DMG_NKINDS 4
+#define DMG_NKINDS 6
 
 struct dm_stat {
     uint32_t inode;

@@ -179,3 +179,40 @@ def test_directory_manager_lookups_and_listings():
         counts = n.command("run dmtest stats")
         assert re.search(r"lookup \d+ list \d+ bm_requests \d+", counts), counts
         n.halt()
+
+
+def test_create_and_remove_names_then_the_host_finds_the_image_sound():
+    image = os.path.join(workdir, "names.img")
+    big = os.path.join(workdir, "big41")
+    open(big, "wb").write(bytes(range(256)) * (41 * BLOCK // 256))
+    hello = os.path.join(workdir, "hello2.txt")
+    open(hello, "wb").write(b"hi\n")
+    subprocess.run([DMFS, "mkfs", image, "8", hello + "=/a/b/c.txt", big + "=/a/big"], check=True)
+    free_before = subprocess.run([DMFS, "check", image], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    with Node(extra=["-drive", "file=%s,if=none,format=raw,id=d0" % image,
+                     "-device", "virtio-blk-device,drive=d0"]) as n:
+        assert re.search(r"/a/new: inode \d+", n.command("run dmtest create /a/new file"))
+        assert "E_STATE" in n.command("run dmtest create /a/new file")
+        assert re.search(r"/a/sub: inode \d+", n.command("run dmtest create /a/sub dir"))
+        assert re.search(r"/a/sub/f: inode \d+", n.command("run dmtest create /a/sub/f file"))
+        assert "E_STATE" in n.command("run dmtest rm /a/sub")           # not empty
+        assert "E_NOTFOUND" in n.command("run dmtest create /x/y file")
+        assert "E_INVAL" in n.command("run dmtest create /a/.. dir")
+        assert "E_INVAL" in n.command("run dmtest rm /")
+        for path in ("/a/b/c.txt", "/a/big"):
+            assert "removed" in n.command("run dmtest rm " + path)
+        assert "E_NOTFOUND" in n.command("run dmtest lookup /a/big")
+        assert re.search(r"/a/sub: inode \d+ dir size \d+ nlink 2", n.command("run dmtest lookup /a/sub"))
+        assert re.search(r"/a: inode \d+ dir size \d+ nlink 4", n.command("run dmtest lookup /a"))
+        for i in range(70):                       # more than a block of entries
+            n.command("run dmtest create /a/sub/f%02d file" % i)
+        assert "71 entries" in n.command("run dmtest ls /a/sub")
+        assert "synced" in n.command("run dmtest sync")
+        assert n.halt() == 0
+    check = subprocess.run([DMFS, "check", image], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert check.returncode == 0, check.stdout.decode()
+    listing = subprocess.run([DMFS, "ls", "-R", image], check=True, stdout=subprocess.PIPE).stdout.decode().split()
+    assert "/a/new" in listing and "/a/sub/f69" in listing and "/a/big" not in listing, listing[:10]
+    # the 41 data blocks and the indirect block of /a/big are free again
+    used = lambda out: int(re.search(r"(\d+) of \d+ blocks", out).group(1))
+    assert used(check.stdout.decode()) < used(free_before.stdout.decode()) - 40, (free_before.stdout, check.stdout)

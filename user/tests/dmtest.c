@@ -4,6 +4,9 @@
  *   dmtest lookup PATH     inode, type, size and link count of PATH
  *   dmtest ls PATH         the names in directory PATH, one a line
  *   dmtest stats           the directory manager's counters
+ *   dmtest create PATH file|dir
+ *   dmtest rm PATH
+ *   dmtest sync            ask the buffer manager to write everything back
  */
 #include <stdio.h>
 #include <string.h>
@@ -60,6 +63,30 @@ int main(int argc, char **argv)
                (unsigned long long)k.requests[DMG_LIST], (unsigned long long)k.bm_requests);
         return 0;
     }
-    printf("usage: dmtest lookup PATH | ls PATH | stats\n");
+    if (argc == 4 && strcmp(argv[1], "create") == 0) {
+        struct sv_call c = { .op = DMG_CREATE, .arg = { strcmp(argv[3], "dir") == 0 ? FS_TYPE_DIR : FS_TYPE_FILE },
+                             .data = argv[2], .len = (uint32_t)strlen(argv[2]) + 1, .pass = DM_NO_LINK };
+        long err = sv_call(dm, &c);
+        if (err < 0)
+            printf("%s: %s\n", argv[2], dm_error_name(err));
+        else
+            printf("%s: inode %lld\n", argv[2], (long long)c.value);
+        return err < 0;
+    }
+    if (argc == 3 && strcmp(argv[1], "rm") == 0) {
+        struct sv_call c = { .op = DMG_UNLINK, .data = argv[2], .len = (uint32_t)strlen(argv[2]) + 1,
+                             .pass = DM_NO_LINK };
+        long err = sv_call(dm, &c);
+        printf("%s: %s\n", argv[2], err < 0 ? dm_error_name(err) : "removed");
+        return err < 0;
+    }
+    if (argc == 2 && strcmp(argv[1], "sync") == 0) {
+        long bm = sb_lookup("bm");
+        struct sv_call c = { .op = BM_SYNC, .pass = DM_NO_LINK };
+        long err = bm < 0 ? bm : sv_call(bm, &c);
+        printf(err < 0 ? "sync: failed\n" : "synced\n");
+        return err < 0;
+    }
+    printf("usage: dmtest lookup PATH | ls PATH | stats | create PATH file|dir | rm PATH | sync\n");
     return 2;
 }
