@@ -29,7 +29,7 @@ CRT0      := $(B)/user/lib/crt0.o
 # processes (fs/), then user programs.
 SERVERS  := pm switchboard console timer
 FS_PROCS := di bm dm
-PROGRAMS := shell hello ping pong
+PROGRAMS := shell hello ping pong fsstat sync
 TESTS    := ktest libctest disktest bmtest dmtest
 BENCHES  := callbench
 ELVES := $(SERVERS:%=$(B)/servers/%.elf) $(FS_PROCS:%=$(B)/fs/%.elf) $(PROGRAMS:%=$(B)/user/%.elf) \

@@ -216,3 +216,25 @@ def test_create_and_remove_names_then_the_host_finds_the_image_sound():
     # the 41 data blocks and the indirect block of /a/big are free again
     used = lambda out: int(re.search(r"(\d+) of \d+ blocks", out).group(1))
     assert used(check.stdout.decode()) < used(free_before.stdout.decode()) - 40, (free_before.stdout, check.stdout)
+
+
+def test_fsstat_and_sync_commands():
+    image = os.path.join(workdir, "stat.img")
+    subprocess.run([DMFS, "mkfs", image, "8"], check=True)
+    with Node(extra=["-drive", "file=%s,if=none,format=raw,id=d0" % image,
+                     "-device", "virtio-blk-device,drive=d0"]) as n:
+        n.command("run dmtest create /q file")
+        assert n.command("sync") == ""
+        out = n.command("fsstat")
+        reads = int(re.search(r"disk interface:\s+reads (\d+)", out).group(1))
+        writes = int(re.search(r"writes (\d+)", out).group(1))
+        misses = int(re.search(r"misses (\d+)", out).group(1))
+        meta = sum(int(x) for x in re.search(r"inodes (\d+)  indirect blocks (\d+)  bitmap (\d+)  mount (\d+)",
+                                               out).groups())
+        back = sum(int(x) for x in re.search(r"write-back (\d+)  sync (\d+)", out).groups())
+        assert reads == misses + meta and writes == back and writes > 0, out
+        assert re.search(r"create 1 unlink 0", out), out
+        assert n.halt() == 0
+    listing = subprocess.run([DMFS, "ls", image], check=True, stdout=subprocess.PIPE).stdout.decode()
+    assert listing.split() == ["q"], listing
+    assert subprocess.run([DMFS, "check", image], stdout=subprocess.DEVNULL).returncode == 0
