@@ -28,9 +28,9 @@ CRT0      := $(B)/user/lib/crt0.o
 # Programs in the boot image: system processes (servers/), the file system's
 # processes (fs/), then user programs.
 SERVERS  := pm switchboard console timer
-FS_PROCS := di bm dm
+FS_PROCS := di bm dm ri
 PROGRAMS := shell hello ping pong fsstat sync
-TESTS    := ktest libctest disktest bmtest dmtest
+TESTS    := ktest libctest disktest bmtest dmtest fstest
 BENCHES  := callbench
 ELVES := $(SERVERS:%=$(B)/servers/%.elf) $(FS_PROCS:%=$(B)/fs/%.elf) $(PROGRAMS:%=$(B)/user/%.elf) \
          $(TESTS:%=$(B)/user/tests/%.elf) $(BENCHES:%=$(B)/user/bench/%.elf)

@@ -27,6 +27,32 @@ struct di_stats {
     uint64_t errors;       /* requests answered with an error */
 };
 
+/* The request interpreter ("fs"): the only file-system process users talk
+ * to. File data moves by MOVEDATA between the buffer manager and the data
+ * area whose link comes with FS_READ and FS_WRITE (the user's buffer, at
+ * offset 0 of that area). */
+enum fs_op {
+    FS_OPEN = 1,      /* data = path: value = inode; answer data = struct dm_stat */
+    FS_CREATE,        /* data = path, arg0 = FS_TYPE_FILE or FS_TYPE_DIR: value = inode */
+    FS_READ,          /* arg0 = inode, arg1 = offset, arg2 = length: value = bytes read
+                         (fewer at the end of the file) */
+    FS_WRITE,         /* arg0 = inode, arg1 = offset, arg2 = length: value = bytes written;
+                         the file grows as needed */
+    FS_UNLINK,        /* data = path */
+    FS_LIST,          /* data = path, arg0 = first index: as DMG_LIST */
+    FS_SYNC,          /* write everything changed to the disk */
+    FS_STATS,         /* data = struct ri_counts */
+};
+#define FS_NKINDS 9
+
+/* What the request interpreter counts. */
+struct ri_counts {
+    uint64_t requests[FS_NKINDS];  /* requests received, by op */
+    uint64_t bm_requests;          /* requests it sent to the buffer manager */
+    uint64_t dm_requests;          /* requests it sent to the directory manager */
+    uint64_t bytes_read, bytes_written;
+};
+
 /* The buffer manager ("bm"): a cache of disk blocks. It maps a file's
  * blocks to disk blocks itself, reading inode-table and indirect blocks
  * through its own cache (DEMOS; docs/fs-design.md). Data moves by MOVEDATA

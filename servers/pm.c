@@ -299,8 +299,8 @@ int main(void)
         dm_destroylink(disk0);
         /* The file system's processes, each once the one below it serves;
          * the buffer manager ends at once if the disk holds no file system. */
-        if (start_server("di", BOOT_SLOT_DISK0, 0) && start_server("bm", -1, 0))
-            start_server("dm", -1, 0);
+        if (start_server("di", BOOT_SLOT_DISK0, 0) && start_server("bm", -1, 0) && start_server("dm", -1, 0))
+            start_server("ri", -1, 0);
     }
     static const char shell_args[] = "shell";
     dm_pid shell;

@@ -238,3 +238,33 @@ def test_fsstat_and_sync_commands():
     listing = subprocess.run([DMFS, "ls", image], check=True, stdout=subprocess.PIPE).stdout.decode()
     assert listing.split() == ["q"], listing
     assert subprocess.run([DMFS, "check", image], stdout=subprocess.DEVNULL).returncode == 0
+
+
+def pattern(n, seed):
+    return bytes((((i * 131 + seed) ^ (i >> 11)) & 0xff) for i in range(n))
+
+
+def test_request_interpreter_files_from_0_bytes_to_9_MiB():
+    """Files written and read through the request interpreter in requests that
+    do not line up with blocks; the host reads the same bytes back."""
+    image = os.path.join(workdir, "ri.img")
+    subprocess.run([DMFS, "mkfs", image, "32"], check=True)
+    cases = [("/zero", 0, 1, 10), ("/one", 1, 2, 10), ("/a4095", 4095, 3, 1000), ("/a4096", 4096, 4, 4096),
+             ("/a4097", 4097, 5, 3000), ("/mid", 100000, 6, 7000), ("/big", 9 << 20, 7, 65536)]
+    with Node(extra=["-drive", "file=%s,if=none,format=raw,id=d0" % image,
+                     "-device", "virtio-blk-device,drive=d0"]) as n:
+        for path, size, seed, chunk in cases:
+            assert "wrote %d bytes" % size in n.command("run fstest write %s %d %d %d" % (path, size, seed, chunk),
+                                                         timeout=300)
+            for read_chunk in (4096, 5000):
+                out = n.command("run fstest read %s %d" % (path, read_chunk), timeout=300)
+                assert "size %d read %d fnv %s" % (size, size, fnv1a(pattern(size, seed))) in out, (path, out)
+        assert "removed" in n.command("run fstest rm /mid")
+        assert "E_NOTFOUND" in n.command("run fstest read /mid 100")
+        assert n.command("sync") == ""
+        assert n.halt() == 0
+    assert subprocess.run([DMFS, "check", image], stdout=subprocess.DEVNULL).returncode == 0
+    for path, size, seed, _ in cases:
+        if path != "/mid":
+            got = subprocess.run([DMFS, "get", image, path], check=True, stdout=subprocess.PIPE).stdout
+            assert got == pattern(size, seed), path

@@ -1,0 +1,178 @@
+/*
+ * ri.c — the request interpreter, one of the file system's four processes
+ * (DEMOS): the only one users talk to (registered as "fs"). It asks the
+ * directory manager about names and the buffer manager for blocks. File
+ * data does not pass through it where it need not: a whole block moves by
+ * MOVEDATA straight between the buffer manager and the user's data area
+ * (the user's link is handed on); only the partial blocks at the ends of a
+ * request go through the request interpreter's own buffer.
+ */
+#include <string.h>
+#include "dmlib.h"
+#include "fsproto.h"
+
+static long bm, dm;
+static uint8_t buffer[FS_BLOCK_SIZE];
+static long buffer_link;            /* read and write rights on `buffer` */
+static struct ri_counts counts;
+
+/* A request to the buffer manager, passing `link` (a copy is made; -1 none). */
+static long bm_call(uint32_t op, int64_t a0, int64_t a1, int64_t a2, long link, int64_t *value)
+{
+    long pass = link >= 0 ? dm_duplicatelink(link) : DM_NO_LINK;
+    if (link >= 0 && pass < 0)
+        return pass;
+    struct sv_call c = { .op = op, .arg = { a0, a1, a2 }, .pass = pass };
+    counts.bm_requests++;
+    long status = sv_call(bm, &c);
+    if (value)
+        *value = c.value;
+    return status;
+}
+
+/* FS_READ: bytes [offset, offset+length) of inode ino into the user's area. */
+static long read_file(uint32_t ino, uint64_t offset, uint64_t length, long user, int64_t *done)
+{
+    int64_t size;
+    uint64_t moved = 0;
+    /* The first block comes through our buffer: its answer tells the size. */
+    long err = bm_call(BM_READ_FILE, ino, (int64_t)(offset / FS_BLOCK_SIZE), 0, buffer_link, &size);
+    if (err < 0)
+        return err;
+    if (offset >= (uint64_t)size)
+        length = 0;
+    else if (length > (uint64_t)size - offset)
+        length = (uint64_t)size - offset;
+    while (moved < length) {
+        uint64_t at = offset + moved, block = at / FS_BLOCK_SIZE, within = at % FS_BLOCK_SIZE;
+        uint64_t n = FS_BLOCK_SIZE - within;
+        if (n > length - moved)
+            n = length - moved;
+        if (moved > 0 && n == FS_BLOCK_SIZE) {
+            err = bm_call(BM_READ_FILE, ino, (int64_t)block, (int64_t)moved, user, 0);   /* straight to the user */
+        } else {
+            if (moved > 0)
+                err = bm_call(BM_READ_FILE, ino, (int64_t)block, 0, buffer_link, 0);
+            if (err >= 0)
+                err = dm_movedata(user, moved, DM_SELF, (uint64_t)buffer + within, n);
+        }
+        if (err < 0)
+            return err;
+        moved += n;
+    }
+    counts.bytes_read += moved;
+    *done = (int64_t)moved;
+    return 0;
+}
+
+/* FS_WRITE: the user's area holds `length` bytes for [offset, ...) of ino. */
+static long write_file(uint32_t ino, uint64_t offset, uint64_t length, long user, int64_t *done)
+{
+    int64_t size = -1;
+    uint64_t moved = 0;
+    long err = 0;
+    if (offset + length < offset || offset + length > FS_MAX_FILE_SIZE)
+        return E_TOOBIG;
+    while (moved < length) {
+        uint64_t at = offset + moved, block = at / FS_BLOCK_SIZE, within = at % FS_BLOCK_SIZE;
+        uint64_t n = FS_BLOCK_SIZE - within;
+        if (n > length - moved)
+            n = length - moved;
+        if (n == FS_BLOCK_SIZE) {
+            err = bm_call(BM_WRITE_FILE, ino, (int64_t)block, (int64_t)moved, user, &size);
+        } else {   /* part of a block: read it, change it, write it */
+            err = bm_call(BM_READ_FILE, ino, (int64_t)block, 0, buffer_link, &size);
+            if (err >= 0)
+                err = dm_movedata(DM_SELF, (uint64_t)buffer + within, user, moved, n);
+            if (err >= 0)
+                err = bm_call(BM_WRITE_FILE, ino, (int64_t)block, 0, buffer_link, 0);
+        }
+        if (err < 0)
+            return err;
+        moved += n;
+    }
+    if (length && offset + length > (uint64_t)size)
+        err = bm_call(BM_SET_SIZE, ino, (int64_t)(offset + length), 0, -1, 0);
+    counts.bytes_written += moved;
+    *done = (int64_t)moved;
+    return err < 0 ? err : 0;
+}
+
+/* Pass a request on to the directory manager; its answer data to `data`. */
+static long to_dm(uint32_t op, const char *path, int64_t arg0, int64_t *value, void *data, uint32_t cap,
+                  uint32_t *len)
+{
+    struct sv_call c = { .op = op, .arg = { arg0 }, .data = path, .len = (uint32_t)strlen(path) + 1,
+                         .pass = DM_NO_LINK, .reply_data = data, .reply_cap = cap };
+    counts.dm_requests++;
+    long status = sv_call(dm, &c);
+    *value = c.value;
+    *len = c.reply_len;
+    return status;
+}
+
+int main(void)
+{
+    bm = sb_lookup_wait("bm", 5000000000ull);
+    dm = sb_lookup_wait("dm", 5000000000ull);
+    buffer_link = dm_createlink(0, 0, LINK_READ | LINK_WRITE, buffer, sizeof buffer);
+    if (bm < 0 || dm < 0 || buffer_link < 0)
+        return 1;
+    sb_register("fs", dm_createlink(0, 0, 0, 0, 0));
+    pm_ready();
+
+    static uint8_t message[DM_MSG_MAX], answer[DM_MSG_MAX];
+    for (;;) {
+        struct dm_msg_info info;
+        long n = dm_receive(&info, message, sizeof message - 1, DM_ANY_CHANNEL);
+        if (n < 0)
+            continue;
+        message[n] = 0;
+        const struct sv_request *q = (const struct sv_request *)message;
+        const char *path = (const char *)(q + 1);
+        long status = E_BADREQ;
+        int64_t value = 0;
+        uint32_t len = 0;
+        if ((size_t)n >= sizeof *q) {
+            if (q->op < FS_NKINDS)
+                counts.requests[q->op]++;
+            switch (q->op) {
+            case FS_OPEN:
+                status = to_dm(DMG_LOOKUP, path, 0, &value, answer, sizeof answer, &len);
+                break;
+            case FS_CREATE:
+                status = to_dm(DMG_CREATE, path, q->arg[0], &value, answer, sizeof answer, &len);
+                break;
+            case FS_UNLINK:
+                status = to_dm(DMG_UNLINK, path, 0, &value, answer, sizeof answer, &len);
+                break;
+            case FS_LIST:
+                status = to_dm(DMG_LIST, path, q->arg[0], &value, answer, sizeof answer, &len);
+                break;
+            case FS_READ:
+            case FS_WRITE:
+                if (info.link < 0 || q->arg[0] <= 0 || q->arg[1] < 0 || q->arg[2] < 0)
+                    status = E_INVAL;
+                else if (q->op == FS_READ)
+                    status = read_file((uint32_t)q->arg[0], (uint64_t)q->arg[1], (uint64_t)q->arg[2], info.link, &value);
+                else
+                    status = write_file((uint32_t)q->arg[0], (uint64_t)q->arg[1], (uint64_t)q->arg[2], info.link, &value);
+                break;
+            case FS_SYNC:
+                status = bm_call(BM_SYNC, 0, 0, 0, -1, &value);
+                break;
+            case FS_STATS:
+                status = 0;
+                memcpy(answer, &counts, sizeof counts);
+                len = sizeof counts;
+                break;
+            default:
+                status = E_NOSYS;
+            }
+        }
+        if (info.link >= 0)
+            dm_destroylink(info.link);
+        if (info.reply >= 0)
+            sv_reply(info.reply, status, value, answer, status < 0 ? 0 : len, DM_NO_LINK);
+    }
+}

@@ -1,0 +1,105 @@
+/*
+ * fstest — use the file system through the request interpreter ("fs"), the
+ * way the C library will: create, write, read, remove.
+ *
+ *   fstest write PATH SIZE SEED CHUNK   create PATH (if new) and write SIZE
+ *                                       pattern bytes in requests of CHUNK bytes
+ *   fstest read PATH CHUNK              read PATH in CHUNK-byte requests; print
+ *                                       its size and checksum (FNV-1a, 64 bits)
+ *   fstest rm PATH
+ *   fstest stats                        the request interpreter's counters
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dmlib.h"
+#include "fsproto.h"
+
+static long fs;
+
+static long call(uint32_t op, const char *path, int64_t a0, int64_t a1, int64_t a2, long link, int64_t *value,
+                 void *data, uint32_t cap)
+{
+    struct sv_call c = { .op = op, .arg = { a0, a1, a2 }, .data = path, .len = path ? (uint32_t)strlen(path) + 1 : 0,
+                         .pass = link, .reply_data = data, .reply_cap = cap };
+    long status = sv_call(fs, &c);
+    if (value)
+        *value = c.value;
+    return status;
+}
+
+static uint8_t pattern(uint64_t i, unsigned seed)
+{
+    return (uint8_t)((i * 131 + seed) ^ (i >> 11));
+}
+
+int main(int argc, char **argv)
+{
+    if ((fs = sb_lookup("fs")) < 0) {
+        printf("fstest: no file system\n");
+        return 1;
+    }
+    int64_t ino = 0, got = 0;
+    if (argc == 6 && strcmp(argv[1], "write") == 0) {
+        uint64_t size = (uint64_t)atoll(argv[3]), chunk = (uint64_t)atoll(argv[5]);
+        unsigned seed = (unsigned)atoi(argv[4]);
+        long err = call(FS_OPEN, argv[2], 0, 0, 0, DM_NO_LINK, &ino, 0, 0);
+        if (err == E_NOTFOUND)
+            err = call(FS_CREATE, argv[2], FS_TYPE_FILE, 0, 0, DM_NO_LINK, &ino, 0, 0);
+        uint8_t *buf = malloc(chunk);
+        for (uint64_t at = 0; err >= 0 && at < size; at += (uint64_t)got) {
+            uint64_t n = size - at < chunk ? size - at : chunk;
+            for (uint64_t i = 0; i < n; i++)
+                buf[i] = pattern(at + i, seed);
+            long link = dm_createlink(0, 0, LINK_READ, buf, n);
+            err = call(FS_WRITE, 0, ino, (int64_t)at, (int64_t)n, link, &got, 0, 0);
+            if (err >= 0 && got != (int64_t)n)
+                err = E_INVAL;
+        }
+        if (err < 0) {
+            printf("%s: %s\n", argv[2], dm_error_name(err));
+            return 1;
+        }
+        printf("%s: wrote %llu bytes\n", argv[2], (unsigned long long)size);
+        return 0;
+    }
+    if (argc == 4 && strcmp(argv[1], "read") == 0) {
+        struct dm_stat st;
+        uint64_t chunk = (uint64_t)atoll(argv[3]), total = 0, h = 0xcbf29ce484222325ull;
+        long err = call(FS_OPEN, argv[2], 0, 0, 0, DM_NO_LINK, &ino, &st, sizeof st);
+        uint8_t *buf = malloc(chunk);
+        while (err >= 0) {
+            long link = dm_createlink(0, 0, LINK_WRITE, buf, chunk);
+            err = call(FS_READ, 0, ino, (int64_t)total, (int64_t)chunk, link, &got, 0, 0);
+            if (err < 0 || got == 0)
+                break;
+            for (int64_t i = 0; i < got; i++)
+                h = (h ^ buf[i]) * 0x100000001b3ull;
+            total += (uint64_t)got;
+        }
+        if (err < 0) {
+            printf("%s: %s\n", argv[2], dm_error_name(err));
+            return 1;
+        }
+        printf("%s: size %llu read %llu fnv %016llx\n", argv[2], (unsigned long long)st.size,
+               (unsigned long long)total, (unsigned long long)h);
+        return 0;
+    }
+    if (argc == 3 && strcmp(argv[1], "rm") == 0) {
+        long err = call(FS_UNLINK, argv[2], 0, 0, 0, DM_NO_LINK, 0, 0, 0);
+        printf("%s: %s\n", argv[2], err < 0 ? dm_error_name(err) : "removed");
+        return err < 0;
+    }
+    if (argc == 2 && strcmp(argv[1], "stats") == 0) {
+        struct ri_counts k;
+        if (call(FS_STATS, 0, 0, 0, 0, DM_NO_LINK, 0, &k, sizeof k) < 0)
+            return 1;
+        printf("read %llu write %llu bm_requests %llu dm_requests %llu bytes_read %llu bytes_written %llu\n",
+               (unsigned long long)k.requests[FS_READ], (unsigned long long)k.requests[FS_WRITE],
+               (unsigned long long)k.bm_requests, (unsigned long long)k.dm_requests,
+               (unsigned long long)k.bytes_read, (unsigned long long)k.bytes_written);
+        return 0;
+    }
+    printf("usage: fstest write PATH SIZE SEED CHUNK | read PATH CHUNK | rm PATH | stats\n");
+    return 2;
+}
