@@ -22,14 +22,14 @@ KERNEL_SRCS := $(wildcard kernel/*.c)
 KERNEL_ASMS := kernel/entry.S
 KERNEL_OBJS := $(KERNEL_SRCS:%.c=$(B)/%.o) $(KERNEL_ASMS:%.S=$(B)/%.o) $(B)/kernel/bootimage.o
 
-ULIB_OBJS := $(B)/user/lib/kcall.o $(B)/user/lib/dmlib.o $(B)/user/lib/syscalls.o
+ULIB_OBJS := $(B)/user/lib/kcall.o $(B)/user/lib/dmlib.o $(B)/user/lib/syscalls.o $(B)/user/lib/fsclient.o
 CRT0      := $(B)/user/lib/crt0.o
 
 # Programs in the boot image: system processes (servers/), the file system's
 # processes (fs/), then user programs.
 SERVERS  := pm switchboard console timer
 FS_PROCS := di bm dm ri
-PROGRAMS := shell hello ping pong fsstat sync
+PROGRAMS := shell hello ping pong fsstat sync ls cat rm mkdir
 TESTS    := ktest libctest disktest bmtest dmtest fstest
 BENCHES  := callbench
 ELVES := $(SERVERS:%=$(B)/servers/%.elf) $(FS_PROCS:%=$(B)/fs/%.elf) $(PROGRAMS:%=$(B)/user/%.elf) \

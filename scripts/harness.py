@@ -36,7 +36,11 @@ class Node:
         self.output = ""      # everything the node printed
         self.seen = 0         # how much of output expect() has consumed
         if wait_prompt:
-            self.expect(re.escape("$ "), boot_timeout)
+            try:
+                self.expect(re.escape("$ "), boot_timeout)
+            except BaseException:
+                self.kill()          # a node that did not boot must not be left running
+                raise
 
     def _read(self, timeout):
         ready, _, _ = select.select([self.proc.stdout], [], [], timeout)

@@ -12,9 +12,11 @@
 #include <stdio.h>
 #include <string.h>
 #include "dmlib.h"
+#include "fsproto.h"
 
 #define CHANNEL_REQUEST 0
 #define CHANNEL_NOTICE  1
+#define CHANNEL_PLACEHOLDER 2   /* links that only hold a slot; never used */
 #define NRECORDS 256
 #define NWAITERS 8
 
@@ -163,6 +165,17 @@ static struct record *target(const struct sv_request *q)
     return find_record((dm_pid)q->arg[0]);
 }
 
+/* Before power-off: the buffer manager writes its changed blocks back. */
+static void flush_file_system(void)
+{
+    long bm = sb_lookup("bm");
+    if (bm < 0)
+        return;
+    struct sv_call sync = { .op = BM_SYNC, .pass = DM_NO_LINK };
+    sv_call(bm, &sync);
+    dm_destroylink(bm);
+}
+
 static void handle_request(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len)
 {
     dm_pid caller = info->code;
@@ -220,6 +233,7 @@ static void handle_request(const struct dm_msg_info *info, const struct sv_reque
         status = kernel_request(KOP_GROW, caller, q->arg[0], 0, 0, DM_NO_LINK, 0, 0, &value);
         break;
     case PM_HALT:
+        flush_file_system();
         kernel_request(KOP_HALT, 0, q->arg[0], 0, 0, DM_NO_LINK, 0, 0, 0);
         status = E_STATE;   /* only reached if the kernel refused */
         break;
@@ -282,21 +296,42 @@ static int start_server(const char *name, long device_link, long *ready)
     return r && !r->ended;
 }
 
+/* The process manager's own standard slots: placeholders hold them at
+ * start (the kernel gives out the lowest free slot, and links come and go
+ * here all the time) until the real link can take its place. */
+static void reserve_own_slots(void)
+{
+    for (int slot = 0; slot <= SLOT_CONSOLE; slot++)
+        dm_createlink(CHANNEL_PLACEHOLDER, 0, 0, 0, 0);
+}
+
+/* Put a copy of link `from` in own slot `slot` (its placeholder goes). */
+static void take_own_slot(long slot, long from)
+{
+    dm_destroylink(slot);
+    long copy = dm_duplicatelink(from);   /* the lowest free slot: `slot` */
+    if (copy != slot)
+        printf("pm: standard link %ld landed in slot %ld\n", slot, copy);
+}
+
 int main(void)
 {
+    /* Is there a disk? Asked before any link of ours can take slot 6. */
+    long disk0 = dm_duplicatelink(BOOT_SLOT_DISK0);
+    if (disk0 >= 0)
+        dm_destroylink(disk0);
+    reserve_own_slots();
     records[0].pid = dm_self();
     snprintf(records[0].name, sizeof records[0].name, "pm");
     long notice = dm_createlink(CHANNEL_NOTICE, 0, 0, 0, 0);
     kernel_request(KOP_NOTIFY, 0, 0, 0, 0, notice, 0, 0, 0);
 
     start_server("switchboard", -1, &switchboard_slot);
-    give_link(dm_self(), SLOT_SWITCHBOARD, dm_duplicatelink(switchboard_slot));
+    take_own_slot(SLOT_SWITCHBOARD, switchboard_slot);
     start_server("console", BOOT_SLOT_CONSOLE, &console_slot);
-    give_link(dm_self(), SLOT_CONSOLE, dm_duplicatelink(console_slot));
+    take_own_slot(SLOT_CONSOLE, console_slot);
     start_server("timer", BOOT_SLOT_TIMER, 0);
-    long disk0 = dm_duplicatelink(BOOT_SLOT_DISK0);   /* is there a disk? */
     if (disk0 >= 0) {
-        dm_destroylink(disk0);
         /* The file system's processes, each once the one below it serves;
          * the buffer manager ends at once if the disk holds no file system. */
         if (start_server("di", BOOT_SLOT_DISK0, 0) && start_server("bm", -1, 0) && start_server("dm", -1, 0))

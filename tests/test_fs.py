@@ -268,3 +268,30 @@ def test_request_interpreter_files_from_0_bytes_to_9_MiB():
         if path != "/mid":
             got = subprocess.run([DMFS, "get", image, path], check=True, stdout=subprocess.PIPE).stdout
             assert got == pattern(size, seed), path
+
+
+def test_shell_file_commands_and_halt_writes_back():
+    image = os.path.join(workdir, "cmds.img")
+    text = os.path.join(workdir, "t.txt")
+    open(text, "wb").write(b"line one\nline two\n")
+    subprocess.run([DMFS, "mkfs", image, "8", text + "=/docs/t.txt"], check=True)
+    with Node(extra=["-drive", "file=%s,if=none,format=raw,id=d0" % image,
+                     "-device", "virtio-blk-device,drive=d0"]) as n:
+        assert n.command("ls") == "docs\n"
+        assert re.match(r"file\s+18\s+\d+ t\.txt\n$", n.command("ls -l /docs"))
+        assert n.command("cat /docs/t.txt") == "line one\nline two\n"
+        assert n.command("mkdir /new /docs/sub") == ""
+        assert "exists" in n.command("mkdir /new")
+        assert n.command("ls /") == "docs\nnew\n"
+        assert "directory not empty" in n.command("rm /docs")
+        assert n.command("rm /docs/t.txt /new") == ""
+        assert re.match(r"dir\s+\d+\s+\d+ sub\n$", n.command("ls -l /docs"))
+        out = n.command("cat /nope /docs")
+        assert "cat: /nope: not found" in out and "cat: /docs: is a directory" in out
+        assert "wrote 5000 bytes" in n.command("run fstest write /docs/sub/w 5000 8 1000")
+        assert n.halt() == 0                      # no sync: halt writes back
+    assert subprocess.run([DMFS, "check", image], stdout=subprocess.DEVNULL).returncode == 0
+    got = subprocess.run([DMFS, "get", image, "/docs/sub/w"], check=True, stdout=subprocess.PIPE).stdout
+    assert got == pattern(5000, 8)
+    listing = subprocess.run([DMFS, "ls", "-R", image], check=True, stdout=subprocess.PIPE).stdout.decode().split()
+    assert listing == ["/docs", "/docs/sub", "/docs/sub/w"], listing

@@ -1,0 +1,31 @@
+/*
+ * cat FILE... — print files.
+ */
+#include <stdio.h>
+#include "dmlib.h"
+#include "fsclient.h"
+
+int main(int argc, char **argv)
+{
+    static char buf[8192];
+    int status = 0;
+    for (int i = 1; i < argc; i++) {
+        struct dm_stat st;
+        long ino = fs_open(argv[i], &st);
+        if (ino >= 0 && st.type == FS_TYPE_DIR)
+            ino = E_INVAL;
+        if (ino < 0) {
+            printf("cat: %s: %s\n", argv[i], ino == E_INVAL ? "is a directory" : dm_error_text(ino));
+            status = 1;
+            continue;
+        }
+        long n;
+        for (uint64_t at = 0; (n = fs_read((uint32_t)ino, at, buf, sizeof buf)) > 0; at += (uint64_t)n)
+            fwrite(buf, 1, (size_t)n, stdout);
+        if (n < 0) {
+            printf("cat: %s: %s\n", argv[i], dm_error_text(n));
+            status = 1;
+        }
+    }
+    return status;
+}
