@@ -22,6 +22,20 @@ class NodeError(Exception):
     pass
 
 
+def disk_args(path, index=0):
+    """QEMU arguments that attach disk image `path` as virtio-blk disk `index`."""
+    return ["-drive", "file=%s,if=none,format=raw,id=d%d" % (path, index),
+            "-device", "virtio-blk-device,drive=d%d" % index]
+
+
+def fnv1a(data):
+    """FNV-1a, 64 bits, as hex: the checksum the in-OS test programs print."""
+    h = 0xcbf29ce484222325
+    for byte in data:
+        h = ((h ^ byte) * 0x100000001b3) & 0xffffffffffffffff
+    return "%016x" % h
+
+
 def qemu_command(kernel=KERNEL, memory="256M", extra=()):
     return ["qemu-system-riscv64", "-M", "virt", "-bios", "none", "-m", memory, "-smp", "1",
             "-kernel", kernel, "-display", "none", "-monitor", "none", "-serial", "stdio",

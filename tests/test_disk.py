@@ -5,7 +5,7 @@ import os
 import re
 import shutil
 import tempfile
-from harness import Node
+from harness import Node, disk_args, fnv1a
 
 BLOCK = 4096
 workdir = tempfile.mkdtemp(prefix="dm-disk-")
@@ -18,12 +18,6 @@ def teardown():
     shutil.rmtree(workdir, ignore_errors=True)
 
 
-def fnv1a(data):
-    h = 0xcbf29ce484222325
-    for byte in data:
-        h = ((h ^ byte) * 0x100000001b3) & 0xffffffffffffffff
-    return "%016x" % h
-
 
 def make_image(name, blocks, seed):
     path = os.path.join(workdir, name)
@@ -33,10 +27,6 @@ def make_image(name, blocks, seed):
     return path, data
 
 
-def drive(path, index):
-    return ["-drive", "file=%s,if=none,format=raw,id=d%d" % (path, index),
-            "-device", "virtio-blk-device,drive=d%d" % index]
-
 
 image, content = make_image("disk0.img", 256, 1)
 
@@ -44,7 +34,7 @@ image, content = make_image("disk0.img", 256, 1)
 def booted():
     global node
     if node is None:
-        node = Node(extra=drive(image, 0))
+        node = Node(extra=disk_args(image, 0))
     return node
 
 
@@ -93,7 +83,7 @@ def test_blocks_written_reach_the_image_and_counters_are_exact():
 
 def test_several_disks_are_found():
     second, _ = make_image("disk1.img", 64, 2)
-    with Node(extra=drive(image, 0) + drive(second, 1)) as n:
+    with Node(extra=disk_args(image, 0) + disk_args(second, 1)) as n:
         assert "disk 0: " in n.output and "disk 1: " in n.output, n.output[:500]
         assert n.command("run disktest info") in ("blocks 256\n", "blocks 64\n")
         n.halt()

@@ -7,7 +7,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from harness import Node, ROOT
+from harness import Node, ROOT, disk_args, fnv1a
 
 BLOCK = 4096
 DMFS = os.path.join(ROOT, "build", "tools", "dmfs")
@@ -21,12 +21,6 @@ def teardown():
         node.kill()
     shutil.rmtree(workdir, ignore_errors=True)
 
-
-def fnv1a(data):
-    h = 0xcbf29ce484222325
-    for byte in data:
-        h = ((h ^ byte) * 0x100000001b3) & 0xffffffffffffffff
-    return "%016x" % h
 
 
 def block_of(data, n):
@@ -53,8 +47,7 @@ def booted():
             f = line.split()
             if f[0] == "file":
                 files[os.path.basename(f[4]) + ".inode"] = int(f[1])
-        node = Node(extra=["-drive", "file=%s,if=none,format=raw,id=d0" % image,
-                           "-device", "virtio-blk-device,drive=d0"])
+        node = Node(extra=disk_args(image))
     return node
 
 
@@ -125,8 +118,7 @@ def test_write_through_every_level_sync_and_check_on_the_host():
     open(empty, "wb").close()
     subprocess.run([DMFS, "mkfs", image, "16", empty + "=/w"], check=True)
     blocks = 2100                     # direct, single- and double-indirect blocks
-    with Node(extra=["-drive", "file=%s,if=none,format=raw,id=d0" % image,
-                     "-device", "virtio-blk-device,drive=d0"]) as n:
+    with Node(extra=disk_args(image)) as n:
         out = n.command("run bmtest write 2 0 %d 9" % blocks, timeout=300)
         assert "wrote %d blocks" % blocks in out, out
         s = {k: int(v) for k, v in re.findall(r"(\w+) (\d+)", n.command("run bmtest stats"))}
@@ -161,8 +153,7 @@ def test_directory_manager_lookups_and_listings():
     args = [DMFS, "mkfs", image, "16", hello + "=/a/b/c.txt", hello + "=" + deep]
     args += ["%s=/many/file%03d" % (hello, i) for i in range(300)]
     subprocess.run(args, check=True)
-    with Node(extra=["-drive", "file=%s,if=none,format=raw,id=d0" % image,
-                     "-device", "virtio-blk-device,drive=d0"]) as n:
+    with Node(extra=disk_args(image)) as n:
         assert re.search(r"/a/b/c\.txt: inode \d+ file size 6 nlink 1", n.command("run dmtest lookup /a/b/c.txt"))
         assert re.search(r"/a/b: inode \d+ dir size \d+ nlink 2", n.command("run dmtest lookup /a/b"))
         assert re.search(r"/: inode 1 dir", n.command("run dmtest lookup /"))
@@ -189,8 +180,7 @@ def test_create_and_remove_names_then_the_host_finds_the_image_sound():
     open(hello, "wb").write(b"hi\n")
     subprocess.run([DMFS, "mkfs", image, "8", hello + "=/a/b/c.txt", big + "=/a/big"], check=True)
     free_before = subprocess.run([DMFS, "check", image], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    with Node(extra=["-drive", "file=%s,if=none,format=raw,id=d0" % image,
-                     "-device", "virtio-blk-device,drive=d0"]) as n:
+    with Node(extra=disk_args(image)) as n:
         assert re.search(r"/a/new: inode \d+", n.command("run dmtest create /a/new file"))
         assert "E_STATE" in n.command("run dmtest create /a/new file")
         assert re.search(r"/a/sub: inode \d+", n.command("run dmtest create /a/sub dir"))
@@ -221,8 +211,7 @@ def test_create_and_remove_names_then_the_host_finds_the_image_sound():
 def test_fsstat_and_sync_commands():
     image = os.path.join(workdir, "stat.img")
     subprocess.run([DMFS, "mkfs", image, "8"], check=True)
-    with Node(extra=["-drive", "file=%s,if=none,format=raw,id=d0" % image,
-                     "-device", "virtio-blk-device,drive=d0"]) as n:
+    with Node(extra=disk_args(image)) as n:
         n.command("run dmtest create /q file")
         assert n.command("sync") == ""
         out = n.command("fsstat")
@@ -251,8 +240,7 @@ def test_request_interpreter_files_from_0_bytes_to_9_MiB():
     subprocess.run([DMFS, "mkfs", image, "32"], check=True)
     cases = [("/zero", 0, 1, 10), ("/one", 1, 2, 10), ("/a4095", 4095, 3, 1000), ("/a4096", 4096, 4, 4096),
              ("/a4097", 4097, 5, 3000), ("/mid", 100000, 6, 7000), ("/big", 9 << 20, 7, 65536)]
-    with Node(extra=["-drive", "file=%s,if=none,format=raw,id=d0" % image,
-                     "-device", "virtio-blk-device,drive=d0"]) as n:
+    with Node(extra=disk_args(image)) as n:
         for path, size, seed, chunk in cases:
             assert "wrote %d bytes" % size in n.command("run fstest write %s %d %d %d" % (path, size, seed, chunk),
                                                          timeout=300)
@@ -275,8 +263,7 @@ def test_shell_file_commands_and_halt_writes_back():
     text = os.path.join(workdir, "t.txt")
     open(text, "wb").write(b"line one\nline two\n")
     subprocess.run([DMFS, "mkfs", image, "8", text + "=/docs/t.txt"], check=True)
-    with Node(extra=["-drive", "file=%s,if=none,format=raw,id=d0" % image,
-                     "-device", "virtio-blk-device,drive=d0"]) as n:
+    with Node(extra=disk_args(image)) as n:
         assert n.command("ls") == "docs\n"
         assert re.match(r"file\s+18\s+\d+ t\.txt\n$", n.command("ls -l /docs"))
         assert n.command("cat /docs/t.txt") == "line one\nline two\n"
