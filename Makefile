@@ -25,20 +25,27 @@ KERNEL_OBJS := $(KERNEL_SRCS:%.c=$(B)/%.o) $(KERNEL_ASMS:%.S=$(B)/%.o) $(B)/kern
 ULIB_OBJS := $(B)/user/lib/kcall.o $(B)/user/lib/dmlib.o $(B)/user/lib/syscalls.o $(B)/user/lib/fsclient.o
 CRT0      := $(B)/user/lib/crt0.o
 
-# Programs in the boot image: system processes (servers/), the file system's
-# processes (fs/), then user programs.
+# The boot image holds only what starts the file system: the system
+# processes (servers/) and the file system's four (fs/). Every other
+# program is loaded by the process manager from /bin on the system disk.
 SERVERS  := pm switchboard console timer
 FS_PROCS := di bm dm ri
-PROGRAMS := shell hello ping pong fsstat sync ls cat rm mkdir
-TESTS    := ktest libctest disktest bmtest dmtest fstest
+PROGRAMS := shell hello ping pong fsstat sync ls cat cp mv rm mkdir
+TESTS    := ktest libctest disktest bmtest dmtest fstest filetest
 BENCHES  := callbench
-ELVES := $(SERVERS:%=$(B)/servers/%.elf) $(FS_PROCS:%=$(B)/fs/%.elf) $(PROGRAMS:%=$(B)/user/%.elf) \
-         $(TESTS:%=$(B)/user/tests/%.elf) $(BENCHES:%=$(B)/user/bench/%.elf)
+BOOT_ELVES := $(SERVERS:%=$(B)/servers/%.elf) $(FS_PROCS:%=$(B)/fs/%.elf)
+DISK_ELVES := $(PROGRAMS:%=$(B)/user/%.elf) $(TESTS:%=$(B)/user/tests/%.elf) $(BENCHES:%=$(B)/user/bench/%.elf)
+# The system disk's programs, without their debugging information (GDB
+# reads that from the ELF files in build/).
+BIN := $(foreach e,$(DISK_ELVES),$(B)/bin/$(basename $(notdir $(e))))
+SYSTEM_DISK := $(B)/disk.img
+SYSTEM_DISK_MB := 32
+DISK ?= $(SYSTEM_DISK)
 
 NODE_QEMU = $(QEMU) -M virt -bios none -m 256M -smp 1 -kernel $(B)/kernel.elf -display none \
             -monitor none -serial stdio -no-reboot -global virtio-mmio.force-legacy=false \
             -icount shift=0,sleep=on \
-            $(if $(DISK),$(DISK_QEMU))
+            $(DISK_QEMU)
 DISK_QEMU = -drive file=$(DISK),if=none,format=raw,id=disk0 -device virtio-blk-device,drive=disk0
 
 .PHONY: all build run test bench gdb setup clean
@@ -49,7 +56,7 @@ DISK_QEMU = -drive file=$(DISK),if=none,format=raw,id=disk0 -device virtio-blk-d
 all: setup
 	@$(MAKE) --no-print-directory build
 
-build: $(B)/kernel.elf $(B)/tools/dmfs
+build: $(B)/kernel.elf $(B)/tools/dmfs $(SYSTEM_DISK)
 
 setup:
 	@scripts/setup.sh
@@ -65,8 +72,8 @@ $(B)/kernel/%.o: kernel/%.S
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(KERNEL_CFLAGS) -c $< -o $@
-$(B)/kernel/bootimage.S: $(ELVES) scripts/mkbootimage.sh
-	@scripts/mkbootimage.sh $@ $(ELVES)
+$(B)/kernel/bootimage.S: $(BOOT_ELVES) scripts/mkbootimage.sh
+	@scripts/mkbootimage.sh $@ $(BOOT_ELVES)
 $(B)/kernel/bootimage.o: $(B)/kernel/bootimage.S
 	@echo "  AS      $<"
 	@$(CC) $(KERNEL_CFLAGS) -c $< -o $@
@@ -87,6 +94,22 @@ $(B)/%.elf: $(B)/%.o $(CRT0) $(ULIB_OBJS) user/user.ld
 	@$(CC) $(ARCH) -nostdlib -static -T user/user.ld -o $@ $(CRT0) $< $(ULIB_OBJS) \
 	    -Wl,--start-group $(NEWLIB)/lib/libc.a $(NEWLIB)/lib/libm.a -lgcc -Wl,--end-group
 
+# A program for /bin.
+STRIP = @mkdir -p $(dir $@) && $(CROSS)strip -o $@ $<
+$(PROGRAMS:%=$(B)/bin/%): $(B)/bin/%: $(B)/user/%.elf
+	$(STRIP)
+$(TESTS:%=$(B)/bin/%): $(B)/bin/%: $(B)/user/tests/%.elf
+	$(STRIP)
+$(BENCHES:%=$(B)/bin/%): $(B)/bin/%: $(B)/user/bench/%.elf
+	$(STRIP)
+
+# The system disk: a fresh file system holding /bin. Made again whenever a
+# program changes, so files written on it earlier are lost; `make run
+# DISK=IMAGE` boots with an image of your own instead.
+$(SYSTEM_DISK): $(BIN) $(B)/tools/dmfs
+	@echo "  DMFS    $@ (/bin: $(words $(BIN)) programs)"
+	@$(B)/tools/dmfs mkfs --force $@ $(SYSTEM_DISK_MB) $(foreach p,$(BIN),$(p)=/bin/$(notdir $(p))) >/dev/null
+
 # Host tools (tools/): built with the host's compiler.
 $(B)/tools/dmfs: tools/dmfs.c fs/fsformat.h
 	@mkdir -p $(dir $@)
@@ -94,7 +117,7 @@ $(B)/tools/dmfs: tools/dmfs.c fs/fsformat.h
 	@$(HOSTCC) -Ifs -o $@ tools/dmfs.c
 
 # Boot one node into the shell (input may be piped); `halt` ends it.
-# DISK=IMAGE attaches a disk image (its disk interface process starts).
+# The disk is the system disk, or DISK=IMAGE (it must hold /bin/shell).
 run: all
 	@$(NODE_QEMU)
 
@@ -110,6 +133,6 @@ bench: all
 	@python3 scripts/bench.py
 
 clean:
-	rm -rf $(B)/kernel $(B)/user $(B)/servers $(B)/fs $(B)/tools $(B)/kernel.elf
+	rm -rf $(B)/kernel $(B)/user $(B)/servers $(B)/fs $(B)/tools $(B)/bin $(B)/kernel.elf $(SYSTEM_DISK)
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -1,7 +1,9 @@
 /*
  * di.c — the disk interface, one of the file system's four processes
  * (DEMOS): the only process that talks to the kernel's disk driver, over
- * the disk's device link (slot 3, from the process manager). It reads and
+ * the disk's device link (slot 3, from the process manager). One runs for
+ * each disk, registered as its first argument ("di" for disk 0, which holds
+ * the file system; "di1", ... for the others). It reads and
  * writes one block per request; the block moves between the requester's
  * data area and its own with MOVEDATA.
  */
@@ -57,13 +59,13 @@ static long handle(const struct sv_request *q, long area, uint64_t *value)
     return E_NOSYS;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     long mine = dm_createlink(0, 0, LINK_READ | LINK_WRITE, block, sizeof block);
     long err = disk(KOP_DISK_ATTACH, 0, 0, mine, 0);
     if (err < 0)
         return 1;
-    sb_register("di", dm_createlink(0, 0, 0, 0, 0));
+    sb_register(argc > 1 ? argv[1] : "di", dm_createlink(0, 0, 0, 0, 0));
     pm_ready();
     static uint8_t buffer[DM_MSG_MAX];
     for (;;) {

@@ -8,7 +8,6 @@
  * inode itself (making it fresh, its link count, freeing its blocks) are
  * requests to the buffer manager, which also changes inodes (sizes and
  * block pointers), so that neither overwrites the other's changes.
- * Renaming comes next (docs/fs-design.md).
  */
 #include <string.h>
 #include "dmlib.h"
@@ -257,43 +256,62 @@ static long note_other(const struct fs_dirent *d, void *arg)
     return 0;
 }
 
-static long unlink_path(const char *path)
+/* E_STATE unless directory ino (contents *inode) holds only "." and "..". */
+static long check_empty(uint32_t ino, const struct fs_inode *inode)
 {
-    char parent[1024];
-    const char *name;
-    uint32_t dir, ino;
-    struct fs_inode dir_inode, inode;
-    long err = split_path(path, parent, sizeof parent, &name);
-    if (err || (err = lookup(parent, &dir, &dir_inode)) || (err = lookup(path, &ino, &inode)))
-        return err;
-    if (inode.type == FS_TYPE_DIR) {
-        struct emptiness e = { 0 };
-        if ((err = each_entry(ino, &inode, note_other, &e)) < 0)
-            return err;
-        if (e.other)
-            return E_STATE;
-    }
-    /* Remove the name first, then the inode it named. */
-    uint64_t entries = dir_inode.size / sizeof(struct fs_dirent);
+    struct emptiness e = { 0 };
+    long err = each_entry(ino, inode, note_other, &e);
+    return err < 0 ? err : e.other ? E_STATE : 0;
+}
+
+/* The entry called `name` in directory dir: its index (*slot) and inode;
+ * E_NOTFOUND if there is none. */
+static long find_entry(uint32_t dir, const struct fs_inode *dir_inode, const char *name, uint64_t *slot,
+                       uint32_t *ino)
+{
+    uint64_t entries = dir_inode->size / sizeof(struct fs_dirent);
     for (uint64_t n = 0; n * FS_DIRENTS_PER_BLOCK < entries; n++) {
-        if ((err = bm_read(BM_READ_FILE, dir, (int64_t)n)) < 0)
+        long err = bm_read(BM_READ_FILE, dir, (int64_t)n);
+        if (err < 0)
             return err;
-        struct fs_dirent *d = (struct fs_dirent *)block;
+        const struct fs_dirent *d = (const struct fs_dirent *)block;
         for (uint64_t i = 0; i < FS_DIRENTS_PER_BLOCK && n * FS_DIRENTS_PER_BLOCK + i < entries; i++) {
-            if (d[i].inode == ino && strcmp(d[i].name, name) == 0) {
-                memset(&d[i], 0, sizeof d[i]);
-                if ((err = bm_request(BM_WRITE_FILE, dir, (int64_t)n, 0, 1, 0)) < 0)
-                    return err;
-                n = entries;   /* done */
-                break;
+            if (d[i].inode != 0 && strncmp(d[i].name, name, sizeof d[i].name) == 0) {
+                *slot = n * FS_DIRENTS_PER_BLOCK + i;
+                *ino = d[i].inode;
+                return 0;
             }
         }
     }
-    int64_t links = 0;
-    int64_t drop = inode.type == FS_TYPE_DIR ? -2 : -1;   /* its name, and its own "." */
-    if ((err = bm_request(BM_INODE_LINKS, ino, drop, 0, 0, &links)) < 0)
+    return E_NOTFOUND;
+}
+
+/* Make entry `slot` of directory dir name inode ino (0: free it). */
+static long set_entry(uint32_t dir, uint64_t slot, uint32_t ino, const char *name)
+{
+    uint64_t n = slot / FS_DIRENTS_PER_BLOCK;
+    long err = bm_read(BM_READ_FILE, dir, (int64_t)n);
+    if (err < 0)
         return err;
-    if (inode.type == FS_TYPE_DIR && (err = bm_request(BM_INODE_LINKS, dir, -1, 0, 0, 0)) < 0)
+    struct fs_dirent *d = (struct fs_dirent *)block + slot % FS_DIRENTS_PER_BLOCK;
+    memset(d, 0, sizeof *d);
+    if (ino) {
+        d->inode = ino;
+        strcpy(d->name, name);
+    }
+    return bm_request(BM_WRITE_FILE, dir, (int64_t)n, 0, 1, 0);
+}
+
+/* A name of inode ino (type `type`) in directory dir has just been removed:
+ * drop the links it held, and free the inode and its blocks with its last. */
+static long drop_name(uint32_t dir, uint32_t ino, uint16_t type)
+{
+    int64_t links = 0;
+    int64_t drop = type == FS_TYPE_DIR ? -2 : -1;   /* its name, and a directory's own "." */
+    long err = bm_request(BM_INODE_LINKS, ino, drop, 0, 0, &links);
+    if (err < 0)
+        return err;
+    if (type == FS_TYPE_DIR && (err = bm_request(BM_INODE_LINKS, dir, -1, 0, 0, 0)) < 0)   /* its ".." */
         return err;
     if (links == 0) {
         if ((err = bm_request(BM_TRUNCATE, ino, 0, 0, 0, 0)) < 0 ||
@@ -302,6 +320,100 @@ static long unlink_path(const char *path)
         err = free_inode(ino);
     }
     return err < 0 ? err : 0;
+}
+
+static long unlink_path(const char *path)
+{
+    char parent[1024];
+    const char *name;
+    uint32_t dir, ino;
+    uint64_t slot;
+    struct fs_inode dir_inode, inode;
+    long err = split_path(path, parent, sizeof parent, &name);
+    if (err || (err = lookup(parent, &dir, &dir_inode)))
+        return err;
+    if (dir_inode.type != FS_TYPE_DIR)
+        return E_NOTFOUND;
+    if ((err = find_entry(dir, &dir_inode, name, &slot, &ino)) || (err = read_inode(ino, &inode)))
+        return err;
+    if (inode.type == FS_TYPE_DIR && (err = check_empty(ino, &inode)))
+        return err;
+    /* Remove the name first, then the inode it named. */
+    if ((err = set_entry(dir, slot, 0, 0)) < 0)
+        return err;
+    return drop_name(dir, ino, inode.type);
+}
+
+/* Is directory `ancestor` on the path from directory dir up to the root? */
+static long is_ancestor(uint32_t ancestor, uint32_t dir, int *answer)
+{
+    *answer = 0;
+    for (int depth = 0; depth < 4096; depth++) {
+        if (dir == ancestor) {
+            *answer = 1;
+            return 0;
+        }
+        if (dir == FS_ROOT_INODE)
+            return 0;
+        struct fs_inode inode;
+        uint64_t slot;
+        long err = read_inode(dir, &inode);
+        if (err || (err = find_entry(dir, &inode, "..", &slot, &dir)))
+            return err;
+    }
+    return E_INVAL;   /* a loop of ".." entries: the tree is damaged */
+}
+
+/* DMG_RENAME: the new name is written before the old one is removed, so a
+ * crash between the two leaves a second name (the check at mount fixes the
+ * link count), never a lost file. */
+static long rename_path(const char *old_path, const char *new_path)
+{
+    char old_parent[1024], new_parent[1024];
+    const char *old_name, *new_name;
+    uint32_t old_dir, new_dir, ino, existing;
+    uint64_t old_slot, new_slot;
+    struct fs_inode old_dir_inode, new_dir_inode, inode, existing_inode;
+    int inside;
+    long err = split_path(old_path, old_parent, sizeof old_parent, &old_name);
+    if (err || (err = split_path(new_path, new_parent, sizeof new_parent, &new_name)))
+        return err;
+    if ((err = lookup(old_parent, &old_dir, &old_dir_inode)) || (err = lookup(new_parent, &new_dir, &new_dir_inode)))
+        return err;
+    if (old_dir_inode.type != FS_TYPE_DIR || new_dir_inode.type != FS_TYPE_DIR)
+        return E_NOTFOUND;
+    if ((err = find_entry(old_dir, &old_dir_inode, old_name, &old_slot, &ino)) || (err = read_inode(ino, &inode)))
+        return err;
+    if (inode.type == FS_TYPE_DIR && ((err = is_ancestor(ino, new_dir, &inside)) || inside))
+        return err ? err : E_INVAL;
+    err = find_entry(new_dir, &new_dir_inode, new_name, &new_slot, &existing);
+    if (err && err != E_NOTFOUND)
+        return err;
+    if (err == 0) {   /* the new name exists: replace what it names */
+        if (existing == ino)
+            return 0;
+        if ((err = read_inode(existing, &existing_inode)))
+            return err;
+        if (existing_inode.type != inode.type)
+            return E_STATE;
+        if (existing_inode.type == FS_TYPE_DIR && (err = check_empty(existing, &existing_inode)))
+            return err;
+        if ((err = set_entry(new_dir, new_slot, ino, new_name)) < 0 ||
+            (err = drop_name(new_dir, existing, existing_inode.type)) < 0)
+            return err;
+    } else if ((err = add_entry(new_dir, &new_dir_inode, ino, new_name)) < 0) {
+        return err;
+    }
+    if ((err = set_entry(old_dir, old_slot, 0, 0)) < 0)
+        return err;
+    if (inode.type == FS_TYPE_DIR && old_dir != new_dir) {   /* its ".." moves with it */
+        if ((err = find_entry(ino, &inode, "..", &old_slot, &existing)) ||
+            (err = set_entry(ino, old_slot, new_dir, "..")) < 0 ||
+            (err = bm_request(BM_INODE_LINKS, old_dir, -1, 0, 0, 0)) < 0 ||
+            (err = bm_request(BM_INODE_LINKS, new_dir, 1, 0, 0, 0)) < 0)
+            return err;
+    }
+    return 0;
 }
 
 int main(void)
@@ -354,6 +466,16 @@ int main(void)
             status = create(path, q->arg[0], &value);
         } else if (q->op == DMG_UNLINK) {
             status = unlink_path(path);
+        } else if (q->op == DMG_RENAME) {
+            const char *second = path + strlen(path) + 1;
+            status = second < (const char *)message + n ? rename_path(path, second) : E_INVAL;
+        } else if (q->op == DMG_STAT) {
+            if (q->arg[0] <= 0 || q->arg[0] > UINT32_MAX)
+                status = E_NOTFOUND;
+            else if ((status = read_inode((uint32_t)q->arg[0], &inode)) == 0) {
+                st = (struct dm_stat){ (uint32_t)q->arg[0], inode.type, inode.nlink, inode.size };
+                value = q->arg[0], data = &st, len = sizeof st;
+            }
         } else if (q->op == DMG_STATS) {
             status = 0, data = &counts, len = sizeof counts;
         } else {

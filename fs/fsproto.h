@@ -42,8 +42,11 @@ enum fs_op {
     FS_LIST,          /* data = path, arg0 = first index: as DMG_LIST */
     FS_SYNC,          /* write everything changed to the disk */
     FS_STATS,         /* data = struct ri_counts */
+    FS_RENAME,        /* data = old path NUL new path NUL: as DMG_RENAME */
+    FS_TRUNCATE,      /* arg0 = inode: free all its blocks; size 0 */
+    FS_STAT,          /* arg0 = inode: answer data = struct dm_stat */
 };
-#define FS_NKINDS 9
+#define FS_NKINDS 12
 
 /* What the request interpreter counts. */
 struct ri_counts {
@@ -105,8 +108,13 @@ enum dm_op {
                          inode; E_STATE if the name exists */
     DMG_UNLINK,       /* data = path: remove the name (a directory must be empty, else
                          E_STATE); the inode and its blocks are freed with its last name */
+    DMG_RENAME,       /* data = old path NUL new path NUL: the object named old is named
+                         new instead. An existing new of the same type is replaced (a
+                         directory only if empty), else E_STATE; a directory cannot move
+                         into itself (E_INVAL) */
+    DMG_STAT,         /* arg0 = inode: answer data = struct dm_stat */
 };
-#define DMG_NKINDS 6
+#define DMG_NKINDS 8
 
 struct dm_stat {
     uint32_t inode;

@@ -98,11 +98,14 @@ static long write_file(uint32_t ino, uint64_t offset, uint64_t length, long user
     return err < 0 ? err : 0;
 }
 
-/* Pass a request on to the directory manager; its answer data to `data`. */
-static long to_dm(uint32_t op, const char *path, int64_t arg0, int64_t *value, void *data, uint32_t cap,
-                  uint32_t *len)
+/* Pass a request on to the directory manager with `out_len` bytes of
+ * request data (0: the path and its NUL); its answer data to `data`. */
+static long to_dm(uint32_t op, const char *path, uint32_t out_len, int64_t arg0, int64_t *value, void *data,
+                  uint32_t cap, uint32_t *len)
 {
-    struct sv_call c = { .op = op, .arg = { arg0 }, .data = path, .len = (uint32_t)strlen(path) + 1,
+    if (out_len == 0)
+        out_len = (uint32_t)strlen(path) + 1;
+    struct sv_call c = { .op = op, .arg = { arg0 }, .data = path, .len = out_len,
                          .pass = DM_NO_LINK, .reply_data = data, .reply_cap = cap };
     counts.dm_requests++;
     long status = sv_call(dm, &c);
@@ -138,16 +141,16 @@ int main(void)
                 counts.requests[q->op]++;
             switch (q->op) {
             case FS_OPEN:
-                status = to_dm(DMG_LOOKUP, path, 0, &value, answer, sizeof answer, &len);
+                status = to_dm(DMG_LOOKUP, path, 0, 0, &value, answer, sizeof answer, &len);
                 break;
             case FS_CREATE:
-                status = to_dm(DMG_CREATE, path, q->arg[0], &value, answer, sizeof answer, &len);
+                status = to_dm(DMG_CREATE, path, 0, q->arg[0], &value, answer, sizeof answer, &len);
                 break;
             case FS_UNLINK:
-                status = to_dm(DMG_UNLINK, path, 0, &value, answer, sizeof answer, &len);
+                status = to_dm(DMG_UNLINK, path, 0, 0, &value, answer, sizeof answer, &len);
                 break;
             case FS_LIST:
-                status = to_dm(DMG_LIST, path, q->arg[0], &value, answer, sizeof answer, &len);
+                status = to_dm(DMG_LIST, path, 0, q->arg[0], &value, answer, sizeof answer, &len);
                 break;
             case FS_READ:
             case FS_WRITE:
@@ -157,6 +160,20 @@ int main(void)
                     status = read_file((uint32_t)q->arg[0], (uint64_t)q->arg[1], (uint64_t)q->arg[2], info.link, &value);
                 else
                     status = write_file((uint32_t)q->arg[0], (uint64_t)q->arg[1], (uint64_t)q->arg[2], info.link, &value);
+                break;
+            case FS_RENAME:
+                status = to_dm(DMG_RENAME, path, (uint32_t)(n - sizeof *q), 0, &value, answer, sizeof answer, &len);
+                break;
+            case FS_STAT:
+                status = to_dm(DMG_STAT, "", 0, q->arg[0], &value, answer, sizeof answer, &len);
+                break;
+            case FS_TRUNCATE:   /* a file only: a directory's entries are the directory manager's */
+                status = to_dm(DMG_STAT, "", 0, q->arg[0], &value, answer, sizeof answer, &len);
+                if (status == 0 && ((struct dm_stat *)answer)->type != FS_TYPE_FILE)
+                    status = E_INVAL;
+                if (status == 0)
+                    status = bm_call(BM_TRUNCATE, q->arg[0], 0, 0, -1, 0);
+                value = 0, len = 0;
                 break;
             case FS_SYNC:
                 status = bm_call(BM_SYNC, 0, 0, 0, -1, &value);

@@ -160,7 +160,10 @@ int user_range_ok(struct proc *p, uint64_t uva, uint64_t len, int write, void **
 /* proc.c */
 void proc_init(void);
 struct proc *proc_lookup(dm_pid pid);
-struct proc *proc_create(const char *image, const char *args, uint64_t args_len, int argc, int *err);
+struct image_source;
+int boot_image_source(const char *name, struct image_source *out);
+struct proc *proc_create(const char *name, const struct image_source *image, const char *args, uint64_t args_len,
+                         int argc, int envc, int *err);
 void proc_exit(struct proc *p, int64_t status);
 int64_t proc_grow(struct proc *p, int64_t increment);
 void runq_add(struct proc *p);
@@ -171,7 +174,14 @@ void request_reschedule(void);
 void set_exit_notify_slot(int slot);
 
 /* elf.c */
-int elf_load(struct proc *p, const uint8_t *start, const uint8_t *end);
+/* A program image: in kernel memory (kernel != 0), or `size` bytes at
+ * `address` in process owner's memory. */
+struct image_source {
+    const uint8_t *kernel;
+    struct proc   *owner;
+    uint64_t       address, size;
+};
+int elf_load(struct proc *p, const struct image_source *image);
 
 /* link.c */
 int link_alloc_slot(struct proc *p);

@@ -178,7 +178,9 @@ struct dm_msg_info {
  * A kernel link is a link to a kernel (slot 0) whose code says what it
  * authorises. Only a kernel makes them; holding one is the authority.
  * A request is a CALL over the link with a struct dm_kreq (plus data); the
- * reply is a struct dm_kreply (plus data). */
+ * reply is a struct dm_kreply (plus data). A link passed with a request
+ * leaves the caller's table, as it would going to a process: the requests
+ * below that keep it say so, and after any other it is destroyed. */
 enum dm_klink_kind {
     KLINK_PROCESS_CONTROL = 1, /* held by the process manager only */
     KLINK_CONSOLE         = 2, /* the UART, held by the console server */
@@ -190,8 +192,13 @@ enum dm_klink_kind {
 
 enum dm_kop {
     /* process control */
-    KOP_CREATE = 1,  /* data: image name NUL, then argc strings each NUL-ended;
-                        arg[0] = argc. Reply value: the new (stopped) pid. */
+    KOP_CREATE = 1,  /* data: process name NUL, then argc argument strings and envc
+                        environment strings, each NUL-ended; arg[0] = argc,
+                        arg[1] = envc. The program (a RISC-V ELF executable) is
+                        the passed link's data area (read right), or without a
+                        passed link the boot image of that name. The process
+                        starts with a0 = argc, a1 = argv, a2 = envp. Reply value:
+                        the new (stopped) pid. */
     KOP_MOVELINK,    /* pid; arg[0] = slot or -1; the passed link enters pid's table.
                         Reply value: the slot it took. */
     KOP_START,       /* pid: first start of a created process */

@@ -1,6 +1,8 @@
 /*
  * elf.c — load a program image (a static RISC-V ELF executable) into a new
- * process's address space.
+ * process's address space. The image is in the kernel (the boot image) or
+ * in a data area of a process's memory (a program the process manager read
+ * from the file system); it is read through image_read either way.
  */
 #include "defs.h"
 
@@ -26,23 +28,37 @@ struct elf_program_header {
     uint64_t offset, vaddr, paddr, filesz, memsz, align;
 };
 
-/* Map and fill every PT_LOAD segment of image [start, end) into p; set its
- * entry point and heap start. Returns 0 or E_BADREQ (not a loadable image)
- * or E_NOMEM. */
-int elf_load(struct proc *p, const uint8_t *start, const uint8_t *end)
+/* len bytes at offset of the image into dst (kernel memory); E_BADREQ if
+ * they are not all there. */
+static int image_read(const struct image_source *image, uint64_t offset, void *dst, uint64_t len)
 {
-    uint64_t size = (uint64_t)(end - start);
-    const struct elf_header *eh = (const void *)start;
-    if (size < sizeof *eh || eh->magic != ELF_MAGIC || eh->class != 2 || eh->machine != EM_RISCV ||
-        eh->phentsize != sizeof(struct elf_program_header) ||
-        eh->phoff + (uint64_t)eh->phnum * sizeof(struct elf_program_header) > size)
+    if (offset > image->size || len > image->size - offset)
+        return E_BADREQ;
+    if (image->kernel) {
+        memcpy(dst, image->kernel + offset, len);
+        return 0;
+    }
+    return copy_in(image->owner, dst, image->address + offset, len) ? E_BADREQ : 0;
+}
+
+/* Map and fill every PT_LOAD segment of the image into p; set its entry
+ * point and heap start. Returns 0 or E_BADREQ (not a loadable image) or
+ * E_NOMEM. */
+int elf_load(struct proc *p, const struct image_source *image)
+{
+    struct elf_header header, *eh = &header;
+    if (image_read(image, 0, eh, sizeof *eh) || eh->magic != ELF_MAGIC || eh->class != 2 ||
+        eh->machine != EM_RISCV || eh->phentsize != sizeof(struct elf_program_header))
         return E_BADREQ;
     uint64_t top = 0;
     for (int i = 0; i < eh->phnum; i++) {
-        const struct elf_program_header *ph = (const void *)(start + eh->phoff + i * sizeof *ph);
+        struct elf_program_header program_header, *ph = &program_header;
+        if (image_read(image, eh->phoff + i * sizeof *ph, ph, sizeof *ph))
+            return E_BADREQ;
         if (ph->type != PT_LOAD || ph->memsz == 0)
             continue;
-        if (ph->filesz > ph->memsz || ph->offset + ph->filesz > size || ph->vaddr < DM_USER_BASE ||
+        if (ph->filesz > ph->memsz || ph->offset + ph->filesz < ph->offset ||
+            ph->offset + ph->filesz > image->size || ph->vaddr < DM_USER_BASE ||
             ph->vaddr + ph->memsz > USER_STACK_TOP - USER_STACK_PAGES * PAGE_SIZE ||
             ph->vaddr + ph->memsz < ph->vaddr)
             return E_BADREQ;
@@ -64,7 +80,8 @@ int elf_load(struct proc *p, const uint8_t *start, const uint8_t *end)
             if (n > ph->filesz - off)
                 n = ph->filesz - off;
             uint8_t *dst = vm_user_to_kernel(p->pagetable, va, 0);
-            memcpy(dst, start + ph->offset + off, n);
+            if (image_read(image, ph->offset + off, dst, n))
+                return E_BADREQ;
             off += n;
         }
         if (ph->vaddr + ph->memsz > top)

@@ -54,24 +54,41 @@ static int keep_reply(struct link *reply)
 
 /* ---- process control ---- */
 
-static int64_t kop_create(struct dm_kreq *q, uint32_t len, uint64_t *value)
+/* KOP_CREATE: the program is the passed link's data area (read right), or
+ * without one the boot image of that name. */
+static int64_t kop_create(struct dm_kreq *q, uint32_t len, struct link *pass, uint64_t *value)
 {
     const char *data = (const char *)(q + 1);
     uint32_t data_len = len - sizeof *q;
     uint32_t name_len = 0;
     while (name_len < data_len && data[name_len])
         name_len++;
-    if (name_len == 0 || name_len == data_len || q->arg[0] < 0 || q->arg[0] > 256)
+    if (name_len == 0 || name_len == data_len || q->arg[0] < 0 || q->arg[0] > 256 || q->arg[1] < 0 ||
+        q->arg[1] > 256)
         return E_BADREQ;
     const char *args = data + name_len + 1;
     uint32_t args_len = data_len - name_len - 1;
     int strings = 0;
     for (uint32_t i = 0; i < args_len; i++)
         strings += args[i] == 0;
-    if (strings != q->arg[0] || (args_len && args[args_len - 1]))
+    if (strings != q->arg[0] + q->arg[1] || (args_len && args[args_len - 1]))
         return E_BADREQ;
+    struct image_source image;
     int err;
-    struct proc *p = proc_create(data, args, args_len, (int)q->arg[0], &err);
+    if (pass) {
+        if (pass->area_len == 0)
+            return E_NOAREA;
+        if (!(pass->flags & LINK_READ))
+            return E_RIGHTS;
+        if (!(image.owner = proc_lookup(pass->dest)))
+            return E_DEAD;
+        image.kernel = 0;
+        image.address = pass->area_addr;
+        image.size = pass->area_len;
+    } else if ((err = boot_image_source(data, &image))) {
+        return err;
+    }
+    struct proc *p = proc_create(data, &image, args, args_len, (int)q->arg[0], (int)q->arg[1], &err);
     if (!p)
         return err;
     *value = p->pid;
@@ -125,7 +142,7 @@ static int64_t process_control(struct dm_kreq *q, uint32_t len, struct link *pas
                                uint32_t *answer_len)
 {
     if (q->op == KOP_CREATE)
-        return kop_create(q, len, value);
+        return kop_create(q, len, pass, value);
     if (q->op == KOP_PS)
         return kop_ps(q->arg[0], answer + sizeof(struct dm_kreply), answer_len, value);
     if (q->op == KOP_NOTIFY) {
@@ -372,6 +389,10 @@ int kreq_handle(struct outgoing *o)
     }
     if (o->pass && o->pass->state == LINK_EMPTY)
         o->pass = 0;   /* the request took the passed link */
+    if (o->pass && (o->reply || status >= 0)) {
+        link_drop(o->pass);   /* it travelled with the request, as to a process, and ends here */
+        o->pass = 0;
+    }
     if (later)
         return 0;
     if (!o->reply)

@@ -31,9 +31,10 @@ void main(void)
     CSR_WRITE(scounteren, 7);
     CSR_WRITE(sie, SIE_SEIE | SIE_STIE);
 
-    int err;
     static const char pm_args[] = "pm";
-    struct proc *pm = proc_create("pm", pm_args, sizeof pm_args, 1, &err);
+    struct image_source pm_image;
+    int err = boot_image_source("pm", &pm_image);
+    struct proc *pm = err ? 0 : proc_create("pm", &pm_image, pm_args, sizeof pm_args, 1, 0, &err);
     if (!pm)
         panic("cannot create the process manager: error %d", err);
     give_kernel_link(pm, BOOT_SLOT_PROCESS_CONTROL, KLINK_PROCESS_CONTROL);

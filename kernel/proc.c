@@ -46,49 +46,55 @@ struct proc *proc_lookup(dm_pid pid)
     return p;
 }
 
-static const struct boot_image *find_image(const char *name)
+/* The boot image called `name`; E_NOTFOUND if there is none. */
+int boot_image_source(const char *name, struct image_source *out)
 {
-    for (const struct boot_image *b = boot_images; b->name; b++)
-        if (strcmp(b->name, name) == 0)
-            return b;
-    return 0;
+    for (const struct boot_image *b = boot_images; b->name; b++) {
+        if (strcmp(b->name, name) == 0) {
+            *out = (struct image_source){ .kernel = b->start, .size = (uint64_t)(b->end - b->start) };
+            return 0;
+        }
+    }
+    return E_NOTFOUND;
 }
 
-/* Lay out argc NUL-ended strings (args, args_len bytes) at the top of the
- * stack, with the argv array below them; set sp, a0 = argc, a1 = argv. */
-static int push_arguments(struct proc *p, const char *args, uint64_t args_len, int argc)
+/* Lay out argc + envc NUL-ended strings (args, args_len bytes) at the top
+ * of the stack, with the argv array (argc pointers, then 0) and the envp
+ * array (envc pointers, then 0) below them; set sp, a0 = argc, a1 = argv,
+ * a2 = envp. */
+static int push_arguments(struct proc *p, const char *args, uint64_t args_len, int argc, int envc)
 {
     uint64_t strings = (USER_STACK_TOP - args_len) & ~15UL;
-    uint64_t argv = (strings - 8 * (uint64_t)(argc + 1)) & ~15UL;
+    uint64_t argv = (strings - 8 * (uint64_t)(argc + 1 + envc + 1)) & ~15UL;
+    uint64_t envp = argv + 8 * (uint64_t)(argc + 1);
     if (USER_STACK_TOP - argv > USER_STACK_PAGES * PAGE_SIZE / 2)
         return E_TOOBIG;
     if (copy_out(p, strings, args, args_len))
         return E_FAULT;
-    uint64_t s = strings;
-    for (int i = 0; i < argc; i++) {
-        if (copy_out(p, argv + 8 * i, &s, 8))
+    uint64_t s = strings, zero = 0;
+    for (int i = 0; i < argc + envc; i++) {
+        uint64_t at = i < argc ? argv + 8 * i : envp + 8 * (i - argc);
+        if (copy_out(p, at, &s, 8))
             return E_FAULT;
         while (s < strings + args_len && *(const char *)(args + (s - strings)))
             s++;
         s++;
     }
-    uint64_t zero = 0;
-    copy_out(p, argv + 8 * argc, &zero, 8);
+    if (copy_out(p, argv + 8 * argc, &zero, 8) || copy_out(p, envp + 8 * envc, &zero, 8))
+        return E_FAULT;
     p->tf.regs[2] = argv;          /* sp */
     TF_A(&p->tf, 0) = (uint64_t)argc;
     TF_A(&p->tf, 1) = argv;
+    TF_A(&p->tf, 2) = envp;
     return 0;
 }
 
-/* Create a stopped process running boot image `image` with argc arguments
- * given as consecutive NUL-ended strings. Returns it, or 0 with *err set. */
-struct proc *proc_create(const char *image, const char *args, uint64_t args_len, int argc, int *err)
+/* Create a stopped process called `name` running the program in `image`,
+ * with argc arguments and then envc environment strings, given as
+ * consecutive NUL-ended strings. Returns it, or 0 with *err set. */
+struct proc *proc_create(const char *name, const struct image_source *image, const char *args, uint64_t args_len,
+                         int argc, int envc, int *err)
 {
-    const struct boot_image *b = find_image(image);
-    if (!b) {
-        *err = E_NOTFOUND;
-        return 0;
-    }
     struct proc *p = 0;
     for (int i = 1; i < NPROC && !p; i++)
         if (procs[i].state == PS_FREE)
@@ -103,16 +109,16 @@ struct proc *proc_create(const char *image, const char *args, uint64_t args_len,
     p->generation = generation;
     p->pagetable = pagetable;
     p->pid = PID_MAKE(this_machine, boot_epoch, p - procs, generation);
-    strlcpy_k(p->name, image, sizeof p->name);
+    strlcpy_k(p->name, name, sizeof p->name);
     p->state = PS_CREATED;
 
-    *err = elf_load(p, b->start, b->end);
+    *err = elf_load(p, image);
     for (int i = 1; i <= USER_STACK_PAGES && !*err; i++)
         *err = vm_map_new(p, USER_STACK_TOP - i * PAGE_SIZE, PTE_R | PTE_W);
     if (!*err)
         *err = vm_map_new(p, DM_INFO_PAGE, PTE_R);
     if (!*err)
-        *err = push_arguments(p, args, args_len, argc);
+        *err = push_arguments(p, args, args_len, argc, envc);
     if (*err) {
         vm_free_space(p->pagetable);
         p->state = PS_FREE;

@@ -108,10 +108,13 @@ static int disk_setup(struct disk *d)
     return 0;
 }
 
-/* Find every virtio block device; returns how many there are. */
+/* Find every virtio block device; returns how many there are. QEMU's virt
+ * machine gives the first -device on its command line the highest
+ * transport, so the slots are searched from the top down: disk 0 is the
+ * first disk given, which holds the file system. */
 int disk_init(void)
 {
-    for (int i = 0; i < MMIO_COUNT && ndisks < DM_MAX_DISKS; i++) {
+    for (int i = MMIO_COUNT - 1; i >= 0 && ndisks < DM_MAX_DISKS; i--) {
         struct disk *d = &disks[ndisks];
         d->base = MMIO_BASE + 0x1000UL * i;
         d->irq = 1 + i;

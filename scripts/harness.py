@@ -15,6 +15,9 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KERNEL = os.path.join(ROOT, "build", "kernel.elf")
+SYSTEM_DISK = os.path.join(ROOT, "build", "disk.img")   # /bin: every program (Makefile)
+BIN = os.path.join(ROOT, "build", "bin")
+DMFS = os.path.join(ROOT, "build", "tools", "dmfs")
 PROMPT = "\n$ "
 
 
@@ -22,10 +25,22 @@ class NodeError(Exception):
     pass
 
 
-def disk_args(path, index=0):
-    """QEMU arguments that attach disk image `path` as virtio-blk disk `index`."""
-    return ["-drive", "file=%s,if=none,format=raw,id=d%d" % (path, index),
+def disk_args(path, index=0, snapshot=False):
+    """QEMU arguments that attach disk image `path` as virtio-blk disk `index`
+    (with snapshot, writes go to a temporary copy and the image is unchanged)."""
+    return ["-drive", "file=%s,if=none,format=raw,id=d%d%s" % (path, index, ",snapshot=on" if snapshot else ""),
             "-device", "virtio-blk-device,drive=d%d" % index]
+
+
+def make_image(path, size_mb, *specs, inodes=None):
+    """A fresh file-system image at `path` holding every program in /bin (as
+    the system disk does) and each HOSTFILE=PATH in specs."""
+    import subprocess
+    programs = ["%s=/bin/%s" % (os.path.join(BIN, p), p) for p in sorted(os.listdir(BIN))]
+    options = ["--inodes", str(inodes)] if inodes else []
+    subprocess.run([DMFS, "mkfs", "--force", *options, path, str(size_mb), *programs, *specs], check=True,
+                   stdout=subprocess.DEVNULL)
+    return path
 
 
 def fnv1a(data):
@@ -44,7 +59,11 @@ def qemu_command(kernel=KERNEL, memory="256M", extra=()):
 
 
 class Node:
+    """A node; without a disk in `extra` it boots from the system disk (build/disk.img),
+    in snapshot mode so that tests never change it."""
     def __init__(self, extra=(), boot_timeout=20, wait_prompt=True, kernel=KERNEL):
+        if "-drive" not in extra:
+            extra = disk_args(SYSTEM_DISK, 0, snapshot=True) + list(extra)
         self.proc = subprocess.Popen(qemu_command(kernel, extra=extra), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=0)
         self.output = ""      # everything the node printed

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "dmlib.h"
+#include "fsclient.h"
 #include "fsproto.h"
 
 #define CHANNEL_REQUEST 0
@@ -37,8 +38,8 @@ static long switchboard_slot = -1, console_slot = -1;
 static uint8_t buffer[DM_MSG_MAX];
 
 /* A request to the kernel over the process-control link. */
-static long kernel_request(uint32_t op, dm_pid pid, int64_t arg0, const void *data, uint32_t len, long pass,
-                           void *answer_data, uint32_t answer_cap, uint64_t *value)
+static long kernel_request2(uint32_t op, dm_pid pid, int64_t arg0, int64_t arg1, const void *data, uint32_t len,
+                            long pass, void *answer_data, uint32_t answer_cap, uint64_t *value)
 {
     static uint8_t out[DM_MSG_MAX], in[DM_MSG_MAX];
     struct dm_kreq *q = (struct dm_kreq *)out;
@@ -46,6 +47,7 @@ static long kernel_request(uint32_t op, dm_pid pid, int64_t arg0, const void *da
     q->op = op;
     q->pid = pid;
     q->arg[0] = arg0;
+    q->arg[1] = arg1;
     if (len > sizeof out - sizeof *q)
         return E_TOOBIG;
     memcpy(q + 1, data, len);
@@ -61,6 +63,13 @@ static long kernel_request(uint32_t op, dm_pid pid, int64_t arg0, const void *da
         memcpy(answer_data, r + 1, got < answer_cap ? got : answer_cap);
     }
     return r->status;
+}
+
+/* The same, for the requests that need only arg[0]. */
+static long kernel_request(uint32_t op, dm_pid pid, int64_t arg0, const void *data, uint32_t len, long pass,
+                           void *answer_data, uint32_t answer_cap, uint64_t *value)
+{
+    return kernel_request2(op, pid, arg0, 0, data, len, pass, answer_data, answer_cap, value);
 }
 
 static struct record *find_record(dm_pid pid)
@@ -104,20 +113,58 @@ static long give_link(dm_pid pid, long slot, long link)
     return err;
 }
 
-/* Create a process from `program` with argv (data: argc NUL-ended strings),
- * give it its standard links (and extra_link in extra_slot), start it.
- * Returns 0 and its pid in *pid_out, or an error. */
-static long create_process(const char *program, const char *args, uint32_t args_len, int argc, long extra_link,
-                           long extra_slot, dm_pid *pid_out)
+/* Room for one program read from the file system: the kernel copies it into
+ * the new process while the process manager waits, so one buffer serves. */
+static uint8_t program_image[1024 * 1024];
+
+/* A link to the program called `name`, read from the file system into
+ * program_image: /bin/NAME, or NAME itself if it holds a '/'. E_NOTFOUND if
+ * there is no such file (or no file system yet). */
+static long read_program(const char *name, long *image_link)
+{
+    char path[FS_NAME_MAX + 8];
+    int len = snprintf(path, sizeof path, "%s%s", strchr(name, '/') ? "" : "/bin/", name);
+    if (len < 0 || (size_t)len >= sizeof path)
+        return E_NOTFOUND;
+    struct dm_stat st;
+    long ino = fs_open(path, &st);
+    if (ino < 0)
+        return ino == E_NOTFOUND || ino == E_INVAL ? E_NOTFOUND : ino;
+    if (st.type != FS_TYPE_FILE)
+        return E_NOTFOUND;
+    if (st.size > sizeof program_image)
+        return E_TOOBIG;
+    long got = fs_read((uint32_t)ino, 0, program_image, st.size);
+    if (got < 0)
+        return got;
+    if ((uint64_t)got != st.size)
+        return E_BADREQ;
+    *image_link = dm_createlink(0, 0, LINK_READ, program_image, st.size);
+    return *image_link < 0 ? *image_link : 0;
+}
+
+/* Create a process called `program` with argv and environment (data: argc
+ * then envc NUL-ended strings) running the program that image_link's data
+ * area holds (DM_NO_LINK: the boot image of that name); give it its
+ * standard links (and extra_link in extra_slot), start it. Returns 0 and
+ * its pid in *pid_out, or an error. */
+static long create_process(const char *program, long image_link, const char *args, uint32_t args_len, int argc,
+                           int envc, long extra_link, long extra_slot, dm_pid *pid_out)
 {
     char data[DM_MSG_MAX];
-    size_t name_len = strlen(program) + 1;
-    if (name_len + args_len > sizeof data - sizeof(struct dm_kreq))
+    const char *base = strrchr(program, '/');
+    base = base ? base + 1 : program;
+    size_t name_len = strlen(base) + 1;
+    if (name_len + args_len > sizeof data - sizeof(struct dm_kreq)) {
+        if (image_link >= 0)
+            dm_destroylink(image_link);
         return E_TOOBIG;
-    memcpy(data, program, name_len);
+    }
+    memcpy(data, base, name_len);
     memcpy(data + name_len, args, args_len);
     uint64_t pid;
-    long err = kernel_request(KOP_CREATE, 0, argc, data, (uint32_t)(name_len + args_len), DM_NO_LINK, 0, 0, &pid);
+    long err = kernel_request2(KOP_CREATE, 0, argc, envc, data, (uint32_t)(name_len + args_len), image_link, 0, 0,
+                               &pid);
     if (err < 0)
         return err;
     long link = dm_createlink(CHANNEL_REQUEST, pid, 0, 0, 0);
@@ -132,7 +179,7 @@ static long create_process(const char *program, const char *args, uint32_t args_
     }
     if (err >= 0 && extra_link >= 0)
         err = give_link(pid, extra_slot, extra_link);
-    struct record *r = err >= 0 ? new_record(pid, program) : 0;
+    struct record *r = err >= 0 ? new_record(pid, base) : 0;
     if (err >= 0 && !r)
         err = E_NOMEM;
     if (err >= 0)
@@ -193,8 +240,13 @@ static void handle_request(const struct dm_msg_info *info, const struct sv_reque
             status = E_INVAL;
             break;
         }
-        status = create_process(data, data + name_len + 1, data_len - name_len - 1, (int)q->arg[0], -1, 0,
-                                &value);
+        long image_link = DM_NO_LINK;
+        status = read_program(data, &image_link);
+        if (status == E_NOTFOUND && !strchr(data, '/'))
+            status = 0;   /* not in the file system: perhaps in the boot image */
+        if (status == 0)
+            status = create_process(data, image_link, data + name_len + 1, data_len - name_len - 1,
+                                    (int)q->arg[0], (int)q->arg[1], -1, 0, &value);
         break;
     }
     case PM_WAIT:
@@ -280,12 +332,17 @@ static void serve_one(void)
 /* Start a system server and serve requests until it is ready: `*ready`
  * set (PM_SERVE), or, without `ready`, its PM_READY; or until it ends.
  * Returns whether it is ready. */
-static int start_server(const char *name, long device_link, long *ready)
+static int start_server(const char *name, const char *argument, long device_link, long *ready)
 {
     char args[32];
     int len = snprintf(args, sizeof args, "%s", name) + 1;
+    int argc = 1;
+    if (argument) {
+        len += snprintf(args + len, sizeof args - (size_t)len, "%s", argument) + 1;
+        argc++;
+    }
     dm_pid pid;
-    long err = create_process(name, args, (uint32_t)len, 1, device_link, 3, &pid);
+    long err = create_process(name, DM_NO_LINK, args, (uint32_t)len, argc, 0, device_link, 3, &pid);
     if (err < 0) {
         printf("pm: cannot start %s: %s\n", name, dm_error_name(err));
         return 0;
@@ -316,32 +373,45 @@ static void take_own_slot(long slot, long from)
 
 int main(void)
 {
-    /* Is there a disk? Asked before any link of ours can take slot 6. */
-    long disk0 = dm_duplicatelink(BOOT_SLOT_DISK0);
-    if (disk0 >= 0)
-        dm_destroylink(disk0);
+    /* How many disks? Asked before any link of ours can take slot 6. */
+    int disks = 0;
+    for (long copy; (copy = dm_duplicatelink(BOOT_SLOT_DISK0 + disks)) >= 0; disks++)
+        dm_destroylink(copy);
     reserve_own_slots();
     records[0].pid = dm_self();
     snprintf(records[0].name, sizeof records[0].name, "pm");
     long notice = dm_createlink(CHANNEL_NOTICE, 0, 0, 0, 0);
     kernel_request(KOP_NOTIFY, 0, 0, 0, 0, notice, 0, 0, 0);
 
-    start_server("switchboard", -1, &switchboard_slot);
+    start_server("switchboard", 0, -1, &switchboard_slot);
     take_own_slot(SLOT_SWITCHBOARD, switchboard_slot);
-    start_server("console", BOOT_SLOT_CONSOLE, &console_slot);
+    start_server("console", 0, BOOT_SLOT_CONSOLE, &console_slot);
     take_own_slot(SLOT_CONSOLE, console_slot);
-    start_server("timer", BOOT_SLOT_TIMER, 0);
-    if (disk0 >= 0) {
-        /* The file system's processes, each once the one below it serves;
-         * the buffer manager ends at once if the disk holds no file system. */
-        if (start_server("di", BOOT_SLOT_DISK0, 0) && start_server("bm", -1, 0) && start_server("dm", -1, 0))
-            start_server("ri", -1, 0);
+    start_server("timer", 0, BOOT_SLOT_TIMER, 0);
+    if (disks > 0) {
+        /* The file system's processes on disk 0, each once the one below it
+         * serves; the buffer manager ends at once if the disk holds no file
+         * system. */
+        if (start_server("di", "di", BOOT_SLOT_DISK0, 0) && start_server("bm", 0, -1, 0) &&
+            start_server("dm", 0, -1, 0))
+            start_server("ri", 0, -1, 0);
     }
+    for (int i = 1; i < disks; i++) {   /* the other disks: a disk interface each */
+        char name[16];
+        snprintf(name, sizeof name, "di%d", i);
+        start_server("di", name, BOOT_SLOT_DISK0 + i, 0);
+    }
+    /* The shell, like every program that is not needed to start the file
+     * system, comes from the file system. */
     static const char shell_args[] = "shell";
     dm_pid shell;
-    long err = create_process("shell", shell_args, sizeof shell_args, 1, -1, 0, &shell);
+    long image_link = DM_NO_LINK;
+    long err = read_program("shell", &image_link);
+    if (err == 0)
+        err = create_process("shell", image_link, shell_args, sizeof shell_args, 1, 0, -1, 0, &shell);
     if (err < 0)
-        printf("pm: cannot start the shell: %s\n", dm_error_name(err));
+        printf("pm: cannot start the shell (/bin/shell%s): %s\n", disks == 0 ? ", and there is no disk" : "",
+               dm_error_name(err));
     for (;;)
         serve_one();
 }

@@ -29,8 +29,11 @@ struct sv_reply {
 /* The process manager (every process's slot SLOT_PM; the link's code is the
  * caller's own pid, so the process manager knows who asks). */
 enum pm_op {
-    PM_RUN = 1,   /* arg0 = argc; data = program name NUL, argc argument strings NUL-ended
-                     (argv[0] first). value = the new pid */
+    PM_RUN = 1,   /* arg0 = argc, arg1 = envc; data = program name NUL, argc argument
+                     strings then envc environment strings ("NAME=VALUE"), each
+                     NUL-ended (argv[0] first). The program is /bin/NAME in the file
+                     system (a name holding '/' is a path), else a boot image.
+                     value = the new pid */
     PM_WAIT,      /* arg0 = pid: answer when it has ended; value = its exit status */
     PM_KILL,      /* arg0 = pid */
     PM_STOP,      /* arg0 = pid: suspend */

@@ -1,11 +1,13 @@
 """The kernel's virtio-blk driver and the disk interface process, checked
-against disk images made and read on the host."""
+against disk images made and read on the host. Disk 0 is the system disk
+(the file system, with /bin); the raw disk under test is disk 1, served by
+its own disk interface process, "di1"."""
 import hashlib
 import os
 import re
 import shutil
 import tempfile
-from harness import Node, disk_args, fnv1a
+from harness import Node, SYSTEM_DISK, disk_args, fnv1a, make_image as make_fs_image
 
 BLOCK = 4096
 workdir = tempfile.mkdtemp(prefix="dm-disk-")
@@ -31,44 +33,49 @@ def make_image(name, blocks, seed):
 image, content = make_image("disk0.img", 256, 1)
 
 
+SYSTEM = disk_args(SYSTEM_DISK, 0, snapshot=True)
+
+
 def booted():
     global node
     if node is None:
-        node = Node(extra=disk_args(image, 0))
+        node = Node(extra=SYSTEM + disk_args(image, 1))
     return node
 
 
 def test_kernel_finds_the_disk_and_the_disk_interface_runs():
     n = booted()
-    assert "disk 0: 256 blocks of 4096 bytes" in n.output, n.output[:500]
-    assert re.search(r"\sdi\s+receiving", n.command("ps"))
-    assert n.command("run disktest info") == "blocks 256\n"
+    assert "disk 1: 256 blocks of 4096 bytes" in n.output, n.output[:500]
+    ps = n.command("ps")
+    assert re.search(r"\sdi\s+receiving", ps) and len(re.findall(r"\sdi\s", ps)) == 2, ps
+    assert n.command("run disktest -d di1 info") == "blocks 256\n"
+    assert n.command("run disktest info") == "blocks 8192\n"   # the 32 MiB system disk
 
 
 def test_blocks_read_are_the_image_blocks():
-    out = booted().command("run disktest read 0 8")
+    out = booted().command("run disktest -d di1 read 0 8")
     got = re.findall(r"block (\d+) fnv ([0-9a-f]+)", out)
     assert len(got) == 8, out
     for b, h in got:
         b = int(b)
         assert h == fnv1a(content[b * BLOCK:(b + 1) * BLOCK]), "block %d differs" % b
-    last = booted().command("run disktest read 255 1")
+    last = booted().command("run disktest -d di1 read 255 1")
     assert fnv1a(content[255 * BLOCK:]) in last, last
 
 
 def test_read_past_the_end_is_an_error():
-    out = booted().command("run disktest read 256 1")
+    out = booted().command("run disktest -d di1 read 256 1")
     assert "block 256: E_BOUNDS" in out and "exit status 1" in out, out
 
 
 def test_blocks_written_reach_the_image_and_counters_are_exact():
     global node
     n = booted()
-    before = re.search(r"reads (\d+) writes (\d+) errors (\d+)", n.command("run disktest stats"))
-    assert n.command("run disktest write 17 5") == "block 17 written\n"
-    assert n.command("run disktest write 200 6") == "block 200 written\n"
-    n.command("run disktest read 17 1")
-    after = re.search(r"reads (\d+) writes (\d+) errors (\d+)", n.command("run disktest stats"))
+    before = re.search(r"reads (\d+) writes (\d+) errors (\d+)", n.command("run disktest -d di1 stats"))
+    assert n.command("run disktest -d di1 write 17 5") == "block 17 written\n"
+    assert n.command("run disktest -d di1 write 200 6") == "block 200 written\n"
+    n.command("run disktest -d di1 read 17 1")
+    after = re.search(r"reads (\d+) writes (\d+) errors (\d+)", n.command("run disktest -d di1 stats"))
     assert int(after.group(1)) == int(before.group(1)) + 1
     assert int(after.group(2)) == int(before.group(2)) + 2
     assert n.halt() == 0
@@ -83,18 +90,20 @@ def test_blocks_written_reach_the_image_and_counters_are_exact():
 
 def test_several_disks_are_found():
     second, _ = make_image("disk1.img", 64, 2)
-    with Node(extra=disk_args(image, 0) + disk_args(second, 1)) as n:
-        assert "disk 0: " in n.output and "disk 1: " in n.output, n.output[:500]
-        assert n.command("run disktest info") in ("blocks 256\n", "blocks 64\n")
+    with Node(extra=SYSTEM + disk_args(image, 1) + disk_args(second, 2)) as n:
+        assert "disk 1: " in n.output and "disk 2: " in n.output, n.output[:500]
+        assert n.command("run disktest -d di1 info") in ("blocks 256\n", "blocks 64\n")
+        assert n.command("run disktest -d di2 info") in ("blocks 256\n", "blocks 64\n")
+        assert n.command("run disktest -d di3 info").startswith("disktest: no disk interface di3")
         n.halt()
 
 
 def test_make_run_attaches_a_disk():
     import subprocess
     from harness import ROOT
-    small, _ = make_image("run.img", 32, 3)
+    small = make_fs_image(os.path.join(workdir, "run.img"), 3)
     run = subprocess.run(["make", "-s", "--no-print-directory", "run", "DISK=" + small], cwd=ROOT,
                          input=b"run disktest info\nhalt\n", stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, timeout=60)
     out = run.stdout.decode(errors="replace")
-    assert run.returncode == 0 and "blocks 32" in out, out
+    assert run.returncode == 0 and "blocks 768" in out, out

@@ -15,7 +15,7 @@ int main(int argc, char **argv)
         if (ino >= 0 && st.type == FS_TYPE_DIR)
             ino = E_INVAL;
         if (ino < 0) {
-            printf("cat: %s: %s\n", argv[i], ino == E_INVAL ? "is a directory" : dm_error_text(ino));
+            fprintf(stderr, "cat: %s: %s\n", argv[i], ino == E_INVAL ? "is a directory" : dm_error_text(ino));
             status = 1;
             continue;
         }
@@ -23,7 +23,7 @@ int main(int argc, char **argv)
         for (uint64_t at = 0; (n = fs_read((uint32_t)ino, at, buf, sizeof buf)) > 0; at += (uint64_t)n)
             fwrite(buf, 1, (size_t)n, stdout);
         if (n < 0) {
-            printf("cat: %s: %s\n", argv[i], dm_error_text(n));
+            fprintf(stderr, "cat: %s: %s\n", argv[i], dm_error_text(n));
             status = 1;
         }
     }

@@ -24,6 +24,7 @@ int main(void)
     struct di_stats di;
     struct bm_stats bm;
     struct dm_counts dm;
+    struct ri_counts ri;
     if (counters("di", DI_STATS, &di, sizeof di) < 0) {
         printf("fsstat: no file system (no disk interface)\n");
         return 1;
@@ -47,11 +48,23 @@ int main(void)
                (unsigned long long)bm.allocations, (unsigned long long)bm.frees);
     }
     if (counters("dm", DMG_STATS, &dm, sizeof dm) == 0) {
-        static const char *kinds[DMG_NKINDS] = { 0, "lookup", "list", "stats", "create", "unlink" };
+        static const char *kinds[DMG_NKINDS] = { 0, "lookup", "list", "stats", "create", "unlink",
+                                                 "rename", "stat" };
         printf("directory manager:\n  requests:");
         for (int k = 1; k < DMG_NKINDS; k++)
             printf(" %s %llu", kinds[k], (unsigned long long)dm.requests[k]);
         printf("\n  requests to the buffer manager %llu\n", (unsigned long long)dm.bm_requests);
+    }
+    if (counters("fs", FS_STATS, &ri, sizeof ri) == 0) {
+        static const char *kinds[FS_NKINDS] = { 0, "open", "create", "read", "write", "unlink", "list",
+                                                "sync", "stats", "rename", "truncate", "stat" };
+        printf("request interpreter:\n  requests:");
+        for (int k = 1; k < FS_NKINDS; k++)
+            printf(" %s %llu", kinds[k], (unsigned long long)ri.requests[k]);
+        printf("\n  requests to the buffer manager %llu  to the directory manager %llu\n",
+               (unsigned long long)ri.bm_requests, (unsigned long long)ri.dm_requests);
+        printf("  bytes read %llu  written %llu\n", (unsigned long long)ri.bytes_read,
+               (unsigned long long)ri.bytes_written);
     }
     return 0;
 }

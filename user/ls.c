@@ -13,7 +13,7 @@ static int list(const char *path, int long_form)
     struct dm_stat st;
     long ino = fs_open(path, &st);
     if (ino < 0) {
-        printf("ls: %s: %s\n", path, dm_error_text(ino));
+        fprintf(stderr, "ls: %s: %s\n", path, dm_error_text(ino));
         return 1;
     }
     if (st.type != FS_TYPE_DIR) {
@@ -26,7 +26,7 @@ static int list(const char *path, int long_form)
     for (int64_t first = 0;;) {
         long n = fs_list(path, first, entries, sizeof entries / sizeof entries[0]);
         if (n < 0) {
-            printf("ls: %s: %s\n", path, dm_error_text(n));
+            fprintf(stderr, "ls: %s: %s\n", path, dm_error_text(n));
             return 1;
         }
         if (n == 0)

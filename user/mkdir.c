@@ -11,7 +11,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         long err = fs_create(argv[i], FS_TYPE_DIR);
         if (err < 0) {
-            printf("mkdir: %s: %s\n", argv[i], err == E_STATE ? "exists" : dm_error_text(err));
+            fprintf(stderr, "mkdir: %s: %s\n", argv[i], err == E_STATE ? "exists" : dm_error_text(err));
             status = 1;
         }
     }

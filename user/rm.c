@@ -11,7 +11,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         long err = fs_unlink(argv[i]);
         if (err < 0) {
-            printf("rm: %s: %s\n", argv[i], err == E_STATE ? "directory not empty" : dm_error_text(err));
+            fprintf(stderr, "rm: %s: %s\n", argv[i], err == E_STATE ? "directory not empty" : dm_error_text(err));
             status = 1;
         }
     }

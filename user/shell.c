@@ -9,7 +9,14 @@
  *   echo WORDS          print the words
  *   help                this list
  *   halt                power the system off
+ *
+ * `> FILE` (or `>> FILE`, to append) after a command sends its standard
+ * output to FILE. A program is told so by an environment string
+ * (DM_STDOUT=FILE or DM_STDOUT_APPEND=FILE) that its start-up code obeys
+ * (user/lib/syscalls.c); the shell's own commands write to FILE themselves.
+ * Programs (ls, cat, cp, mv, rm, mkdir, fsstat, sync, ...) are /bin/NAME.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,11 +30,11 @@ static const char *state_name(uint32_t s)
     return s < sizeof names / sizeof names[0] ? names[s] : "?";
 }
 
-static void cmd_ps(void)
+static void cmd_ps(FILE *out)
 {
     static struct dm_kproc entries[DM_MSG_MAX / sizeof(struct dm_kproc)];
     char id[24];
-    printf("%-10s %-14s %-10s %4s %14s %5s %8s\n", "PID", "NAME", "STATE", "NODE", "CPU(instr)", "LINKS",
+    fprintf(out, "%-10s %-14s %-10s %4s %14s %5s %8s\n", "PID", "NAME", "STATE", "NODE", "CPU(instr)", "LINKS",
            "MEM(KiB)");
     int64_t next = 0;
     for (;;) {
@@ -40,7 +47,7 @@ static void cmd_ps(void)
         }
         for (int64_t i = 0; i < c.value; i++) {
             struct dm_kproc *e = &entries[i];
-            printf("%-10s %-14s %-10s %4u %14llu %5u %8llu\n", dm_pid_string(e->pid, id), e->name,
+            fprintf(out, "%-10s %-14s %-10s %4u %14llu %5u %8llu\n", dm_pid_string(e->pid, id), e->name,
                    state_name(e->state), PID_MACHINE(e->pid), (unsigned long long)e->proctime, e->links,
                    (unsigned long long)(e->memory / 1024));
         }
@@ -62,14 +69,14 @@ static void report_status(const char *name, dm_pid pid, int64_t status)
         printf("[%s] %s: exit status %lld\n", dm_pid_string(pid, id), name, (long long)status);
 }
 
-static void cmd_run(int argc, char **argv, int background)
+static void cmd_run(int argc, char **argv, int background, char **envp)
 {
     char id[24];
     if (argc < 1) {
         printf("run: which program?\n");
         return;
     }
-    long pid = pm_run(argv[0], argc, argv);
+    long pid = pm_run_env(argv[0], argc, argv, envp);
     if (pid < 0) {
         printf("run: %s: %s\n", argv[0], pid == E_NOTFOUND ? "no such program" : dm_error_text(pid));
         return;
@@ -98,14 +105,43 @@ static void cmd_signal(const char *what, int argc, char **argv, long (*action)(d
         printf("%s: %s: %s\n", what, argv[1], err == E_NOTFOUND ? "no such process" : dm_error_text(err));
 }
 
-static void cmd_help(void)
+static void cmd_help(FILE *out)
 {
-    printf("run PROG ARGS [&]  run a program (background with &); 'PROG ARGS' works too\n"
-           "ps                 list processes\n"
-           "kill PID           end a process; stop PID, resume PID suspend and continue it\n"
-           "echo WORDS         print the words\n"
-           "help               this list\n"
-           "halt               power the system off\n");
+    fprintf(out, "run PROG ARGS [&]  run a program (background with &); 'PROG ARGS' works too\n"
+                 "CMD ... > FILE     standard output to FILE (>> FILE appends)\n"
+                 "ps                 list processes\n"
+                 "kill PID           end a process; stop PID, resume PID suspend and continue it\n"
+                 "echo WORDS         print the words\n"
+                 "help               this list\n"
+                 "halt               power the system off\n"
+                 "programs in /bin:  ls [-l] [PATH], cat FILE..., cp FROM TO, mv FROM TO, rm PATH...,\n"
+                 "                   mkdir PATH..., fsstat, sync, hello, ping/pong, tests\n");
+}
+
+/* Take `> FILE`, `>FILE`, `>> FILE` or `>>FILE` out of argv: its path and
+ * whether to append. Returns the new argc, or -1 (with a message). */
+static int take_redirection(int argc, char **argv, const char **path, int *append)
+{
+    *path = 0;
+    for (int i = 0; i < argc; i++) {
+        if (argv[i][0] != '>')
+            continue;
+        *append = argv[i][1] == '>';
+        const char *p = argv[i] + 1 + *append;
+        int used = 1;
+        if (!*p && i + 1 < argc)
+            p = argv[i + 1], used = 2;
+        if (!*p || *p == '>' || *path) {
+            printf("shell: %s\n", *path ? "one > FILE only" : "> needs a file name");
+            return -1;
+        }
+        *path = p;
+        for (int j = i; j + used <= argc; j++)
+            argv[j] = argv[j + used];
+        argc -= used;
+        i--;
+    }
+    return argc;
 }
 
 /* Split line into words; returns their count. */
@@ -138,17 +174,32 @@ int main(void)
             argc--;
         }
         argv[argc] = 0;
-        if (argc == 0)
+        const char *out_path;
+        int append = 0;
+        if ((argc = take_redirection(argc, argv, &out_path, &append)) <= 0)
             continue;
+        argv[argc] = 0;
         const char *cmd = argv[0];
+        int builtin = strcmp(cmd, "help") == 0 || strcmp(cmd, "echo") == 0 || strcmp(cmd, "ps") == 0;
+        FILE *out = stdout;
+        if (builtin && out_path && !(out = fopen(out_path, append ? "a" : "w"))) {
+            printf("shell: %s: %s\n", out_path, strerror(errno));
+            continue;
+        }
+        static char env_string[1100];
+        char *envp[2] = { 0, 0 };
+        if (out_path) {
+            snprintf(env_string, sizeof env_string, "%s=%s", append ? "DM_STDOUT_APPEND" : "DM_STDOUT", out_path);
+            envp[0] = env_string;
+        }
         if (strcmp(cmd, "help") == 0)
-            cmd_help();
+            cmd_help(out);
         else if (strcmp(cmd, "echo") == 0) {
             for (int i = 1; i < argc; i++)
-                printf("%s%s", argv[i], i + 1 < argc ? " " : "");
-            printf("\n");
+                fprintf(out, "%s%s", argv[i], i + 1 < argc ? " " : "");
+            fprintf(out, "\n");
         } else if (strcmp(cmd, "ps") == 0)
-            cmd_ps();
+            cmd_ps(out);
         else if (strcmp(cmd, "kill") == 0)
             cmd_signal("kill", argc, argv, pm_kill);
         else if (strcmp(cmd, "stop") == 0)
@@ -160,8 +211,10 @@ int main(void)
             long err = pm_halt(0);
             printf("halt: %s\n", dm_error_text(err));
         } else if (strcmp(cmd, "run") == 0)
-            cmd_run(argc - 1, argv + 1, background);
+            cmd_run(argc - 1, argv + 1, background, envp);
         else
-            cmd_run(argc, argv, background);
+            cmd_run(argc, argv, background, envp);
+        if (out != stdout && fclose(out) != 0)
+            printf("shell: %s: %s\n", out_path, strerror(errno));
     }
 }

@@ -1,5 +1,5 @@
 /* crt0.S — a process's first instructions. The kernel has set sp, and
- * a0 = argc, a1 = argv (kernel/proc.c, push_arguments). */
+ * a0 = argc, a1 = argv, a2 = envp (kernel/proc.c, push_arguments). */
     .section .text.entry
     .global _start
 _start:

@@ -124,19 +124,28 @@ static long simple_call(long slot, uint32_t op, int64_t arg0, int64_t *value)
 
 long pm_run(const char *program, int argc, char *const argv[])
 {
+    return pm_run_env(program, argc, argv, 0);
+}
+
+long pm_run_env(const char *program, int argc, char *const argv[], char *const envp[])
+{
     char data[SV_DATA_MAX];
     size_t len = strlen(program) + 1;
+    int envc = 0;
+    while (envp && envp[envc])
+        envc++;
     if (len > sizeof data)
         return E_TOOBIG;
     memcpy(data, program, len);
-    for (int i = 0; i < argc; i++) {
-        size_t n = strlen(argv[i]) + 1;
+    for (int i = 0; i < argc + envc; i++) {
+        const char *s = i < argc ? argv[i] : envp[i - argc];
+        size_t n = strlen(s) + 1;
         if (len + n > sizeof data)
             return E_TOOBIG;
-        memcpy(data + len, argv[i], n);
+        memcpy(data + len, s, n);
         len += n;
     }
-    struct sv_call c = { .op = PM_RUN, .arg = { argc }, .data = data, .len = (uint32_t)len,
+    struct sv_call c = { .op = PM_RUN, .arg = { argc, envc }, .data = data, .len = (uint32_t)len,
                          .pass = DM_NO_LINK };
     long status = sv_call(SLOT_PM, &c);
     return status < 0 ? status : c.value;

@@ -72,6 +72,8 @@ long sv_reply(long reply_slot, int64_t status, int64_t value, const void *data, 
 
 /* The process manager. */
 long pm_run(const char *program, int argc, char *const argv[]);   /* pid or error */
+/* The same, with environment strings "NAME=VALUE" (envp ends with 0). */
+long pm_run_env(const char *program, int argc, char *const argv[], char *const envp[]);
 long pm_wait(dm_pid pid, int64_t *status);
 long pm_kill(dm_pid pid);
 long pm_stop(dm_pid pid);

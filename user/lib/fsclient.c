@@ -9,8 +9,9 @@
 
 static long fs_link = -1;
 
-static long fs_call(uint32_t op, const char *path, int64_t a0, int64_t a1, int64_t a2, long pass,
-                    void *answer, uint32_t cap, int64_t *value)
+/* A request with `len` bytes of data (0: the path and its NUL, if any). */
+static long fs_call_data(uint32_t op, const char *path, uint32_t len, int64_t a0, int64_t a1, int64_t a2,
+                         long pass, void *answer, uint32_t cap, int64_t *value)
 {
     if (fs_link < 0 && (fs_link = sb_lookup("fs")) < 0) {
         long err = fs_link;
@@ -20,12 +21,18 @@ static long fs_call(uint32_t op, const char *path, int64_t a0, int64_t a1, int64
         return err;
     }
     struct sv_call c = { .op = op, .arg = { a0, a1, a2 }, .data = path,
-                         .len = path ? (uint32_t)strlen(path) + 1 : 0, .pass = pass,
+                         .len = len ? len : path ? (uint32_t)strlen(path) + 1 : 0, .pass = pass,
                          .reply_data = answer, .reply_cap = cap };
     long status = sv_call(fs_link, &c);
     if (value)
         *value = c.value;
     return status;
+}
+
+static long fs_call(uint32_t op, const char *path, int64_t a0, int64_t a1, int64_t a2, long pass,
+                    void *answer, uint32_t cap, int64_t *value)
+{
+    return fs_call_data(op, path, 0, a0, a1, a2, pass, answer, cap, value);
 }
 
 long fs_open(const char *path, struct dm_stat *st)
@@ -80,4 +87,25 @@ long fs_list(const char *path, int64_t first, struct fs_dirent *out, uint32_t ma
 long fs_sync(void)
 {
     return fs_call(FS_SYNC, 0, 0, 0, 0, DM_NO_LINK, 0, 0, 0);
+}
+
+long fs_rename(const char *old_path, const char *new_path)
+{
+    char both[SV_DATA_MAX];
+    size_t a = strlen(old_path) + 1, b = strlen(new_path) + 1;
+    if (a + b > sizeof both)
+        return E_TOOBIG;
+    memcpy(both, old_path, a);
+    memcpy(both + a, new_path, b);
+    return fs_call_data(FS_RENAME, both, (uint32_t)(a + b), 0, 0, 0, DM_NO_LINK, 0, 0, 0);
+}
+
+long fs_truncate(uint32_t inode)
+{
+    return fs_call(FS_TRUNCATE, 0, inode, 0, 0, DM_NO_LINK, 0, 0, 0);
+}
+
+long fs_stat(uint32_t inode, struct dm_stat *st)
+{
+    return fs_call(FS_STAT, 0, inode, 0, 0, DM_NO_LINK, st, sizeof *st, 0);
 }

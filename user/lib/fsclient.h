@@ -16,5 +16,8 @@ long fs_unlink(const char *path);
 /* Up to max names of directory `path` from index `first`; how many. */
 long fs_list(const char *path, int64_t first, struct fs_dirent *out, uint32_t max);
 long fs_sync(void);
+long fs_rename(const char *old_path, const char *new_path);
+long fs_truncate(uint32_t inode);                            /* size 0, blocks freed */
+long fs_stat(uint32_t inode, struct dm_stat *st);
 
 #endif

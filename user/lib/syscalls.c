@@ -1,10 +1,13 @@
 /*
  * syscalls.c — newlib's system calls on DEMOS/MP: the standard streams are
- * messages to the console server, the heap grows by asking the process
+ * messages to the console server, files are requests to the file system's
+ * request interpreter (fsclient.c), the heap grows by asking the process
  * manager, time comes from the timer server and the info page.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,28 +16,113 @@
 #include <time.h>
 #include <unistd.h>
 #include "dmlib.h"
+#include "fsclient.h"
 
 int main(int argc, char **argv);
 extern void __libc_init_array(void);
+extern char **environ;
 
-/* Where crt0 goes: run main, then end with its status. */
-void dm_start(int argc, char **argv)
+/* ---- file descriptors ----
+ * 0 is the console's input, 1 and 2 its output, until closed. A file's
+ * descriptor keeps its inode and offset here: the request interpreter is
+ * told the offset with every read and write and keeps no state per client
+ * (docs/fs-design.md). Paths that do not start with '/' are taken from the
+ * root: there is no working directory. */
+#define MAX_FILES 32
+enum fd_kind { FD_FREE, FD_CONSOLE_IN, FD_CONSOLE_OUT, FD_FILE };
+struct open_file {
+    enum fd_kind kind;
+    uint32_t inode;
+    int      flags;     /* O_ACCMODE bits and O_APPEND */
+    int      is_dir;
+    uint64_t offset;
+};
+static struct open_file files[MAX_FILES] = {
+    [0] = { .kind = FD_CONSOLE_IN }, [1] = { .kind = FD_CONSOLE_OUT }, [2] = { .kind = FD_CONSOLE_OUT },
+};
+
+/* Set errno for a dm_error; `state` is what E_STATE means for this call. */
+static int fail(long err, int state)
 {
-    __libc_init_array();
-    exit(main(argc, argv));
+    switch (err) {
+    case E_NOTFOUND: errno = ENOENT; break;
+    case E_STATE:    errno = state; break;
+    case E_NOMEM:    errno = ENOSPC; break;   /* the disk, or its inodes, are full */
+    case E_INVAL:    errno = EINVAL; break;
+    case E_TOOBIG:   errno = EFBIG; break;
+    default:         errno = EIO;
+    }
+    return -1;
 }
 
-void _exit(int status)
+static struct open_file *descriptor(int fd)
 {
-    dm_stoptask(status);
-}
-
-int _write(int fd, const void *buf, size_t n)
-{
-    if (fd != 1 && fd != 2) {
+    if (fd < 0 || fd >= MAX_FILES || files[fd].kind == FD_FREE) {
         errno = EBADF;
+        return 0;
+    }
+    return &files[fd];
+}
+
+/* path made absolute into full (PATH_MAX bytes); 0, or -1 with errno. */
+static int absolute(const char *path, char *full, size_t cap)
+{
+    if (!path || !*path) {
+        errno = ENOENT;
         return -1;
     }
+    int n = snprintf(full, cap, "%s%s", path[0] == '/' ? "" : "/", path);
+    if (n < 0 || (size_t)n >= cap) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return 0;
+}
+
+int _open(const char *path, int flags, int mode)
+{
+    (void)mode;   /* no owners or permissions */
+    char full[1024];
+    struct dm_stat st;
+    if (absolute(path, full, sizeof full) < 0)
+        return -1;
+    int fd = 0;
+    while (fd < MAX_FILES && files[fd].kind != FD_FREE)
+        fd++;
+    if (fd == MAX_FILES) {
+        errno = EMFILE;
+        return -1;
+    }
+    int access = flags & O_ACCMODE;
+    long ino = fs_open(full, &st);
+    if (ino == E_NOTFOUND && (flags & O_CREAT)) {
+        ino = fs_create(full, FS_TYPE_FILE);
+        st = (struct dm_stat){ .inode = (uint32_t)ino, .type = FS_TYPE_FILE, .nlink = 1, .size = 0 };
+        if (ino == E_STATE)   /* made by someone else meanwhile */
+            ino = fs_open(full, &st);
+    } else if (ino >= 0 && (flags & O_CREAT) && (flags & O_EXCL)) {
+        errno = EEXIST;
+        return -1;
+    }
+    if (ino < 0)
+        return fail(ino, EEXIST);
+    if (st.type == FS_TYPE_DIR && access != O_RDONLY) {
+        errno = EISDIR;
+        return -1;
+    }
+    if ((flags & O_TRUNC) && access != O_RDONLY && st.size > 0) {
+        long err = fs_truncate((uint32_t)ino);
+        if (err < 0)
+            return fail(err, EIO);
+    }
+    files[fd] = (struct open_file){ FD_FILE, (uint32_t)ino, flags & (O_ACCMODE | O_APPEND),
+                                    st.type == FS_TYPE_DIR, 0 };
+    return fd;
+}
+
+/* Console output: CONS_WRITE messages of at most SV_DATA_MAX bytes. */
+static int console_write(const void *buf, size_t n)
+{
     size_t done = 0;
     while (done < n) {
         uint32_t chunk = n - done > SV_DATA_MAX ? SV_DATA_MAX : (uint32_t)(n - done);
@@ -49,20 +137,225 @@ int _write(int fd, const void *buf, size_t n)
     return (int)n;
 }
 
-int _read(int fd, void *buf, size_t n)
+int _write(int fd, const void *buf, size_t n)
 {
-    if (fd != 0) {
+    struct open_file *f = descriptor(fd);
+    if (!f)
+        return -1;
+    if (f->kind == FD_CONSOLE_OUT)
+        return console_write(buf, n);
+    if (f->kind != FD_FILE || (f->flags & O_ACCMODE) == O_RDONLY) {
         errno = EBADF;
         return -1;
     }
-    uint32_t max = n > SV_DATA_MAX ? SV_DATA_MAX : (uint32_t)n;
-    struct sv_call c = { .op = CONS_READ, .arg = { max }, .pass = DM_NO_LINK, .reply_data = buf,
-                         .reply_cap = max };
-    if (sv_call(SLOT_CONSOLE, &c) < 0) {
-        errno = EIO;
+    if (f->flags & O_APPEND) {
+        struct dm_stat st;
+        long err = fs_stat(f->inode, &st);
+        if (err < 0)
+            return fail(err, EIO);
+        f->offset = st.size;
+    }
+    long done = fs_write(f->inode, f->offset, buf, n);
+    if (done < 0)
+        return fail(done, EIO);
+    f->offset += (uint64_t)done;
+    return (int)done;
+}
+
+int _read(int fd, void *buf, size_t n)
+{
+    struct open_file *f = descriptor(fd);
+    if (!f)
+        return -1;
+    if (f->kind == FD_CONSOLE_IN) {
+        uint32_t max = n > SV_DATA_MAX ? SV_DATA_MAX : (uint32_t)n;
+        struct sv_call c = { .op = CONS_READ, .arg = { max }, .pass = DM_NO_LINK, .reply_data = buf,
+                             .reply_cap = max };
+        if (sv_call(SLOT_CONSOLE, &c) < 0) {
+            errno = EIO;
+            return -1;
+        }
+        return (int)c.reply_len;
+    }
+    if (f->kind != FD_FILE || (f->flags & O_ACCMODE) == O_WRONLY) {
+        errno = EBADF;
         return -1;
     }
-    return (int)c.reply_len;
+    if (f->is_dir) {
+        errno = EISDIR;
+        return -1;
+    }
+    long done = fs_read(f->inode, f->offset, buf, n);
+    if (done < 0)
+        return fail(done, EIO);
+    f->offset += (uint64_t)done;
+    return (int)done;
+}
+
+off_t _lseek(int fd, off_t offset, int whence)
+{
+    struct open_file *f = descriptor(fd);
+    if (!f)
+        return -1;
+    if (f->kind != FD_FILE) {
+        errno = ESPIPE;
+        return -1;
+    }
+    int64_t base = 0;
+    if (whence == SEEK_CUR) {
+        base = (int64_t)f->offset;
+    } else if (whence == SEEK_END) {
+        struct dm_stat st;
+        long err = fs_stat(f->inode, &st);
+        if (err < 0)
+            return fail(err, EIO);
+        base = (int64_t)st.size;
+    } else if (whence != SEEK_SET) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (base + offset < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    f->offset = (uint64_t)(base + offset);
+    return (off_t)f->offset;
+}
+
+int _close(int fd)
+{
+    struct open_file *f = descriptor(fd);
+    if (!f)
+        return -1;
+    f->kind = FD_FREE;
+    return 0;
+}
+
+static void stat_from(const struct dm_stat *d, struct stat *st)
+{
+    memset(st, 0, sizeof *st);
+    st->st_ino = d->inode;
+    st->st_mode = (d->type == FS_TYPE_DIR ? S_IFDIR | 0755 : S_IFREG | 0644);
+    st->st_nlink = d->nlink;
+    st->st_size = (off_t)d->size;
+    st->st_blksize = FS_BLOCK_SIZE;
+    st->st_blocks = (blkcnt_t)((d->size + 511) / 512);
+}
+
+int _fstat(int fd, struct stat *st)
+{
+    struct open_file *f = descriptor(fd);
+    if (!f)
+        return -1;
+    if (f->kind != FD_FILE) {
+        memset(st, 0, sizeof *st);
+        st->st_mode = S_IFCHR;
+        return 0;
+    }
+    struct dm_stat d;
+    long err = fs_stat(f->inode, &d);
+    if (err < 0)
+        return fail(err, EIO);
+    stat_from(&d, st);
+    return 0;
+}
+
+int _stat(const char *path, struct stat *st)
+{
+    char full[1024];
+    struct dm_stat d;
+    if (absolute(path, full, sizeof full) < 0)
+        return -1;
+    long err = fs_open(full, &d);
+    if (err < 0)
+        return fail(err, EIO);
+    stat_from(&d, st);
+    return 0;
+}
+
+int _isatty(int fd)
+{
+    struct open_file *f = descriptor(fd);
+    return f && f->kind != FD_FILE;
+}
+
+int _unlink(const char *path)
+{
+    char full[1024];
+    if (absolute(path, full, sizeof full) < 0)
+        return -1;
+    long err = fs_unlink(full);
+    return err < 0 ? fail(err, ENOTEMPTY) : 0;
+}
+
+/* newlib has no mkdir or rmdir of its own for this target: here they are. */
+int mkdir(const char *path, mode_t mode)
+{
+    (void)mode;
+    char full[1024];
+    if (absolute(path, full, sizeof full) < 0)
+        return -1;
+    long err = fs_create(full, FS_TYPE_DIR);
+    return err < 0 ? fail(err, EEXIST) : 0;
+}
+
+int rmdir(const char *path)
+{
+    char full[1024];
+    struct dm_stat st;
+    if (absolute(path, full, sizeof full) < 0)
+        return -1;
+    long err = fs_open(full, &st);
+    if (err >= 0 && st.type != FS_TYPE_DIR) {
+        errno = ENOTDIR;
+        return -1;
+    }
+    if (err >= 0)
+        err = fs_unlink(full);
+    return err < 0 ? fail(err, ENOTEMPTY) : 0;
+}
+
+/* newlib's rename() calls this; defining it keeps its link-and-unlink
+ * version (which needs hard links) out. */
+int _rename_r(struct _reent *reent, const char *old_path, const char *new_path)
+{
+    (void)reent;
+    char from[1024], to[1024];
+    if (absolute(old_path, from, sizeof from) < 0 || absolute(new_path, to, sizeof to) < 0)
+        return -1;
+    long err = fs_rename(from, to);
+    return err < 0 ? fail(err, ENOTEMPTY) : 0;
+}
+
+int _link(const char *old, const char *new)
+{
+    (void)old, (void)new;
+    errno = ENOSYS;   /* the file system has no call to add a second name */
+    return -1;
+}
+
+/* Where crt0 goes: set up the environment and the redirection of standard
+ * output the shell asked for (DM_STDOUT=PATH, or DM_STDOUT_APPEND=PATH),
+ * run main, then end with its status. */
+void dm_start(int argc, char **argv, char **envp)
+{
+    environ = envp;
+    __libc_init_array();
+    const char *out = getenv("DM_STDOUT"), *append = getenv("DM_STDOUT_APPEND");
+    if (out || append) {
+        close(1);
+        int flags = O_WRONLY | O_CREAT | (out ? O_TRUNC : O_APPEND);
+        if (open(out ? out : append, flags, 0666) != 1) {
+            fprintf(stderr, "%s: cannot write %s: %s\n", argv[0], out ? out : append, strerror(errno));
+            exit(1);
+        }
+    }
+    exit(main(argc, argv));
+}
+
+void _exit(int status)
+{
+    dm_stoptask(status);
 }
 
 void *_sbrk(ptrdiff_t increment)
@@ -73,68 +366,6 @@ void *_sbrk(ptrdiff_t increment)
         return (void *)-1;
     }
     return (void *)c.value;
-}
-
-int _close(int fd)
-{
-    if (fd >= 0 && fd <= 2)
-        return 0;
-    errno = EBADF;
-    return -1;
-}
-
-int _fstat(int fd, struct stat *st)
-{
-    if (fd < 0 || fd > 2) {
-        errno = EBADF;
-        return -1;
-    }
-    memset(st, 0, sizeof *st);
-    st->st_mode = S_IFCHR;
-    return 0;
-}
-
-int _isatty(int fd)
-{
-    if (fd >= 0 && fd <= 2)
-        return 1;
-    errno = EBADF;
-    return 0;
-}
-
-off_t _lseek(int fd, off_t offset, int whence)
-{
-    (void)fd, (void)offset, (void)whence;
-    errno = ESPIPE;
-    return -1;
-}
-
-int _open(const char *path, int flags, int mode)
-{
-    (void)path, (void)flags, (void)mode;
-    errno = ENOSYS;   /* files come with the file system (issue 3) */
-    return -1;
-}
-
-int _unlink(const char *path)
-{
-    (void)path;
-    errno = ENOSYS;
-    return -1;
-}
-
-int _link(const char *old, const char *new)
-{
-    (void)old, (void)new;
-    errno = ENOSYS;
-    return -1;
-}
-
-int _stat(const char *path, struct stat *st)
-{
-    (void)path, (void)st;
-    errno = ENOSYS;
-    return -1;
 }
 
 int _getpid(void)

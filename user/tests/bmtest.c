@@ -8,6 +8,11 @@
  *   bmtest write INODE FIRST COUNT SEED
  *                             write file blocks FIRST.. with a pattern made from
  *                             SEED, set the size to their end, and sync
+ *
+ * Several commands may follow each other in one run (`bmtest stats file 5 41
+ * stats`), so that counters are compared with no program loaded between
+ * them: loading a program reads it through the buffer manager too. `stats`
+ * also prints the disk interface's reads and writes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,41 +41,45 @@ static long bm_call(long bm, uint32_t op, int64_t a0, int64_t a1, int64_t *value
     return status;
 }
 
-int main(int argc, char **argv)
+/* One command at argv[0]; how many words it used, 0 if it failed (a
+ * message printed), -1 if it is not a command. */
+static int command(long bm, int argc, char **argv)
 {
-    long bm = sb_lookup("bm");
-    if (bm < 0) {
-        printf("bmtest: no buffer manager: %s\n", dm_error_name(bm));
-        return 1;
-    }
-    if (argc == 4 && strcmp(argv[1], "file") == 0) {
-        long ino = atol(argv[2]), count = atol(argv[3]);
+    if (argc >= 3 && strcmp(argv[0], "file") == 0) {
+        long ino = atol(argv[1]), count = atol(argv[2]);
         int64_t size = 0;
         for (long n = 0; n < count; n++) {
             long err = bm_call(bm, BM_READ_FILE, ino, n, &size, 0, 0);
             if (err < 0) {
                 printf("file block %ld: %s\n", n, dm_error_name(err));
-                return 1;
+                return 0;
             }
             printf("file block %ld fnv %016llx\n", n, (unsigned long long)fnv1a(area + FS_BLOCK_SIZE, FS_BLOCK_SIZE));
         }
         printf("size %lld\n", (long long)size);
-        return 0;
+        return 3;
     }
-    if (argc == 3 && strcmp(argv[1], "block") == 0) {
-        long err = bm_call(bm, BM_READ_BLOCK, atol(argv[2]), FS_BLOCK_SIZE, 0, 0, 0);
+    if (argc >= 2 && strcmp(argv[0], "block") == 0) {
+        long err = bm_call(bm, BM_READ_BLOCK, atol(argv[1]), FS_BLOCK_SIZE, 0, 0, 0);
         if (err < 0) {
-            printf("block %s: %s\n", argv[2], dm_error_name(err));
-            return 1;
+            printf("block %s: %s\n", argv[1], dm_error_name(err));
+            return 0;
         }
-        printf("block %s fnv %016llx\n", argv[2], (unsigned long long)fnv1a(area + FS_BLOCK_SIZE, FS_BLOCK_SIZE));
-        return 0;
+        printf("block %s fnv %016llx\n", argv[1], (unsigned long long)fnv1a(area + FS_BLOCK_SIZE, FS_BLOCK_SIZE));
+        return 2;
     }
-    if (argc == 2 && strcmp(argv[1], "stats") == 0) {
+    if (argc >= 1 && strcmp(argv[0], "stats") == 0) {
         struct bm_stats s;
+        struct di_stats d = { 0 };
+        long di = sb_lookup("di");
         long err = bm_call(bm, BM_STATS, 0, 0, 0, &s, sizeof s);
+        if (err == 0 && di >= 0) {
+            struct sv_call c = { .op = DI_STATS, .pass = DM_NO_LINK, .reply_data = &d, .reply_cap = sizeof d };
+            err = sv_call(di, &c);
+            dm_destroylink(di);
+        }
         if (err < 0)
-            return 1;
+            return 0;
         printf("requests read_block %llu read_file %llu stats %llu\n", (unsigned long long)s.requests[BM_READ_BLOCK],
                (unsigned long long)s.requests[BM_READ_FILE], (unsigned long long)s.requests[BM_STATS]);
         printf("hits %llu misses %llu holes %llu inode_reads %llu indirect_reads %llu mount_reads %llu cache %llu\n",
@@ -80,11 +89,12 @@ int main(int argc, char **argv)
         printf("bitmap_reads %llu writebacks %llu sync_writes %llu allocations %llu\n",
                (unsigned long long)s.bitmap_reads, (unsigned long long)s.writebacks,
                (unsigned long long)s.sync_writes, (unsigned long long)s.allocations);
-        return 0;
+        printf("di_reads %llu di_writes %llu\n", (unsigned long long)d.reads, (unsigned long long)d.writes);
+        return 1;
     }
-    if (argc == 6 && strcmp(argv[1], "write") == 0) {
-        long ino = atol(argv[2]), first = atol(argv[3]), count = atol(argv[4]);
-        unsigned seed = (unsigned)atol(argv[5]);
+    if (argc >= 5 && strcmp(argv[0], "write") == 0) {
+        long ino = atol(argv[1]), first = atol(argv[2]), count = atol(argv[3]);
+        unsigned seed = (unsigned)atol(argv[4]);
         for (long n = first; n < first + count; n++) {
             for (size_t i = 0; i < FS_BLOCK_SIZE; i++)
                 area[FS_BLOCK_SIZE + i] = (uint8_t)((i * 7 + (size_t)n * 13 + seed) ^ (i >> 9));
@@ -93,7 +103,7 @@ int main(int argc, char **argv)
             long err = sv_call(bm, &c);
             if (err < 0) {
                 printf("file block %ld: %s\n", n, dm_error_name(err));
-                return 1;
+                return 0;
             }
         }
         struct sv_call size = { .op = BM_SET_SIZE, .arg = { ino, (first + count) * (int64_t)FS_BLOCK_SIZE },
@@ -106,8 +116,33 @@ int main(int argc, char **argv)
             printf("write: %s\n", dm_error_name(err));
         else
             printf("wrote %ld blocks, synced %lld\n", count, (long long)sync.value);
-        return err < 0;
+        return err < 0 ? 0 : 5;
     }
-    printf("usage: bmtest file INODE COUNT | block BLOCK | stats | write INODE FIRST COUNT SEED\n");
-    return 2;
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    long bm = sb_lookup("bm");
+    if (bm < 0) {
+        printf("bmtest: no buffer manager: %s\n", dm_error_name(bm));
+        return 1;
+    }
+    if (argc < 2)
+        argc = 0;   /* the usage */
+    for (int i = 1; i < argc;) {
+        int used = command(bm, argc - i, argv + i);
+        if (used == 0)
+            return 1;
+        if (used < 0) {
+            argc = 0;
+            break;
+        }
+        i += used;
+    }
+    if (argc == 0) {
+        printf("usage: bmtest COMMAND...: file INODE COUNT | block BLOCK | stats | write INODE FIRST COUNT SEED\n");
+        return 2;
+    }
+    return 0;
 }

@@ -2,10 +2,12 @@
  * disktest — talk to the disk interface ("di") the way the buffer manager
  * will: one block per request, moved through a data area passed with it.
  *
- *   disktest info                 the disk's size in blocks
- *   disktest read FIRST COUNT     print a checksum (FNV-1a, 64 bits) of each block
- *   disktest write BLOCK SEED     fill a block with a pattern made from SEED
- *   disktest stats                what the disk interface has counted
+ *   disktest [-d DI] info                 the disk's size in blocks
+ *   disktest [-d DI] read FIRST COUNT     print a checksum (FNV-1a, 64 bits) of each block
+ *   disktest [-d DI] write BLOCK SEED     fill a block with a pattern made from SEED
+ *   disktest [-d DI] stats                what the disk interface has counted
+ *
+ * DI names the disk interface: "di" (disk 0, the default), "di1", ...
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,9 +42,15 @@ static long di_call(long di, uint32_t op, int64_t arg0, uint32_t rights, int64_t
 
 int main(int argc, char **argv)
 {
-    long di = sb_lookup("di");
+    const char *name = "di";
+    if (argc > 2 && strcmp(argv[1], "-d") == 0) {
+        name = argv[2];
+        argv[2] = argv[0];
+        argc -= 2, argv += 2;
+    }
+    long di = sb_lookup(name);
     if (di < 0) {
-        printf("disktest: no disk interface: %s\n", dm_error_name(di));
+        printf("disktest: no disk interface %s: %s\n", name, dm_error_name(di));
         return 1;
     }
     int64_t value = 0;
@@ -87,6 +95,6 @@ int main(int argc, char **argv)
                    (unsigned long long)s.writes, (unsigned long long)s.errors);
         return err < 0;
     }
-    printf("usage: disktest info | read FIRST COUNT | write BLOCK SEED | stats\n");
+    printf("usage: disktest [-d DI] info | read FIRST COUNT | write BLOCK SEED | stats\n");
     return 2;
 }
