@@ -31,7 +31,7 @@ SERVERS  := pm switchboard console timer
 FS_PROCS := di bm dm ri
 PROGRAMS := shell hello ping pong fsstat sync ls cat rm mkdir
 TESTS    := ktest libctest disktest bmtest dmtest fstest
-BENCHES  := callbench
+BENCHES  := callbench fsbench
 ELVES := $(SERVERS:%=$(B)/servers/%.elf) $(FS_PROCS:%=$(B)/fs/%.elf) $(PROGRAMS:%=$(B)/user/%.elf) \
          $(TESTS:%=$(B)/user/tests/%.elf) $(BENCHES:%=$(B)/user/bench/%.elf)
 
