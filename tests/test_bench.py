@@ -1,0 +1,54 @@
+"""The benchmark programs run and print every figure they promise, with
+plausible values: fsbench on a small file (256 KiB) on a fresh image, whose
+written file the host then checks byte for byte."""
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from harness import Node, ROOT, disk_args, fnv1a, make_image
+
+DMFS = os.path.join(ROOT, "build", "tools", "dmfs")
+workdir = tempfile.mkdtemp(prefix="dm-bench-")
+
+
+def teardown():
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+def fsbench_pattern(n):
+    """The file fsbench writes: its pattern with its seed, 11."""
+    return bytes((((i * 131 + 11) ^ (i >> 11)) & 0xff) for i in range(n))
+
+
+def test_fsbench_prints_every_figure_and_writes_the_file():
+    size = 256 * 1024
+    image = os.path.join(workdir, "bench.img")
+    make_image(image, 8)
+    with Node(extra=disk_args(image)) as n:
+        out = n.command("run fsbench 256", timeout=60)
+        assert n.halt() == 0
+    figures = {name: (float(value), unit) for name, value, unit in
+               re.findall(r"^BENCH (\S+) (\d+\.\d\d) (\S+)$", out, re.M)}
+    for what in ("fs_seq_write", "fs_seq_read", "di_seq_read"):
+        assert figures.get(what + "_MBps", (0, ""))[1] == "MB/s", out
+        assert figures.get(what + "_instr_per_byte", (0, ""))[1] == "instructions/byte", out
+    assert len(figures) == 6, out
+    assert all(value > 0 for value, _ in figures.values()), out
+    # The disk interface alone must cost less per byte than the three processes over it.
+    assert figures["di_seq_read_instr_per_byte"][0] < figures["fs_seq_read_instr_per_byte"][0], out
+    want = fnv1a(fsbench_pattern(size))
+    assert "written %s, read %s, disk %s" % (want, want, want) in out, out
+    # The cache (64 blocks) is no larger than the file: every block read is a miss.
+    assert "misses 64 hits 0 (file of 64 blocks)" in out, out
+    assert subprocess.run([DMFS, "check", image], stdout=subprocess.DEVNULL).returncode == 0
+    got = subprocess.run([DMFS, "get", image, "/fsbench"], check=True, stdout=subprocess.PIPE).stdout
+    assert got == fsbench_pattern(size)
+
+
+def test_fsbench_refuses_a_size_that_is_not_whole_blocks():
+    image = os.path.join(workdir, "usage.img")
+    make_image(image, 8)
+    with Node(extra=disk_args(image)) as n:
+        assert "usage: fsbench" in n.command("run fsbench 5")
+        n.halt()
