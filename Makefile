@@ -88,10 +88,10 @@ $(B)/%.elf: $(B)/%.o $(CRT0) $(ULIB_OBJS) user/user.ld
 	    -Wl,--start-group $(NEWLIB)/lib/libc.a $(NEWLIB)/lib/libm.a -lgcc -Wl,--end-group
 
 # Host tools (tools/): built with the host's compiler.
-$(B)/tools/dmfs: tools/dmfs.c fs/fsformat.h
+$(B)/tools/dmfs: tools/dmfs.c fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck.h fs/fsformat.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
-	@$(HOSTCC) -Ifs -o $@ tools/dmfs.c
+	@$(HOSTCC) -Ifs -o $@ tools/dmfs.c fs/fsimage.c fs/fsck.c
 
 # Boot one node into the shell (input may be piped); `halt` ends it.
 # DISK=IMAGE attaches a disk image (its disk interface process starts).
