@@ -30,7 +30,7 @@ CRT0      := $(B)/user/lib/crt0.o
 SERVERS  := pm switchboard console timer
 FS_PROCS := di bm dm ri
 PROGRAMS := shell hello ping pong fsstat sync ls cat rm mkdir
-TESTS    := ktest libctest disktest bmtest dmtest fstest
+TESTS    := ktest libctest disktest bmtest dmtest fstest fswriter
 BENCHES  := callbench
 ELVES := $(SERVERS:%=$(B)/servers/%.elf) $(FS_PROCS:%=$(B)/fs/%.elf) $(PROGRAMS:%=$(B)/user/%.elf) \
          $(TESTS:%=$(B)/user/tests/%.elf) $(BENCHES:%=$(B)/user/bench/%.elf)
@@ -84,8 +84,14 @@ $(B)/%.o: %.S
 	@$(CC) $(USER_CFLAGS) -c $< -o $@
 $(B)/%.elf: $(B)/%.o $(CRT0) $(ULIB_OBJS) user/user.ld
 	@echo "  LD      $@"
-	@$(CC) $(ARCH) -nostdlib -static -T user/user.ld -o $@ $(CRT0) $< $(ULIB_OBJS) \
+	@$(CC) $(ARCH) -nostdlib -static -T user/user.ld -o $@ $(CRT0) $< $(EXTRA_OBJS) $(ULIB_OBJS) \
 	    -Wl,--start-group $(NEWLIB)/lib/libc.a $(NEWLIB)/lib/libm.a -lgcc -Wl,--end-group
+
+# The disk interface checks the file system at mount with the host tool's
+# checker (fs/fsck.c over fs/fsimage.c), compiled for both.
+FSCK_OBJS := $(B)/fs/fsimage.o $(B)/fs/fsck.o
+$(B)/fs/di.elf: $(FSCK_OBJS)
+$(B)/fs/di.elf: EXTRA_OBJS := $(FSCK_OBJS)
 
 # Host tools (tools/): built with the host's compiler.
 $(B)/tools/dmfs: tools/dmfs.c fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck.h fs/fsformat.h

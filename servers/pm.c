@@ -171,7 +171,7 @@ static void flush_file_system(void)
     long bm = sb_lookup("bm");
     if (bm < 0)
         return;
-    struct sv_call sync = { .op = BM_SYNC, .pass = DM_NO_LINK };
+    struct sv_call sync = { .op = BM_SYNC, .arg = { 1 }, .pass = DM_NO_LINK };   /* final: marks it CLEAN */
     sv_call(bm, &sync);
     dm_destroylink(bm);
 }

@@ -8,6 +8,8 @@
  *   bmtest write INODE FIRST COUNT SEED
  *                             write file blocks FIRST.. with a pattern made from
  *                             SEED, set the size to their end, and sync
+ *   bmtest finalsync          the final sync of a shutdown (BM_SYNC, arg0 = 1):
+ *                             the superblock is then written as CLEAN
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +110,12 @@ int main(int argc, char **argv)
             printf("wrote %ld blocks, synced %lld\n", count, (long long)sync.value);
         return err < 0;
     }
-    printf("usage: bmtest file INODE COUNT | block BLOCK | stats | write INODE FIRST COUNT SEED\n");
+    if (argc == 2 && strcmp(argv[1], "finalsync") == 0) {
+        struct sv_call sync = { .op = BM_SYNC, .arg = { 1 }, .pass = DM_NO_LINK };
+        long err = sv_call(bm, &sync);
+        printf("finalsync: %s\n", err < 0 ? dm_error_name(err) : "done");
+        return err < 0;
+    }
+    printf("usage: bmtest file INODE COUNT | block BLOCK | stats | write INODE FIRST COUNT SEED | finalsync\n");
     return 2;
 }
