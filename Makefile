@@ -31,7 +31,7 @@ CRT0      := $(B)/user/lib/crt0.o
 SERVERS  := pm switchboard console timer
 FS_PROCS := di bm dm ri
 PROGRAMS := shell hello ping pong fsstat sync ls cat cp mv rm mkdir
-TESTS    := ktest libctest disktest bmtest dmtest fstest filetest
+TESTS    := ktest libctest disktest bmtest dmtest fstest filetest fswriter
 BENCHES  := callbench fsbench
 BOOT_ELVES := $(SERVERS:%=$(B)/servers/%.elf) $(FS_PROCS:%=$(B)/fs/%.elf)
 DISK_ELVES := $(PROGRAMS:%=$(B)/user/%.elf) $(TESTS:%=$(B)/user/tests/%.elf) $(BENCHES:%=$(B)/user/bench/%.elf)
@@ -91,7 +91,7 @@ $(B)/%.o: %.S
 	@$(CC) $(USER_CFLAGS) -c $< -o $@
 $(B)/%.elf: $(B)/%.o $(CRT0) $(ULIB_OBJS) user/user.ld
 	@echo "  LD      $@"
-	@$(CC) $(ARCH) -nostdlib -static -T user/user.ld -o $@ $(CRT0) $< $(ULIB_OBJS) \
+	@$(CC) $(ARCH) -nostdlib -static -T user/user.ld -o $@ $(CRT0) $< $(EXTRA_OBJS) $(ULIB_OBJS) \
 	    -Wl,--start-group $(NEWLIB)/lib/libc.a $(NEWLIB)/lib/libm.a -lgcc -Wl,--end-group
 
 # A program for /bin.
@@ -110,11 +110,17 @@ $(SYSTEM_DISK): $(BIN) $(B)/tools/dmfs
 	@echo "  DMFS    $@ (/bin: $(words $(BIN)) programs)"
 	@$(B)/tools/dmfs mkfs --force $@ $(SYSTEM_DISK_MB) $(foreach p,$(BIN),$(p)=/bin/$(notdir $(p))) >/dev/null
 
+# The disk interface checks the file system at mount with the host tool's
+# checker (fs/fsck.c over fs/fsimage.c), compiled for both.
+FSCK_OBJS := $(B)/fs/fsimage.o $(B)/fs/fsck.o
+$(B)/fs/di.elf: $(FSCK_OBJS)
+$(B)/fs/di.elf: EXTRA_OBJS := $(FSCK_OBJS)
+
 # Host tools (tools/): built with the host's compiler.
-$(B)/tools/dmfs: tools/dmfs.c fs/fsformat.h
+$(B)/tools/dmfs: tools/dmfs.c fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck.h fs/fsformat.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
-	@$(HOSTCC) -Ifs -o $@ tools/dmfs.c
+	@$(HOSTCC) -Ifs -o $@ tools/dmfs.c fs/fsimage.c fs/fsck.c
 
 # Boot one node into the shell (input may be piped); `halt` ends it.
 # The disk is the system disk, or DISK=IMAGE (it must hold /bin/shell).

@@ -12,7 +12,15 @@
  * Writes stay in the cache (write-back): a changed block goes to the disk
  * when it is evicted or at BM_SYNC. Blocks are allocated from the block
  * bitmap, itself read and changed through the cache.
+ *
+ * The superblock's state (docs/fs-design.md, "Consistency"): the disk
+ * interface marks it MOUNTED before this process starts. The final sync at
+ * shutdown (BM_SYNC with arg0 = 1) writes every changed block, then the
+ * superblock as CLEAN; a change after that first writes it back as MOUNTED.
+ * So CLEAN on the disk always means every change reached it.
  */
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "dmlib.h"
@@ -22,6 +30,7 @@ struct buffer {
     uint32_t block;      /* disk block held */
     int      valid;
     int      dirty;      /* changed since read: must be written back */
+    int      indirect;   /* an indirect block (BM_SYNC writes these after data) */
     uint64_t last_use;   /* for least-recently-used replacement */
 };
 
@@ -32,6 +41,7 @@ static struct buffer *buffers;
 static uint32_t cache_blocks;
 static uint64_t use_clock;
 static struct fs_superblock superblock;
+static int marked_clean;             /* the disk's superblock says CLEAN (after a final sync) */
 static struct bm_stats stats;
 static const uint8_t zeros[FS_BLOCK_SIZE];
 
@@ -91,6 +101,7 @@ static int get_block_as(uint32_t b, int fresh, int *missed, long *err)
     buffers[i].block = b;
     buffers[i].valid = 1;
     buffers[i].dirty = fresh;
+    buffers[i].indirect = 0;
     buffers[i].last_use = ++use_clock;
     return i;
 }
@@ -118,6 +129,7 @@ static uint8_t *get_meta(uint32_t b, uint64_t *counter, long *err)
     if (i < 0)
         return 0;
     *counter += missed;
+    buffers[i].indirect = b >= superblock.data_start;   /* the only metadata among the data blocks */
     return buffer_data(i);
 }
 
@@ -303,12 +315,28 @@ static long init_inode(uint32_t ino, uint16_t type, uint16_t nlink)
     return 0;
 }
 
-/* Write every changed buffer to the disk; returns how many, or an error. */
+/* The order in which BM_SYNC writes changed blocks: file data and
+ * directory blocks, then indirect blocks, then the inode table and the
+ * bitmaps. A block reaches the disk before the pointers to it that the same
+ * sync writes (docs/fs-design.md says what this does and does not promise). */
+enum write_order { WRITE_DATA, WRITE_INDIRECT, WRITE_METADATA };
+
+static enum write_order write_order(const struct buffer *b)
+{
+    if (b->block < superblock.data_start)
+        return WRITE_METADATA;
+    return b->indirect ? WRITE_INDIRECT : WRITE_DATA;
+}
+
+/* Write every changed buffer to the disk, in write_order; returns how
+ * many, or an error. */
 static long sync_all(void)
 {
     long written = 0;
-    for (uint32_t i = 0; i < cache_blocks; i++) {
-        if (buffers[i].valid && buffers[i].dirty) {
+    for (int order = WRITE_DATA; order <= WRITE_METADATA; order++) {
+        for (uint32_t i = 0; i < cache_blocks; i++) {
+            if (!buffers[i].valid || !buffers[i].dirty || write_order(&buffers[i]) != (enum write_order)order)
+                continue;
             long err = disk_transfer(DI_WRITE, buffers[i].block, i);
             if (err < 0)
                 return err;
@@ -318,6 +346,37 @@ static long sync_all(void)
         }
     }
     return written;
+}
+
+/* Write the superblock to the disk with `state`. The whole block is made
+ * from our copy (block 0 holds the superblock and nothing else), so it
+ * needs no read. */
+static long write_state(uint32_t state)
+{
+    int missed;
+    long err = 0;
+    int i = get_block_as(0, 1, &missed, &err);
+    if (i < 0)
+        return err;
+    superblock.state = state;
+    memset(buffer_data(i), 0, FS_BLOCK_SIZE);
+    memcpy(buffer_data(i), &superblock, sizeof superblock);
+    err = disk_transfer(DI_WRITE, 0, (uint32_t)i);
+    buffers[i].dirty = 0;
+    if (err < 0) {
+        buffers[i].valid = 0;   /* the disk may hold either state: forget the copy */
+        return err;
+    }
+    stats.state_writes++;
+    marked_clean = state == FS_STATE_CLEAN;
+    return 0;
+}
+
+/* Whether request `op` may change a block. */
+static int changes_blocks(uint32_t op)
+{
+    return op == BM_WRITE_BLOCK || op == BM_WRITE_FILE || op == BM_SET_SIZE || op == BM_INODE_INIT ||
+           op == BM_INODE_LINKS || op == BM_TRUNCATE;
 }
 
 /* Move a hole's zeros to the requester's area. */
@@ -346,6 +405,11 @@ static long handle(const struct sv_request *q, long area, int64_t *value)
 {
     if (q->op < BM_NKINDS)
         stats.requests[q->op]++;
+    if (changes_blocks(q->op) && marked_clean) {
+        long err = write_state(FS_STATE_MOUNTED);   /* before the change can reach the disk */
+        if (err < 0)
+            return err;
+    }
     switch (q->op) {
     case BM_READ_BLOCK:
         if (area < 0)
@@ -425,11 +489,27 @@ static long handle(const struct sv_request *q, long area, int64_t *value)
         long written = sync_all();
         if (written < 0)
             return written;
+        if (q->arg[0] == 1 && !marked_clean) {
+            long err = write_state(FS_STATE_CLEAN);
+            if (err < 0)
+                return err;
+        }
         *value = written;
         return 0;
     }
     }
     return E_NOSYS;
+}
+
+/* Whether the superblock's layout is exactly what fs_layout() gives for its
+ * block and inode counts (the checker's test too). A damaged one is not
+ * served: every bound below comes from it. */
+static int layout_is_sound(const struct fs_superblock *sb)
+{
+    struct fs_superblock want;
+    size_t from = offsetof(struct fs_superblock, inode_count), to = offsetof(struct fs_superblock, root_inode);
+    return fs_layout(sb->block_count, sb->inode_count, &want) == 0 &&
+           memcmp((const uint8_t *)sb + from, (const uint8_t *)&want + from, to - from) == 0;
 }
 
 int main(int argc, char **argv)
@@ -459,6 +539,11 @@ int main(int argc, char **argv)
     memcpy(&superblock, buffer_data(i), sizeof superblock);
     if (superblock.magic != FS_MAGIC || superblock.version != FS_VERSION)
         return 2;   /* not a file system: serve nothing */
+    if (!layout_is_sound(&superblock)) {
+        printf("bm: the superblock's layout is damaged; the file system is not served\n");
+        return 2;
+    }
+    marked_clean = superblock.state == FS_STATE_CLEAN;   /* the disk interface could not mark it */
     sb_register("bm", dm_createlink(0, 0, 0, 0, 0));
     pm_ready();
 

@@ -6,9 +6,18 @@
  * the file system; "di1", ... for the others). It reads and
  * writes one block per request; the block moves between the requester's
  * data area and its own with MOVEDATA.
+ *
+ * At start, before it serves, it mounts the file system
+ * (docs/fs-design.md, "Consistency"): a superblock still marked MOUNTED
+ * means the last run did not end with a final sync, so the disk is checked
+ * and repaired (fs/fsck.c, the host's `dmfs check --repair`), then marked
+ * MOUNTED until the buffer manager's final sync marks it CLEAN. A disk
+ * without a file system is left alone: it is served as raw blocks.
  */
+#include <stdio.h>
 #include <string.h>
 #include "dmlib.h"
+#include "fsck.h"
 #include "fsproto.h"
 
 #define DEVICE_SLOT 3
@@ -28,6 +37,75 @@ static long disk(uint32_t op, int64_t arg0, int64_t arg1, long pass, uint64_t *v
     if (value)
         *value = r.value;
     return r.status;
+}
+
+/* Block I/O for the checker, through `block`: the kernel's disk driver
+ * moves blocks only to and from the attached area. */
+static int check_read(void *ctx, uint32_t b, void *buf)
+{
+    (void)ctx;
+    if (disk(KOP_DISK_READ, b, 0, DM_NO_LINK, 0) < 0)
+        return -1;
+    memcpy(buf, block, DM_DISK_BLOCK);
+    return 0;
+}
+
+static int check_write(void *ctx, uint32_t b, const void *buf)
+{
+    (void)ctx;
+    memcpy(block, buf, DM_DISK_BLOCK);
+    return disk(KOP_DISK_WRITE, b, 0, DM_NO_LINK, 0) < 0 ? -1 : 0;
+}
+
+static void check_report(void *ctx, const char *line)
+{
+    (void)ctx;
+    printf("di: %s\n", line);
+}
+
+/* Checks and repairs the file system on a disk of `blocks` blocks; says
+ * what it found. Returns 0 if the file system can be used. */
+static int check_at_mount(uint64_t blocks)
+{
+    struct fsck_disk d = {
+        .name = "disk",
+        .size = blocks * DM_DISK_BLOCK,
+        .io = { 0, check_read, check_write, 0, 0 },
+        .report = check_report,
+    };
+    struct fsck_result r;
+    printf("di: file system not cleanly unmounted; checking\n");
+    if (fsck_run(&d, FSCK_REPAIR | FSCK_AT_MOUNT, &r) != 0) {
+        printf("di: check failed: %s\n", r.failure_message);
+        return -1;
+    }
+    if (r.problems == 0)
+        printf("di: check: clean: %u files, %u directories\n", (unsigned)r.files, (unsigned)r.directories);
+    else
+        printf("di: check: %u problems found, %u repaired, %u not repairable\n", (unsigned)r.problems,
+               (unsigned)(r.problems - r.unrepaired), (unsigned)r.unrepaired);
+    return r.unrepaired == 0 ? 0 : -1;
+}
+
+/* Mounts the file system before serving: checks it if it was not cleanly
+ * unmounted, then marks it MOUNTED. A disk whose block 0 is not a
+ * superblock of this format is not touched. */
+static void mount(void)
+{
+    uint64_t blocks = 0;
+    struct fs_superblock sb;
+    if (disk(KOP_DISK_INFO, 0, 0, DM_NO_LINK, &blocks) < 0 || blocks == 0 ||
+        disk(KOP_DISK_READ, 0, 0, DM_NO_LINK, 0) < 0)
+        return;
+    memcpy(&sb, block, sizeof sb);
+    if (sb.magic != FS_MAGIC || sb.version != FS_VERSION)
+        return;
+    if (sb.state != FS_STATE_CLEAN && check_at_mount(blocks) != 0)
+        return;   /* not repaired: left not CLEAN, to be checked again at the next start */
+    if (disk(KOP_DISK_READ, 0, 0, DM_NO_LINK, 0) < 0)   /* the check may have rewritten it */
+        return;
+    ((struct fs_superblock *)block)->state = FS_STATE_MOUNTED;
+    disk(KOP_DISK_WRITE, 0, 0, DM_NO_LINK, 0);
 }
 
 static long handle(const struct sv_request *q, long area, uint64_t *value)
@@ -65,6 +143,7 @@ int main(int argc, char **argv)
     long err = disk(KOP_DISK_ATTACH, 0, 0, mine, 0);
     if (err < 0)
         return 1;
+    mount();
     sb_register(argc > 1 ? argv[1] : "di", dm_createlink(0, 0, 0, 0, 0));
     pm_ready();
     static uint8_t buffer[DM_MSG_MAX];

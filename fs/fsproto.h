@@ -69,7 +69,9 @@ enum bm_op {
     BM_WRITE_FILE,      /* arg0 = inode, arg1 = file block, arg2 = offset in the passed area:
                            the whole block; missing blocks (and indirect blocks) are allocated */
     BM_SET_SIZE,        /* arg0 = inode, arg1 = its size in bytes */
-    BM_SYNC,            /* write every changed block to the disk; value = blocks written */
+    BM_SYNC,            /* write every changed block to the disk; value = blocks written.
+                           arg0 = 1: the final sync at shutdown, after which the superblock
+                           is written as CLEAN (until the next change marks it MOUNTED) */
     BM_INODE_INIT,      /* arg0 = inode, arg1 = type, arg2 = nlink: a fresh, empty inode
                            (FS_TYPE_FREE: cleared) */
     BM_INODE_LINKS,     /* arg0 = inode, arg1 = change of nlink; value = the new nlink */
@@ -79,7 +81,7 @@ enum bm_op {
 
 /* What the buffer manager counts. Every DI_READ it sends is exactly one of
  * misses, inode_reads, indirect_reads, mount_reads or bitmap_reads; every
- * DI_WRITE is one of writebacks or sync_writes. */
+ * DI_WRITE is one of writebacks, sync_writes or state_writes. */
 struct bm_stats {
     uint64_t requests[BM_NKINDS];  /* requests received, by op */
     uint64_t hits;            /* read and write requests whose block was in the cache */
@@ -91,6 +93,8 @@ struct bm_stats {
     uint64_t bitmap_reads;    /* DI_READs of block-bitmap blocks to allocate */
     uint64_t writebacks;      /* DI_WRITEs of a changed block evicted from the cache */
     uint64_t sync_writes;     /* DI_WRITEs made by BM_SYNC */
+    uint64_t state_writes;    /* DI_WRITEs of the superblock: CLEAN at a final sync,
+                                 MOUNTED again at the first change after one */
     uint64_t allocations;     /* blocks allocated (data and indirect) */
     uint64_t frees;           /* blocks given back by BM_TRUNCATE */
     uint64_t cache_blocks;    /* the cache's size */

@@ -9,6 +9,7 @@
  * (DEMOS's way; DESIGN.md). A new process is created stopped, given its
  * standard links, then started.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include "dmlib.h"
@@ -70,6 +71,19 @@ static long kernel_request(uint32_t op, dm_pid pid, int64_t arg0, const void *da
                            void *answer_data, uint32_t answer_cap, uint64_t *value)
 {
     return kernel_request2(op, pid, arg0, 0, data, len, pass, answer_data, answer_cap, value);
+}
+
+/* The process manager's own heap (newlib's malloc, for stdio's buffers)
+ * grows straight through the kernel: the library's _sbrk asks the process
+ * manager, which would be asking itself. */
+void *_sbrk(ptrdiff_t increment)
+{
+    uint64_t old;
+    if (kernel_request(KOP_GROW, dm_self(), increment, 0, 0, DM_NO_LINK, 0, 0, &old) < 0) {
+        errno = ENOMEM;
+        return (void *)-1;
+    }
+    return (void *)old;
 }
 
 static struct record *find_record(dm_pid pid)
@@ -218,7 +232,7 @@ static void flush_file_system(void)
     long bm = sb_lookup("bm");
     if (bm < 0)
         return;
-    struct sv_call sync = { .op = BM_SYNC, .pass = DM_NO_LINK };
+    struct sv_call sync = { .op = BM_SYNC, .arg = { 1 }, .pass = DM_NO_LINK };   /* final: marks it CLEAN */
     sv_call(bm, &sync);
     dm_destroylink(bm);
 }
@@ -409,9 +423,12 @@ int main(void)
     long err = read_program("shell", &image_link);
     if (err == 0)
         err = create_process("shell", image_link, shell_args, sizeof shell_args, 1, 0, -1, 0, &shell);
-    if (err < 0)
-        printf("pm: cannot start the shell (/bin/shell%s): %s\n", disks == 0 ? ", and there is no disk" : "",
-               dm_error_name(err));
+    if (err < 0) {   /* nothing can be done without it: say so and power off */
+        printf("pm: cannot start the shell (/bin/shell%s): %s; powering off\n",
+               disks == 0 ? ", and there is no disk" : "", dm_error_name(err));
+        flush_file_system();
+        kernel_request(KOP_HALT, 0, 1, 0, 0, DM_NO_LINK, 0, 0, 0);
+    }
     for (;;)
         serve_one();
 }

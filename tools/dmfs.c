@@ -5,16 +5,17 @@
  * else; `dmfs --help` documents the commands, exit statuses and the repair
  * policy.
  *
- * How changes are made. An image is opened by reading its superblock, both
- * bitmaps and the inode table (all blocks before data_start) into memory;
- * directory and indirect blocks are read through a block cache. Every
- * change is made in memory; only file data is written straight to the image,
- * and only into blocks that were free. image_commit() then writes the
- * changed cached blocks, the changed metadata blocks and last the
+ * How changes are made. The image is worked on through fs/fsimage.c (its
+ * superblock, bitmaps and inode table in memory, directory and indirect
+ * blocks through a cache), with this file's block I/O on the image file.
+ * Every change is made in memory; only file data is written straight to the
+ * image, and only into blocks that were free. image_commit() then writes
+ * the changed cached blocks, the changed metadata blocks and last the
  * superblock. Any error before the commit therefore leaves the image as it
  * was: errors print `dmfs: ...` and exit at once.
  *
- * `check` makes its repairs the same way in both modes and commits them only
+ * `check` is fs/fsck.c, the checker the disk interface also runs at mount.
+ * It makes its repairs the same way in both modes and commits them only
  * with --repair, so a plain check reports exactly what --repair would fix.
  */
 #define _XOPEN_SOURCE 700
@@ -32,7 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fsformat.h"
+#include "fsck.h"
+#include "fsimage.h"
 
 /* Exit statuses (see EXIT STATUS in the help text). */
 enum {
@@ -40,8 +42,6 @@ enum {
     STATUS_FAILED = 1,   /* the operation failed; check: problems found */
     STATUS_ERROR = 2,    /* bad usage, or an image or host file unreadable */
 };
-
-#define DIRENT_SIZE ((uint32_t)sizeof(struct fs_dirent))
 
 static const char help_text[] =
 "NAME\n"
@@ -234,259 +234,105 @@ static uint64_t now_ns(void)
 }
 
 /* ------------------------------------------------------------------ */
-/* The open image: metadata in memory, a block cache, raw block I/O    */
+/* The image file: block I/O for fs/fsimage.c, opening an image        */
 /* ------------------------------------------------------------------ */
 
-/* A directory or indirect block held in memory; written at commit if dirty. */
-struct cached_block {
-    struct cached_block *next;     /* in its hash bucket */
-    uint32_t block;
-    int dirty;
-    _Alignas(8) uint8_t data[FS_BLOCK_SIZE];
-};
-
-#define CACHE_BUCKETS 1024u
-
-struct image {
+/* The host file behind the image being worked on (one per run). */
+struct image_file {
     const char *name;              /* as given on the command line, for messages */
     int fd;
-    uint8_t *meta;                 /* blocks 0 .. data_start-1 */
-    uint8_t *meta_dirty;           /* one flag per metadata block */
-    struct fs_superblock *sb;      /* all four point into meta */
-    uint8_t *inode_bitmap;
-    uint8_t *block_bitmap;
-    struct fs_inode *inodes;
-    struct cached_block *cache[CACHE_BUCKETS];
-    uint32_t free_blocks;          /* clear bits from data_start on */
-    uint32_t free_inodes;          /* clear bits from 1 on */
-    uint32_t next_block;           /* where block_alloc looks first */
 };
 
-/* Reads block b of the image into buf; an I/O error ends the program. */
-static void block_read(struct image *img, uint32_t b, void *buf)
+static struct image_file image_file;
+
+/* Reads block b of the image file into buf; an I/O error ends the program
+ * here, with the system's reason, so this never returns -1. */
+static int host_block_read(void *ctx, uint32_t b, void *buf)
 {
-    ssize_t n = pread(img->fd, buf, FS_BLOCK_SIZE, (off_t)b * FS_BLOCK_SIZE);
+    struct image_file *f = ctx;
+    ssize_t n = pread(f->fd, buf, FS_BLOCK_SIZE, (off_t)b * FS_BLOCK_SIZE);
     if (n != (ssize_t)FS_BLOCK_SIZE)
-        die(STATUS_ERROR, "%s: block %" PRIu32 ": %s", img->name, b,
-            n < 0 ? strerror(errno) : "short read");
-}
-
-/* Writes buf to block b of the image; an I/O error ends the program. */
-static void block_write(struct image *img, uint32_t b, const void *buf)
-{
-    ssize_t n = pwrite(img->fd, buf, FS_BLOCK_SIZE, (off_t)b * FS_BLOCK_SIZE);
-    if (n != (ssize_t)FS_BLOCK_SIZE)
-        die(STATUS_ERROR, "%s: writing block %" PRIu32 ": %s", img->name, b,
-            n < 0 ? strerror(errno) : "short write");
-}
-
-/* The bucket list pointer that holds (or would hold) block b. */
-static struct cached_block **cache_link(struct image *img, uint32_t b)
-{
-    struct cached_block **link = &img->cache[b % CACHE_BUCKETS];
-    while (*link && (*link)->block != b)
-        link = &(*link)->next;
-    return link;
-}
-
-/* Block b, read into the cache if it is not there yet. */
-static struct cached_block *cache_get(struct image *img, uint32_t b)
-{
-    struct cached_block **link = cache_link(img, b);
-    if (*link == NULL) {
-        struct cached_block *cb = xcalloc(1, sizeof *cb);
-        cb->block = b;
-        block_read(img, b, cb->data);
-        *link = cb;
-    }
-    return *link;
-}
-
-/* Block b as a block of zeros (just allocated), dirty. */
-static struct cached_block *cache_new(struct image *img, uint32_t b)
-{
-    struct cached_block **link = cache_link(img, b);
-    if (*link == NULL) {
-        *link = xcalloc(1, sizeof **link);
-        (*link)->block = b;
-    }
-    memset((*link)->data, 0, FS_BLOCK_SIZE);
-    (*link)->dirty = 1;
-    return *link;
-}
-
-/* Forgets block b (it was freed): its cached contents must never be written. */
-static void cache_drop(struct image *img, uint32_t b)
-{
-    struct cached_block **link = cache_link(img, b);
-    if (*link) {
-        struct cached_block *cb = *link;
-        *link = cb->next;
-        free(cb);
-    }
-}
-
-/* Marks the metadata blocks holding bytes [p, p+len) of meta as changed. */
-static void meta_changed(struct image *img, const void *p, size_t len)
-{
-    size_t first = (size_t)((const uint8_t *)p - img->meta) / FS_BLOCK_SIZE;
-    size_t last = ((size_t)((const uint8_t *)p - img->meta) + len - 1) / FS_BLOCK_SIZE;
-    for (size_t b = first; b <= last; b++)
-        img->meta_dirty[b] = 1;
-}
-
-/* Inode ino; the number must be below inode_count (callers check it). */
-static struct fs_inode *inode_at(struct image *img, uint32_t ino)
-{
-    if (ino >= img->sb->inode_count)
-        die(STATUS_ERROR, "%s: internal error: inode %" PRIu32 " out of range", img->name, ino);
-    return &img->inodes[ino];
-}
-
-/* Marks inode ino as changed, to be written at commit. */
-static void inode_changed(struct image *img, uint32_t ino)
-{
-    meta_changed(img, &img->inodes[ino], sizeof img->inodes[ino]);
-}
-
-/* Bit i of a bitmap: bit i % 8 of byte i / 8 (least significant first). */
-static int bit_test(const uint8_t *map, uint32_t i)
-{
-    return map[i / 8] >> (i % 8) & 1;
-}
-
-/* Sets (used=1) or clears bit i of a bitmap in meta, keeping the free counts. */
-static void bit_set(struct image *img, uint8_t *map, uint32_t i, int used)
-{
-    if (bit_test(map, i) == used)
-        return;
-    map[i / 8] ^= (uint8_t)(1u << (i % 8));
-    meta_changed(img, &map[i / 8], 1);
-    uint32_t *count = map == img->block_bitmap ? &img->free_blocks : &img->free_inodes;
-    int counted = map == img->block_bitmap ? i >= img->sb->data_start : i >= 1;
-    if (counted && used)
-        (*count)--;
-    else if (counted)
-        (*count)++;
-}
-
-/* Counts the free blocks and inodes from the bitmaps. */
-static void count_free(struct image *img)
-{
-    img->free_blocks = img->free_inodes = 0;
-    for (uint32_t b = img->sb->data_start; b < img->sb->block_count; b++)
-        img->free_blocks += !bit_test(img->block_bitmap, b);
-    for (uint32_t i = 1; i < img->sb->inode_count; i++)
-        img->free_inodes += !bit_test(img->inode_bitmap, i);
-}
-
-/* Points sb, the bitmaps and the inode table into img->meta. */
-static void meta_attach(struct image *img)
-{
-    img->sb = (struct fs_superblock *)img->meta;
-    img->inode_bitmap = img->meta + (size_t)img->sb->inode_bitmap_start * FS_BLOCK_SIZE;
-    img->block_bitmap = img->meta + (size_t)img->sb->block_bitmap_start * FS_BLOCK_SIZE;
-    img->inodes = (struct fs_inode *)(img->meta + (size_t)img->sb->inode_table_start * FS_BLOCK_SIZE);
-}
-
-/* Says in why (and returns -1) if sb is not a superblock this tool can use
- * for an image file of file_size bytes: magic, version, a layout exactly as
- * fs_layout() makes it, and the file long enough. root_inode and state are
- * left to the callers. Returns 0 when it is sound. */
-static int superblock_fault(const struct fs_superblock *sb, uint64_t file_size, char *why, size_t len)
-{
-    static const struct {
-        const char *name;
-        size_t offset;
-    } fields[] = {
-        { "inode_count", offsetof(struct fs_superblock, inode_count) },
-        { "inode_bitmap_start", offsetof(struct fs_superblock, inode_bitmap_start) },
-        { "inode_bitmap_blocks", offsetof(struct fs_superblock, inode_bitmap_blocks) },
-        { "block_bitmap_start", offsetof(struct fs_superblock, block_bitmap_start) },
-        { "block_bitmap_blocks", offsetof(struct fs_superblock, block_bitmap_blocks) },
-        { "inode_table_start", offsetof(struct fs_superblock, inode_table_start) },
-        { "inode_table_blocks", offsetof(struct fs_superblock, inode_table_blocks) },
-        { "data_start", offsetof(struct fs_superblock, data_start) },
-    };
-    struct fs_superblock want;
-
-    if (sb->magic != FS_MAGIC) {
-        snprintf(why, len, "not a dmfs image (magic 0x%08" PRIx32 ", expected 0x%08x)", sb->magic, FS_MAGIC);
-        return -1;
-    }
-    if (sb->version != FS_VERSION) {
-        snprintf(why, len, "superblock: version %" PRIu32 ", this tool knows version %u", sb->version, FS_VERSION);
-        return -1;
-    }
-    if (fs_layout(sb->block_count, sb->inode_count, &want) != 0) {
-        snprintf(why, len, "superblock: %" PRIu32 " blocks and %" PRIu32 " inodes leave no room for data",
-                 sb->block_count, sb->inode_count);
-        return -1;
-    }
-    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
-        uint32_t have, expect;
-        memcpy(&have, (const uint8_t *)sb + fields[i].offset, sizeof have);
-        memcpy(&expect, (const uint8_t *)&want + fields[i].offset, sizeof expect);
-        if (have != expect) {
-            snprintf(why, len, "superblock: %s is %" PRIu32 ", expected %" PRIu32 " for %" PRIu32
-                     " blocks and %" PRIu32 " inodes", fields[i].name, have, expect,
-                     sb->block_count, sb->inode_count);
-            return -1;
-        }
-    }
-    if (file_size < (uint64_t)sb->block_count * FS_BLOCK_SIZE) {
-        snprintf(why, len, "the image file is %" PRIu64 " bytes, shorter than its %" PRIu32 " blocks",
-                 file_size, sb->block_count);
-        return -1;
-    }
+        die(STATUS_ERROR, "%s: block %" PRIu32 ": %s", f->name, b, n < 0 ? strerror(errno) : "short read");
     return 0;
 }
 
-/* Opens the image file and reads its superblock into *sb; returns the file's
- * size. A file that cannot be opened ends the program (status 2); one
- * shorter than a block gets a zeroed sb (which has a bad magic). */
-static uint64_t image_open_file(struct image *img, const char *path, int writable, struct fs_superblock *sb)
+/* Writes buf to block b of the image file; an I/O error ends the program. */
+static int host_block_write(void *ctx, uint32_t b, const void *buf)
+{
+    struct image_file *f = ctx;
+    ssize_t n = pwrite(f->fd, buf, FS_BLOCK_SIZE, (off_t)b * FS_BLOCK_SIZE);
+    if (n != (ssize_t)FS_BLOCK_SIZE)
+        die(STATUS_ERROR, "%s: writing block %" PRIu32 ": %s", f->name, b, n < 0 ? strerror(errno) : "short write");
+    return 0;
+}
+
+/* Waits until what was written is on the disk. */
+static int host_flush(void *ctx)
+{
+    struct image_file *f = ctx;
+    if (fsync(f->fd) != 0)
+        die(STATUS_ERROR, "%s: %s", f->name, strerror(errno));
+    return 0;
+}
+
+static uint64_t host_now(void *ctx)
+{
+    (void)ctx;
+    return now_ns();
+}
+
+/* The block I/O of image_file; write is left out when it is read-only. */
+static const struct fs_image_io host_io = { &image_file, host_block_read, host_block_write, host_flush, host_now };
+static const struct fs_image_io host_io_read_only = { &image_file, host_block_read, NULL, NULL, host_now };
+
+/* fs/fsimage.c's fail function for dmfs: the message, then exit. */
+static void image_failed(struct fs_image *img, enum fs_image_failure why, const char *message)
+{
+    (void)img;
+    die(why == FS_IMAGE_DAMAGED ? STATUS_FAILED : STATUS_ERROR, "%s", message);
+}
+
+/* Opens the image file as image_file; returns its size in bytes. A file
+ * that cannot be opened ends the program (status 2). */
+static uint64_t host_open(const char *path, int writable)
 {
     struct stat st;
-    memset(img, 0, sizeof *img);
-    img->name = path;
-    img->fd = open(path, writable ? O_RDWR : O_RDONLY);
-    if (img->fd < 0)
+    image_file.name = path;
+    image_file.fd = open(path, writable ? O_RDWR : O_RDONLY);
+    if (image_file.fd < 0)
         die(STATUS_ERROR, "%s: %s", path, strerror(errno));
-    if (fstat(img->fd, &st) != 0)
+    if (fstat(image_file.fd, &st) != 0)
         die(STATUS_ERROR, "%s: %s", path, strerror(errno));
     if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
         die(STATUS_ERROR, "%s: not a regular file", path);
-    memset(sb, 0, sizeof *sb);
-    if (st.st_size >= (off_t)FS_BLOCK_SIZE) {
-        uint8_t block[FS_BLOCK_SIZE];
-        block_read(img, 0, block);
-        memcpy(sb, block, sizeof *sb);
-    }
     return (uint64_t)st.st_size;
 }
 
-/* Reads all metadata blocks (those before data_start) of an image whose
- * superblock `sb` passed superblock_fault(). */
-static void image_load(struct image *img, const struct fs_superblock *sb)
+/* Sets up img (empty) to work on image_file under the name `path`. */
+static void image_attach(struct fs_image *img, const char *path, int writable)
 {
-    img->meta = xcalloc(sb->data_start, FS_BLOCK_SIZE);
-    img->meta_dirty = xcalloc(sb->data_start, 1);
-    for (uint32_t b = 0; b < sb->data_start; b++)
-        block_read(img, b, img->meta + (size_t)b * FS_BLOCK_SIZE);
-    meta_attach(img);
-    count_free(img);
-    img->next_block = img->sb->data_start;
+    memset(img, 0, sizeof *img);
+    img->name = path;
+    img->io = writable ? &host_io : &host_io_read_only;
+    img->fail = image_failed;
 }
 
 /* Opens an image for ls, get, put, mkdir and rm: a superblock that is not
  * sound ends the program (status 1). A MOUNTED image is refused for writing
  * and read with a warning. */
-static void image_open(struct image *img, const char *path, int writable)
+static void image_open(struct fs_image *img, const char *path, int writable)
 {
     struct fs_superblock sb;
     char why[200];
-    uint64_t size = image_open_file(img, path, writable, &sb);
+    uint64_t size = host_open(path, writable);
+
+    image_attach(img, path, writable);
+    memset(&sb, 0, sizeof sb);
+    if (size >= FS_BLOCK_SIZE) {
+        uint8_t block[FS_BLOCK_SIZE];
+        block_read(img, 0, block);
+        memcpy(&sb, block, sizeof sb);
+    }
     if (superblock_fault(&sb, size, why, sizeof why) != 0)
         die(STATUS_FAILED, "%s: %s", path, why);
     if (sb.state != FS_STATE_CLEAN) {
@@ -499,261 +345,13 @@ static void image_open(struct image *img, const char *path, int writable)
     image_load(img, &sb);
 }
 
-/* Writes every change: cached blocks, then metadata, the superblock last,
- * then waits for the disk. */
-static void image_commit(struct image *img)
-{
-    for (uint32_t i = 0; i < CACHE_BUCKETS; i++)
-        for (struct cached_block *cb = img->cache[i]; cb; cb = cb->next)
-            if (cb->dirty) {
-                block_write(img, cb->block, cb->data);
-                cb->dirty = 0;
-            }
-    for (uint32_t b = 1; b < img->sb->data_start; b++)
-        if (img->meta_dirty[b]) {
-            block_write(img, b, img->meta + (size_t)b * FS_BLOCK_SIZE);
-            img->meta_dirty[b] = 0;
-        }
-    if (img->meta_dirty[0]) {
-        block_write(img, 0, img->meta);
-        img->meta_dirty[0] = 0;
-    }
-    if (fsync(img->fd) != 0)
-        die(STATUS_ERROR, "%s: %s", img->name, strerror(errno));
-}
-
 /* ------------------------------------------------------------------ */
-/* Allocation                                                          */
+/* File contents                                                       */
 /* ------------------------------------------------------------------ */
-
-/* Takes a free data block; returns its number, or 0 when there is none. */
-static uint32_t block_alloc(struct image *img)
-{
-    uint32_t start = img->sb->data_start, count = img->sb->block_count;
-    uint32_t b = img->next_block >= start && img->next_block < count ? img->next_block : start;
-    if (img->free_blocks == 0)
-        return 0;
-    for (uint32_t tries = count - start; tries > 0; tries--) {
-        if (!bit_test(img->block_bitmap, b)) {
-            bit_set(img, img->block_bitmap, b, 1);
-            img->next_block = b + 1;
-            return b;
-        }
-        if (++b == count)
-            b = start;
-    }
-    return 0;
-}
-
-/* Gives data block b back. */
-static void block_free(struct image *img, uint32_t b)
-{
-    bit_set(img, img->block_bitmap, b, 0);
-    cache_drop(img, b);
-}
-
-/* Takes a free inode and makes it an empty inode of `type` with no links;
- * returns its number, or 0 when there is none. */
-static uint32_t inode_alloc(struct image *img, uint16_t type)
-{
-    for (uint32_t ino = 1; ino < img->sb->inode_count; ino++)
-        if (!bit_test(img->inode_bitmap, ino)) {
-            struct fs_inode *ip = inode_at(img, ino);
-            bit_set(img, img->inode_bitmap, ino, 1);
-            memset(ip, 0, sizeof *ip);
-            ip->type = type;
-            ip->mtime_ns = now_ns();
-            inode_changed(img, ino);
-            return ino;
-        }
-    return 0;
-}
-
-/* Frees inode ino, which must hold no blocks any more. */
-static void inode_free(struct image *img, uint32_t ino)
-{
-    memset(inode_at(img, ino), 0, sizeof(struct fs_inode));
-    inode_changed(img, ino);
-    bit_set(img, img->inode_bitmap, ino, 0);
-}
-
-/* ------------------------------------------------------------------ */
-/* File blocks                                                         */
-/* ------------------------------------------------------------------ */
-
-/* Where a block pointer lives: in an indirect block (table) or, when table
- * is NULL, in the inode. */
-struct pointer_slot {
-    uint32_t *ptr;
-    struct cached_block *table;
-};
-
-/* Stores b in a pointer slot of inode ino and marks what holds it changed. */
-static void slot_set(struct image *img, uint32_t ino, struct pointer_slot *slot, uint32_t b)
-{
-    *slot->ptr = b;
-    if (slot->table)
-        slot->table->dirty = 1;
-    else
-        inode_changed(img, ino);
-}
-
-/* Ends the program if block pointer b of inode ino is outside the data
- * blocks: the image is damaged and only check can deal with it. */
-static void pointer_check(struct image *img, uint32_t ino, uint32_t b)
-{
-    if (b < img->sb->data_start || b >= img->sb->block_count)
-        die(STATUS_FAILED, "%s: inode %" PRIu32 ": block %" PRIu32 " out of range; run dmfs check",
-            img->name, ino, b);
-}
-
-/* The indirect block that *slot points to, allocated (zeroed) if the slot
- * is a hole and `allocate` is set; NULL for a hole, or a full image. */
-static struct cached_block *indirect_table(struct image *img, uint32_t ino, struct pointer_slot *slot,
-                                           int allocate)
-{
-    uint32_t b = *slot->ptr;
-    if (b == 0) {
-        if (!allocate || (b = block_alloc(img)) == 0)
-            return NULL;
-        struct cached_block *table = cache_new(img, b);
-        slot_set(img, ino, slot, b);
-        return table;
-    }
-    pointer_check(img, ino, b);
-    return cache_get(img, b);
-}
-
-/* Finds the slot of the pointer to block n of inode ino (fs_block_path
- * says where it lives), allocating missing indirect blocks if `allocate`.
- * Returns 0, or -1 when n is past the largest file or the way to it is a
- * hole (or, allocating, the image is full). */
-static int file_slot(struct image *img, uint32_t ino, uint64_t n, int allocate, struct pointer_slot *slot)
-{
-    struct fs_inode *ip = inode_at(img, ino);
-    uint32_t index[2];
-    int level = fs_block_path(n, index);
-
-    if (level < 0)
-        return -1;
-    slot->table = NULL;
-    if (level == 0) {
-        slot->ptr = &ip->direct[index[0]];
-        return 0;
-    }
-    slot->ptr = level == 1 ? &ip->indirect : &ip->double_indirect;
-    for (int i = 0; i < level; i++) {
-        struct cached_block *table = indirect_table(img, ino, slot, allocate);
-        if (table == NULL)
-            return -1;
-        slot->table = table;
-        slot->ptr = (uint32_t *)table->data + index[i];
-    }
-    return 0;
-}
-
-/* The image block holding block n of inode ino; 0 for a hole. */
-static uint32_t file_block(struct image *img, uint32_t ino, uint64_t n)
-{
-    struct pointer_slot slot;
-    if (file_slot(img, ino, n, 0, &slot) != 0 || *slot.ptr == 0)
-        return 0;
-    pointer_check(img, ino, *slot.ptr);
-    return *slot.ptr;
-}
-
-/* The image block holding block n of inode ino, allocated if it is a hole
- * (as a zeroed cached block if `cached`: directory blocks; file data is
- * written directly). Returns 0 when the image is full. */
-static uint32_t file_map(struct image *img, uint32_t ino, uint64_t n, int cached)
-{
-    struct pointer_slot slot;
-    if (file_slot(img, ino, n, 1, &slot) != 0)
-        return 0;
-    if (*slot.ptr == 0) {
-        uint32_t b = block_alloc(img);
-        if (b == 0)
-            return 0;
-        if (cached)
-            cache_new(img, b);
-        slot_set(img, ino, &slot, b);
-    }
-    pointer_check(img, ino, *slot.ptr);
-    return *slot.ptr;
-}
-
-/* How many blocks a new file of `size` bytes takes, indirect ones included. */
-static uint64_t blocks_for_size(uint64_t size)
-{
-    uint64_t n = (size + FS_BLOCK_SIZE - 1) / FS_BLOCK_SIZE, total = n;
-    if (n > FS_NDIRECT)
-        total += 1;
-    if (n > FS_NDIRECT + FS_PTRS_PER_BLOCK) {
-        uint64_t rest = n - FS_NDIRECT - FS_PTRS_PER_BLOCK;
-        total += 1 + (rest + FS_PTRS_PER_BLOCK - 1) / FS_PTRS_PER_BLOCK;
-    }
-    return total;
-}
-
-/* How many blocks mapping block n of inode ino would allocate. */
-static uint32_t blocks_to_map(struct image *img, uint32_t ino, uint64_t n)
-{
-    struct fs_inode *ip = inode_at(img, ino);
-    uint32_t index[2];
-    int level = fs_block_path(n, index);
-
-    if (level < 0)
-        return UINT32_MAX;
-    if (level == 0)
-        return ip->direct[index[0]] == 0;
-    uint32_t b = level == 1 ? ip->indirect : ip->double_indirect;
-    for (int i = 0; i < level; i++) {
-        if (b == 0)
-            return (uint32_t)(level - i) + 1;   /* the missing tables and the block */
-        pointer_check(img, ino, b);
-        b = ((uint32_t *)cache_get(img, b)->data)[index[i]];
-    }
-    return b == 0;
-}
-
-/* Counts the blocks under pointer b at `level` (0: a data block, 1: an
- * indirect block, 2: a double-indirect block); with `release`, frees them. */
-static uint64_t pointer_tree(struct image *img, uint32_t ino, uint32_t b, int level, int release)
-{
-    uint64_t count = 1;
-    if (b == 0)
-        return 0;
-    pointer_check(img, ino, b);
-    if (level > 0) {
-        const uint32_t *table = (const uint32_t *)cache_get(img, b)->data;
-        for (uint32_t i = 0; i < FS_PTRS_PER_BLOCK; i++)
-            count += pointer_tree(img, ino, table[i], level - 1, release);
-    }
-    if (release)
-        block_free(img, b);
-    return count;
-}
-
-/* Counts the blocks, data and indirect, of the inode *ip (number ino, for
- * messages); with `release`, frees them and leaves *ip empty with size 0. */
-static uint64_t inode_blocks(struct image *img, struct fs_inode *ip, uint32_t ino, int release)
-{
-    uint64_t count = 0;
-    for (uint32_t i = 0; i < FS_NDIRECT; i++)
-        count += pointer_tree(img, ino, ip->direct[i], 0, release);
-    count += pointer_tree(img, ino, ip->indirect, 1, release);
-    count += pointer_tree(img, ino, ip->double_indirect, 2, release);
-    if (release) {
-        memset(ip->direct, 0, sizeof ip->direct);
-        ip->indirect = ip->double_indirect = 0;
-        ip->size = 0;
-    }
-    return count;
-}
 
 /* Writes `size` bytes into inode ino, which holds no blocks; the caller has
  * made sure the blocks are free. */
-static void file_write(struct image *img, uint32_t ino, const uint8_t *data, uint64_t size)
+static void file_write(struct fs_image *img, uint32_t ino, const uint8_t *data, uint64_t size)
 {
     static uint8_t last[FS_BLOCK_SIZE];
     for (uint64_t n = 0; n * FS_BLOCK_SIZE < size; n++) {
@@ -775,7 +373,7 @@ static void file_write(struct image *img, uint32_t ino, const uint8_t *data, uin
 }
 
 /* Copies inode ino's contents to `out` (holes as zeros). */
-static void file_read(struct image *img, uint32_t ino, FILE *out, const char *out_name)
+static void file_read(struct fs_image *img, uint32_t ino, FILE *out, const char *out_name)
 {
     static uint8_t buf[FS_BLOCK_SIZE];
     uint64_t size = inode_at(img, ino)->size;
@@ -792,134 +390,6 @@ static void file_read(struct image *img, uint32_t ino, FILE *out, const char *ou
     }
 }
 
-/* ------------------------------------------------------------------ */
-/* Directories                                                         */
-/* ------------------------------------------------------------------ */
-
-/* The number of entries directory dino's size covers. A directory grows
- * one 64-byte entry at a time. */
-static uint32_t dir_count(struct image *img, uint32_t dino)
-{
-    uint64_t n = inode_at(img, dino)->size / DIRENT_SIZE;
-    return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
-}
-
-/* Reads entry i of directory dino (a hole reads as a free entry). */
-static void dir_read(struct image *img, uint32_t dino, uint32_t i, struct fs_dirent *de)
-{
-    uint32_t b = file_block(img, dino, i / FS_DIRENTS_PER_BLOCK);
-    if (b == 0)
-        memset(de, 0, sizeof *de);
-    else
-        memcpy(de, cache_get(img, b)->data + (i % FS_DIRENTS_PER_BLOCK) * DIRENT_SIZE, sizeof *de);
-}
-
-/* Writes entry i of directory dino (not its size); -1 if a block was needed
- * and the image is full. */
-static int dir_write(struct image *img, uint32_t dino, uint32_t i, const struct fs_dirent *de)
-{
-    uint32_t b = file_map(img, dino, i / FS_DIRENTS_PER_BLOCK, 1);
-    if (b == 0)
-        return -1;
-    struct cached_block *cb = cache_get(img, b);
-    memcpy(cb->data + (i % FS_DIRENTS_PER_BLOCK) * DIRENT_SIZE, de, sizeof *de);
-    cb->dirty = 1;
-    return 0;
-}
-
-/* Fills *de with inode ino and name (at most FS_NAME_MAX bytes), NUL-padded. */
-static void dirent_make(struct fs_dirent *de, uint32_t ino, const char *name)
-{
-    memset(de, 0, sizeof *de);
-    de->inode = ino;
-    memcpy(de->name, name, strlen(name));
-}
-
-/* Whether entry *de is in use and called `name`. */
-static int dirent_is(const struct fs_dirent *de, const char *name)
-{
-    return de->inode != 0 && memcmp(de->name, name, strlen(name) + 1) == 0;
-}
-
-/* The inode that `name` names in directory dino, or 0; its entry's index
- * goes to *index when index is not NULL. */
-static uint32_t dir_lookup(struct image *img, uint32_t dino, const char *name, uint32_t *index)
-{
-    struct fs_dirent de;
-    uint32_t count = dir_count(img, dino);
-    for (uint32_t i = 0; i < count; i++) {
-        dir_read(img, dino, i, &de);
-        if (dirent_is(&de, name)) {
-            if (index)
-                *index = i;
-            return de.inode;
-        }
-    }
-    return 0;
-}
-
-/* The index a new entry of directory dino would take: the first free one
- * after '.' and '..', or one past the end. */
-static uint32_t dir_free_index(struct image *img, uint32_t dino)
-{
-    struct fs_dirent de;
-    uint32_t count = dir_count(img, dino);
-    for (uint32_t i = 2; i < count; i++) {
-        dir_read(img, dino, i, &de);
-        if (de.inode == 0)
-            return i;
-    }
-    return count < 2 ? 2 : count;
-}
-
-/* How many blocks adding an entry to directory dino would allocate. */
-static uint32_t dir_add_cost(struct image *img, uint32_t dino)
-{
-    return blocks_to_map(img, dino, dir_free_index(img, dino) / FS_DIRENTS_PER_BLOCK);
-}
-
-/* Adds entry name -> ino to directory dino (no link counts change); -1 if
- * the image is full. */
-static int dir_add(struct image *img, uint32_t dino, const char *name, uint32_t ino)
-{
-    struct fs_inode *dp = inode_at(img, dino);
-    struct fs_dirent de;
-    uint32_t i = dir_free_index(img, dino);
-
-    if (dir_add_cost(img, dino) > img->free_blocks)
-        return -1;
-    dirent_make(&de, ino, name);
-    if (dir_write(img, dino, i, &de) != 0)
-        return -1;
-    if ((uint64_t)(i + 1) * DIRENT_SIZE > dp->size)
-        dp->size = (uint64_t)(i + 1) * DIRENT_SIZE;
-    dp->mtime_ns = now_ns();
-    inode_changed(img, dino);
-    return 0;
-}
-
-/* Makes directory `name` in directory parent; returns its inode, or 0 (with
- * nothing changed) if there is no free inode or block for it. */
-static uint32_t dir_create(struct image *img, uint32_t parent, const char *name)
-{
-    struct fs_dirent de;
-    uint32_t ino;
-
-    if (img->free_inodes == 0 || 1 + (uint64_t)dir_add_cost(img, parent) > img->free_blocks)
-        return 0;
-    ino = inode_alloc(img, FS_TYPE_DIR);
-    dirent_make(&de, ino, ".");
-    dir_write(img, ino, 0, &de);
-    dirent_make(&de, parent, "..");
-    dir_write(img, ino, 1, &de);
-    inode_at(img, ino)->size = 2 * DIRENT_SIZE;
-    inode_at(img, ino)->nlink = 2;                 /* its entry and its '.' */
-    inode_changed(img, ino);
-    dir_add(img, parent, name, ino);
-    inode_at(img, parent)->nlink++;                /* the new '..' */
-    inode_changed(img, parent);
-    return ino;
-}
 
 /* ------------------------------------------------------------------ */
 /* Paths                                                               */
@@ -947,7 +417,7 @@ static int path_next(const char **path, char name[FS_NAME_MAX + 1])
 /* Resolves `path` up to its last component: the directory holding it goes
  * to *parent and the name to `last` ("" for the root itself). Ends the
  * program when a directory on the way is missing or not a directory. */
-static void path_parent(struct image *img, const char *path, uint32_t *parent, char last[FS_NAME_MAX + 1])
+static void path_parent(struct fs_image *img, const char *path, uint32_t *parent, char last[FS_NAME_MAX + 1])
 {
     const char *p = path;
     char name[FS_NAME_MAX + 1];
@@ -972,7 +442,7 @@ static void path_parent(struct image *img, const char *path, uint32_t *parent, c
 }
 
 /* The inode `path` names; ends the program if there is none. */
-static uint32_t path_resolve(struct image *img, const char *path)
+static uint32_t path_resolve(struct fs_image *img, const char *path)
 {
     char last[FS_NAME_MAX + 1];
     uint32_t parent, ino;
@@ -990,7 +460,7 @@ static uint32_t path_resolve(struct image *img, const char *path)
 
 /* Resolves the parent of a path that is to be made or removed, refusing
  * the root, '.' and '..' as the last component. */
-static uint32_t path_parent_for_change(struct image *img, const char *path, char last[FS_NAME_MAX + 1])
+static uint32_t path_parent_for_change(struct fs_image *img, const char *path, char last[FS_NAME_MAX + 1])
 {
     uint32_t parent;
     path_parent(img, path, &parent, last);
@@ -1001,14 +471,6 @@ static uint32_t path_parent_for_change(struct image *img, const char *path, char
     return parent;
 }
 
-/* Joins a directory path and a name into a new string. */
-static char *path_join(const char *dir, const char *name)
-{
-    size_t len = strlen(dir) + strlen(name) + 2;
-    char *path = xcalloc(len, 1);
-    snprintf(path, len, "%s%s%s", dir, strcmp(dir, "/") == 0 ? "" : "/", name);
-    return path;
-}
 
 /* ------------------------------------------------------------------ */
 /* Host files                                                          */
@@ -1046,7 +508,7 @@ static uint8_t *host_read(const char *path, uint64_t *size)
 
 /* Puts `size` bytes of data in the image as file `path`, creating it or
  * replacing its contents; dies (changing nothing) if it does not fit. */
-static void put_file(struct image *img, const char *path, const uint8_t *data, uint64_t size)
+static void put_file(struct fs_image *img, const char *path, const uint8_t *data, uint64_t size)
 {
     char name[FS_NAME_MAX + 1];
     uint32_t parent = path_parent_for_change(img, path, name);
@@ -1091,7 +553,7 @@ static void put_file(struct image *img, const char *path, const uint8_t *data, u
 }
 
 /* Makes the directories of `path` that are missing (mkfs's PATHs). */
-static void make_parents(struct image *img, const char *path)
+static void make_parents(struct fs_image *img, const char *path)
 {
     char name[FS_NAME_MAX + 1], next[FS_NAME_MAX + 1];
     const char *p = path;
@@ -1112,7 +574,7 @@ static void make_parents(struct image *img, const char *path)
 }
 
 /* Removes `path`: a file, or an empty directory. */
-static void remove_path(struct image *img, const char *path)
+static void remove_path(struct fs_image *img, const char *path)
 {
     char name[FS_NAME_MAX + 1];
     struct fs_dirent de, empty;
@@ -1275,7 +737,7 @@ static int cmd_mkfs(int argc, char **argv)
     static const char synopsis[] = "dmfs mkfs [--force] [--inodes N] IMAGE SIZE_MB [HOSTFILE[=PATH] ...]";
     struct args args;
     struct fs_superblock sb;
-    struct image image, *img = &image;
+    struct fs_image image, *img = &image;
     struct fs_dirent de;
     struct stat st;
 
@@ -1294,13 +756,13 @@ static int cmd_mkfs(int argc, char **argv)
     size_t len = strlen(path) + 16;
     mkfs_temporary = xcalloc(len, 1);
     snprintf(mkfs_temporary, len, "%s.tmp-XXXXXX", path);
-    memset(img, 0, sizeof *img);
-    img->name = path;
-    img->fd = mkstemp(mkfs_temporary);
-    if (img->fd < 0)
+    image_attach(img, path, 1);
+    image_file.name = path;
+    image_file.fd = mkstemp(mkfs_temporary);
+    if (image_file.fd < 0)
         die(STATUS_ERROR, "%s: %s", mkfs_temporary, strerror(errno));
     atexit(mkfs_cleanup);
-    if (fchmod(img->fd, 0644) != 0 || ftruncate(img->fd, (off_t)(blocks * FS_BLOCK_SIZE)) != 0)
+    if (fchmod(image_file.fd, 0644) != 0 || ftruncate(image_file.fd, (off_t)(blocks * FS_BLOCK_SIZE)) != 0)
         die(STATUS_ERROR, "%s: %s", mkfs_temporary, strerror(errno));
 
     /* The metadata: every metadata block in use, inode 0 reserved, the root. */
@@ -1333,7 +795,7 @@ static int cmd_mkfs(int argc, char **argv)
             target = xstrdup(equals + 1);
         } else {
             slash = strrchr(host, '/');
-            target = path_join("/", slash ? slash + 1 : host);
+            target = path_join(img, "/", slash ? slash + 1 : host);
         }
         uint8_t *data = host_read(host, &size);
         make_parents(img, target);
@@ -1343,7 +805,7 @@ static int cmd_mkfs(int argc, char **argv)
         free(host);
     }
     image_commit(img);
-    if (close(img->fd) != 0 || rename(mkfs_temporary, path) != 0)
+    if (close(image_file.fd) != 0 || rename(mkfs_temporary, path) != 0)
         die(STATUS_ERROR, "%s: %s", path, strerror(errno));
     free(mkfs_temporary);
     mkfs_temporary = NULL;
@@ -1355,7 +817,7 @@ static int cmd_mkfs(int argc, char **argv)
 /* ------------------------------------------------------------------ */
 
 /* One line of ls: the name, or with -l type, inode, nlink, size and name. */
-static void ls_line(struct image *img, uint32_t ino, const char *name)
+static void ls_line(struct fs_image *img, uint32_t ino, const char *name)
 {
     if (options.long_format) {
         const struct fs_inode *ip = inode_at(img, ino);
@@ -1379,7 +841,7 @@ static int listed_compare(const void *a, const void *b)
 
 /* Lists directory dino (its path is `path`): names, or with -R full paths
  * and everything below. `visited` guards against loops in a damaged image. */
-static void ls_directory(struct image *img, uint32_t dino, const char *path, uint8_t *visited)
+static void ls_directory(struct fs_image *img, uint32_t dino, const char *path, uint8_t *visited)
 {
     uint32_t count = dir_count(img, dino), n = 0;
     struct listed *entries = xcalloc(count, sizeof *entries);
@@ -1403,7 +865,7 @@ static void ls_directory(struct image *img, uint32_t dino, const char *path, uin
             ls_line(img, entries[i].ino, entries[i].name);
             continue;
         }
-        char *full = path_join(path, entries[i].name);
+        char *full = path_join(img, path, entries[i].name);
         ls_line(img, entries[i].ino, full);
         if (inode_at(img, entries[i].ino)->type == FS_TYPE_DIR && !visited[entries[i].ino])
             ls_directory(img, entries[i].ino, full, visited);
@@ -1417,7 +879,7 @@ static int cmd_ls(int argc, char **argv)
 {
     static const char *const known[] = { "-l", "-R", NULL };
     struct args args;
-    struct image img;
+    struct fs_image img;
 
     args_parse(argc, argv, "ls", known, &args);
     args_expect(&args, 1, 2, "dmfs ls [-l] [-R] IMAGE [PATH]");
@@ -1428,7 +890,7 @@ static int cmd_ls(int argc, char **argv)
         ls_line(&img, ino, path);
     } else {
         uint8_t *visited = xcalloc(img.sb->inode_count, 1);
-        char *start = path_join("/", path[0] == '/' ? path + 1 : path);
+        char *start = path_join(&img, "/", path[0] == '/' ? path + 1 : path);
         size_t len = strlen(start);
         while (len > 1 && start[len - 1] == '/')
             start[--len] = 0;
@@ -1446,7 +908,7 @@ static int cmd_get(int argc, char **argv)
 {
     static const char *const known[] = { NULL };
     struct args args;
-    struct image img;
+    struct fs_image img;
     FILE *out = stdout;
     const char *out_name = "standard output";
 
@@ -1476,7 +938,7 @@ static int cmd_put(int argc, char **argv)
 {
     static const char *const known[] = { NULL };
     struct args args;
-    struct image img;
+    struct fs_image img;
     uint64_t size;
 
     args_parse(argc, argv, "put", known, &args);
@@ -1494,7 +956,7 @@ static int cmd_mkdir(int argc, char **argv)
 {
     static const char *const known[] = { NULL };
     struct args args;
-    struct image img;
+    struct fs_image img;
     char name[FS_NAME_MAX + 1];
 
     args_parse(argc, argv, "mkdir", known, &args);
@@ -1515,7 +977,7 @@ static int cmd_rm(int argc, char **argv)
 {
     static const char *const known[] = { NULL };
     struct args args;
-    struct image img;
+    struct fs_image img;
 
     args_parse(argc, argv, "rm", known, &args);
     args_expect(&args, 2, 2, "dmfs rm IMAGE PATH");
@@ -1524,607 +986,33 @@ static int cmd_rm(int argc, char **argv)
     image_commit(&img);
     return STATUS_OK;
 }
-
 /* ------------------------------------------------------------------ */
-/* check                                                               */
+/* check (fs/fsck.c)                                                   */
 /* ------------------------------------------------------------------ */
 
-/* The owner recorded for a metadata block. */
-#define OWNER_METADATA UINT32_MAX
-
-struct checker {
-    struct image *img;
-    int repair;
-    uint32_t problems;
-    uint32_t unrepaired;
-    uint32_t *owner;          /* per block: 0 (none), OWNER_METADATA or an inode */
-    uint8_t *reached;         /* per inode: reached from the root */
-    uint32_t *found;          /* per inode: entries naming it */
-    char **dir_path;          /* per reached directory: its path */
-    uint32_t *queue_dir;      /* the directories check_tree has still to read */
-    uint32_t *queue_parent;
-    uint32_t lost_found;      /* /lost+found's inode once it is known */
-};
-
-/* Prints one problem. `fix` says how it is repaired (printed with --repair);
- * NULL means it cannot be. */
-static void report(struct checker *ck, const char *fix, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void report(struct checker *ck, const char *fix, const char *fmt, ...)
+/* fsck's report function: one problem, `dmfs: IMAGE: what is wrong`. */
+static void check_report(void *ctx, const char *line)
 {
-    va_list ap;
-    printf("dmfs: %s: ", ck->img->name);
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    if (fix == NULL)
-        ck->unrepaired++;
-    else if (ck->repair)
-        printf(" (fixed: %s)", fix);
-    printf("\n");
-    ck->problems++;
-}
-
-/* Pointers of one kind found wrong in one inode: how many, and the first. */
-struct bad_pointers {
-    uint32_t count;
-    uint32_t block;           /* the first one's value */
-    char what[96];            /* and what it was for */
-};
-
-/* One inode's walk over its block pointers. */
-struct block_walk {
-    struct checker *ck;
-    uint32_t ino;
-    uint64_t size;            /* the inode's size in bytes */
-    uint64_t size_blocks;     /* the blocks that size covers */
-    uint64_t cut;             /* blocks from here on are dropped (a block claimed twice) */
-    struct bad_pointers out_of_range, past_size;   /* reported once the walk is done */
-};
-
-/* The number of file blocks a pointer at each level covers. */
-static const uint64_t level_span[3] = { 1, FS_PTRS_PER_BLOCK, (uint64_t)FS_PTRS_PER_BLOCK * FS_PTRS_PER_BLOCK };
-
-/* Counts a wrong pointer b (at `level`, covering file blocks from `first`)
- * in *bad, describing it if it is the first. */
-static void note_bad_pointer(struct bad_pointers *bad, uint32_t b, int level, uint64_t first)
-{
-    if (bad->count++ > 0)
-        return;
-    bad->block = b;
-    if (level == 0)
-        snprintf(bad->what, sizeof bad->what, "file block %" PRIu64, first);
-    else
-        snprintf(bad->what, sizeof bad->what, "%s block for file blocks %" PRIu64 "-%" PRIu64,
-                 level == 1 ? "indirect" : "double-indirect", first, first + level_span[level] - 1);
-}
-
-/* Checks the pointer in *slot, at `level` (0 data, 1 indirect, 2
- * double-indirect), covering file blocks from `first` on; claims the blocks
- * it leads to, and clears it when it is past the size, out of range,
- * claimed already (which cuts the file there) or after such a cut. */
-static void check_pointer(struct block_walk *w, struct pointer_slot *slot, int level, uint64_t first)
-{
-    struct checker *ck = w->ck;
-    struct image *img = ck->img;
-    uint32_t b = *slot->ptr;
-    char fix[64];
-
-    if (b == 0)
-        return;
-    if (first >= w->cut) {
-        slot_set(img, w->ino, slot, 0);
-        return;
-    }
-    if (first >= w->size_blocks || b < img->sb->data_start || b >= img->sb->block_count) {
-        note_bad_pointer(first >= w->size_blocks ? &w->past_size : &w->out_of_range, b, level, first);
-        slot_set(img, w->ino, slot, 0);
-        return;
-    }
-    if (ck->owner[b] != 0) {
-        uint64_t kept = first * FS_BLOCK_SIZE < w->size ? first * FS_BLOCK_SIZE : w->size;
-        snprintf(fix, sizeof fix, "file cut to %" PRIu64 " bytes", kept);
-        report(ck, fix, "inode %" PRIu32 ": block %" PRIu32 " also used by inode %" PRIu32,
-               w->ino, b, ck->owner[b]);
-        w->cut = first;
-        slot_set(img, w->ino, slot, 0);
-        return;
-    }
-    ck->owner[b] = w->ino;
-    if (level > 0) {
-        struct cached_block *table = cache_get(img, b);
-        for (uint32_t i = 0; i < FS_PTRS_PER_BLOCK; i++) {
-            struct pointer_slot s = { (uint32_t *)table->data + i, table };
-            check_pointer(w, &s, level - 1, first + i * level_span[level - 1]);
-        }
-    }
-}
-
-/* Reports the pointers a walk found out of range or past the size, one
- * line for each kind. */
-static void report_bad_pointers(struct block_walk *w)
-{
-    const struct bad_pointers *range = &w->out_of_range, *past = &w->past_size;
-    if (range->count == 1)
-        report(w->ck, "pointer cleared, leaving a hole", "inode %" PRIu32 ": block %" PRIu32 " out of range (%s)",
-               w->ino, range->block, range->what);
-    else if (range->count > 1)
-        report(w->ck, "pointers cleared, leaving holes", "inode %" PRIu32 ": %" PRIu32 " block pointers out of "
-               "range (the first: block %" PRIu32 ", %s)", w->ino, range->count, range->block, range->what);
-    if (past->count == 1)
-        report(w->ck, "released", "inode %" PRIu32 ": block %" PRIu32 " lies past the size %" PRIu64 " (%s)",
-               w->ino, past->block, w->size, past->what);
-    else if (past->count > 1)
-        report(w->ck, "released", "inode %" PRIu32 ": %" PRIu32 " blocks lie past the size %" PRIu64
-               " (the first: block %" PRIu32 ", %s)", w->ino, past->count, w->size, past->block, past->what);
-}
-
-/* Pass 2: every inode's type, size and block pointers; fills ck->owner. */
-static void check_inodes(struct checker *ck)
-{
-    struct image *img = ck->img;
-    char fix[64];
-
-    for (uint32_t ino = 0; ino < img->sb->inode_count; ino++) {
-        struct fs_inode *ip = inode_at(img, ino);
-        if (ino == FS_ROOT_INODE && ip->type != FS_TYPE_DIR) {
-            report(ck, "made a directory again, keeping its blocks", "inode %u: the root is not a directory "
-                   "(type %u)", FS_ROOT_INODE, ip->type);
-            ip->type = FS_TYPE_DIR;
-            inode_changed(img, ino);
-        }
-        if (ip->type == FS_TYPE_FREE)
-            continue;
-        if (ino == 0 || (ip->type != FS_TYPE_FILE && ip->type != FS_TYPE_DIR)) {
-            if (ino == 0)
-                report(ck, "cleared", "inode 0: the reserved inode is in use (type %u)", ip->type);
-            else
-                report(ck, "inode freed", "inode %" PRIu32 ": unknown type %u", ino, ip->type);
-            memset(ip, 0, sizeof *ip);
-            inode_changed(img, ino);
-            continue;
-        }
-        if (ip->size > FS_MAX_FILE_SIZE) {
-            snprintf(fix, sizeof fix, "size set to %" PRIu64, (uint64_t)FS_MAX_FILE_SIZE);
-            report(ck, fix, "inode %" PRIu32 ": size %" PRIu64 " is larger than the largest file", ino, ip->size);
-            ip->size = FS_MAX_FILE_SIZE;
-            inode_changed(img, ino);
-        }
-        if (ip->type == FS_TYPE_DIR && ip->size % DIRENT_SIZE != 0) {
-            snprintf(fix, sizeof fix, "size rounded down to %" PRIu64, ip->size / DIRENT_SIZE * DIRENT_SIZE);
-            report(ck, fix, "inode %" PRIu32 ": directory size %" PRIu64 " is not a multiple of %" PRIu32,
-                   ino, ip->size, DIRENT_SIZE);
-            ip->size = ip->size / DIRENT_SIZE * DIRENT_SIZE;
-            inode_changed(img, ino);
-        }
-        struct block_walk w = { ck, ino, ip->size, (ip->size + FS_BLOCK_SIZE - 1) / FS_BLOCK_SIZE, UINT64_MAX,
-                                { 0, 0, "" }, { 0, 0, "" } };
-        for (uint32_t i = 0; i < FS_NDIRECT; i++) {
-            struct pointer_slot s = { &ip->direct[i], NULL };
-            check_pointer(&w, &s, 0, i);
-        }
-        struct pointer_slot single = { &ip->indirect, NULL }, twice = { &ip->double_indirect, NULL };
-        check_pointer(&w, &single, 1, FS_NDIRECT);
-        check_pointer(&w, &twice, 2, FS_NDIRECT + FS_PTRS_PER_BLOCK);
-        report_bad_pointers(&w);
-        if (w.cut != UINT64_MAX && ip->size > w.cut * FS_BLOCK_SIZE) {
-            ip->size = w.cut * FS_BLOCK_SIZE;
-            inode_changed(img, ino);
-        }
-    }
-}
-
-/* Compares one bitmap with what it should hold (want[i] for i < count),
- * reporting each run of wrong bits, and corrects it in memory. */
-static void check_bitmap(struct checker *ck, uint8_t *map, uint32_t count, const char *kind, const uint8_t *want)
-{
-    uint32_t i = 0;
-    while (i < count) {
-        int have = bit_test(map, i);
-        if (have == want[i]) {
-            i++;
-            continue;
-        }
-        uint32_t start = i;
-        while (i < count && bit_test(map, i) == have && want[i] != have)
-            i++;
-        const char *marked = have ? "in use" : "free", *really = have ? "free" : "in use";
-        if (i - start == 1)
-            report(ck, have ? "bit cleared" : "bit set", "%s bitmap: %s %" PRIu32 " marked %s but %s",
-                   kind, kind, start, marked, really);
-        else
-            report(ck, have ? "bits cleared" : "bits set", "%s bitmap: %ss %" PRIu32 "-%" PRIu32 " marked %s but %s",
-                   kind, kind, start, i - 1, marked, really);
-        for (uint32_t j = start; j < i; j++)
-            bit_set(ck->img, map, j, !have);
-    }
-}
-
-/* Pass 3: both bitmaps against the blocks claimed and the inodes in use;
- * afterwards they agree, so blocks and inodes can be allocated. */
-static void check_bitmaps(struct checker *ck)
-{
-    struct image *img = ck->img;
-    uint32_t blocks = img->sb->block_count, inodes = img->sb->inode_count;
-    uint8_t *want = xcalloc(blocks > inodes ? blocks : inodes, 1);
-
-    for (uint32_t i = 0; i < inodes; i++)
-        want[i] = i == 0 || img->inodes[i].type != FS_TYPE_FREE;
-    check_bitmap(ck, img->inode_bitmap, inodes, "inode", want);
-    for (uint32_t b = 0; b < blocks; b++)
-        want[b] = ck->owner[b] != 0;
-    check_bitmap(ck, img->block_bitmap, blocks, "block", want);
-    free(want);
-    count_free(img);
-}
-
-/* A set of the names seen in one directory (open addressing). */
-struct name_set {
-    char (*names)[FS_NAME_MAX + 1];
-    uint32_t capacity;        /* a power of two */
-    uint32_t used;
-};
-
-/* FNV-1a hash of a name, for name_set. */
-static uint32_t name_hash(const char *name)
-{
-    uint32_t h = 2166136261u;
-    for (; *name; name++)
-        h = (h ^ (uint8_t)*name) * 16777619u;
-    return h;
-}
-
-/* Adds name to the set; returns 1 if it was there already. */
-static int name_set_add(struct name_set *set, const char *name)
-{
-    if ((set->used + 1) * 2 > set->capacity) {
-        struct name_set bigger = { NULL, set->capacity ? set->capacity * 2 : 64, 0 };
-        bigger.names = xcalloc(bigger.capacity, sizeof bigger.names[0]);
-        for (uint32_t i = 0; i < set->capacity; i++)
-            if (set->names[i][0])
-                name_set_add(&bigger, set->names[i]);
-        free(set->names);
-        *set = bigger;
-    }
-    uint32_t i = name_hash(name) & (set->capacity - 1);
-    while (set->names[i][0]) {
-        if (strcmp(set->names[i], name) == 0)
-            return 1;
-        i = (i + 1) & (set->capacity - 1);
-    }
-    strcpy(set->names[i], name);
-    set->used++;
-    return 0;
-}
-
-/* Room for a name shown by shown_name(). */
-#define SHOWN_NAME_SIZE (4 * (FS_NAME_MAX + 1) + 1)
-
-/* A name from a directory entry made safe to print in a report: read up to
- * its NUL (or all FS_NAME_MAX + 1 bytes), with every byte outside printable
- * ASCII (and the backslash) written as \xNN. Returns out. */
-static const char *shown_name(const char *name, char out[SHOWN_NAME_SIZE])
-{
-    char *o = out;
-    for (size_t i = 0; i < FS_NAME_MAX + 1 && name[i]; i++) {
-        uint8_t c = (uint8_t)name[i];
-        if (c < 0x20 || c >= 0x7f || c == '\\')
-            o += sprintf(o, "\\x%02x", c);
-        else
-            *o++ = (char)c;
-    }
-    *o = 0;
-    return out;
-}
-
-/* Rewrites entry `index` of directory d; reports whether that worked. */
-static const char *rewrite_entry(struct checker *ck, uint32_t d, uint32_t index, uint32_t ino, const char *name,
-                                 const char *fix)
-{
-    struct fs_dirent de;
-    if (ino)
-        dirent_make(&de, ino, name);
-    else
-        memset(&de, 0, sizeof de);
-    return dir_write(ck->img, d, index, &de) == 0 ? fix : NULL;
-}
-
-/* Checks entry `index` of directory d, which must be `name` naming `want`
- * ('.' or '..'), and rewrites it if it is not. */
-static void check_dot_entry(struct checker *ck, uint32_t d, uint32_t index, const char *name, uint32_t want)
-{
-    struct fs_dirent de;
-    const char *path = ck->dir_path[d];
-    char shown[SHOWN_NAME_SIZE];
-
-    dir_read(ck->img, d, index, &de);
-    if (dirent_is(&de, name) && de.inode == want)
-        return;
-    const char *fix = rewrite_entry(ck, d, index, want, name, "entry rewritten");
-    if (dirent_is(&de, name))
-        report(ck, fix, "directory %s (inode %" PRIu32 "): '%s' names inode %" PRIu32 ", should name %" PRIu32,
-               path, d, name, de.inode, want);
-    else if (de.inode == 0)
-        report(ck, fix, "directory %s (inode %" PRIu32 "): entry %" PRIu32 " should be '%s', is free",
-               path, d, index, name);
-    else
-        report(ck, fix, "directory %s (inode %" PRIu32 "): entry %" PRIu32 " should be '%s', is '%s'",
-               path, d, index, name, shown_name(de.name, shown));
-}
-
-/* Why the name of an entry after '.' and '..' is bad, or NULL if it is good. */
-static const char *bad_name(const struct fs_dirent *de)
-{
-    if (memchr(de->name, 0, sizeof de->name) == NULL)
-        return "name not NUL-terminated";
-    if (de->name[0] == 0)
-        return "empty name";
-    if (strcmp(de->name, ".") == 0 || strcmp(de->name, "..") == 0)
-        return "misplaced '.' or '..'";
-    if (strchr(de->name, '/'))
-        return "name contains '/'";
-    return NULL;
-}
-
-/* The bad entries of one directory reported one by one; more are counted
- * and reported in one line, so that a damaged block read as a directory
- * does not bury the report. */
-#define BAD_ENTRIES_SHOWN 10
-
-/* What check_directory knows while it reads one directory's entries. */
-struct directory_check {
-    uint32_t d;               /* the directory */
-    struct name_set names;    /* the names seen so far */
-    uint32_t bad;             /* bad entries removed so far */
-    uint32_t *tail;           /* where check_tree's queue ends */
-};
-
-/* Why entry *de of a directory is bad, written to why; or 0 if it is good. */
-static int bad_entry(struct checker *ck, struct directory_check *dc, const struct fs_dirent *de, uint32_t i,
-                     char *why, size_t len)
-{
-    struct image *img = ck->img;
-    char name[SHOWN_NAME_SIZE];
-    const char *bad = bad_name(de);
-
-    shown_name(de->name, name);
-    if (bad)
-        snprintf(why, len, "entry %" PRIu32 ": %s", i, bad);
-    else if (de->inode >= img->sb->inode_count)
-        snprintf(why, len, "entry '%s' names inode %" PRIu32 ", out of range", name, de->inode);
-    else if (img->inodes[de->inode].type == FS_TYPE_FREE)
-        snprintf(why, len, "entry '%s' names free inode %" PRIu32, name, de->inode);
-    else if (name_set_add(&dc->names, de->name))
-        snprintf(why, len, "duplicate name '%s'", name);
-    else if (img->inodes[de->inode].type == FS_TYPE_DIR && ck->reached[de->inode])
-        snprintf(why, len, "entry '%s' names directory inode %" PRIu32 ", already reachable as %s", name,
-                 de->inode, ck->dir_path[de->inode]);
-    else
-        return 0;
-    return 1;
-}
-
-/* Checks entry i (after '.' and '..') of a directory: removes a bad one;
- * else marks what it names reached and counts the link, and queues a
- * directory not reached before. */
-static void check_entry(struct checker *ck, struct directory_check *dc, uint32_t i)
-{
-    struct fs_dirent de;
-    char why[SHOWN_NAME_SIZE + 200], name[SHOWN_NAME_SIZE];
-
-    dir_read(ck->img, dc->d, i, &de);
-    if (de.inode == 0)
-        return;
-    if (bad_entry(ck, dc, &de, i, why, sizeof why)) {
-        const char *fix = rewrite_entry(ck, dc->d, i, 0, NULL, "entry removed");
-        if (dc->bad++ < BAD_ENTRIES_SHOWN)
-            report(ck, fix, "directory %s (inode %" PRIu32 "): %s", ck->dir_path[dc->d], dc->d, why);
-        return;
-    }
-    if (ck->img->inodes[de.inode].type == FS_TYPE_DIR) {
-        free(ck->dir_path[de.inode]);
-        ck->dir_path[de.inode] = path_join(ck->dir_path[dc->d], shown_name(de.name, name));
-        ck->queue_dir[*dc->tail] = de.inode;
-        ck->queue_parent[(*dc->tail)++] = dc->d;
-    }
-    ck->reached[de.inode] = 1;
-    ck->found[de.inode]++;
-}
-
-/* Checks directory d, reached from directory parent: '.' and '..', then
- * every entry. */
-static void check_directory(struct checker *ck, uint32_t d, uint32_t parent, uint32_t *tail)
-{
-    struct image *img = ck->img;
-    struct fs_inode *ip = inode_at(img, d);
-    struct directory_check dc = { d, { NULL, 0, 0 }, 0, tail };
-
-    if (ip->size < 2 * DIRENT_SIZE) {
-        uint64_t size = ip->size;
-        const char *fix = rewrite_entry(ck, d, 0, d, ".", "'.' and '..' written");
-        if (fix)
-            fix = rewrite_entry(ck, d, 1, parent, "..", fix);
-        report(ck, fix, "directory %s (inode %" PRIu32 "): too small to hold '.' and '..' (size %" PRIu64 ")",
-               ck->dir_path[d], d, size);
-        if (fix == NULL)
-            return;
-        ip->size = 2 * DIRENT_SIZE;
-        inode_changed(img, d);
-    }
-    check_dot_entry(ck, d, 0, ".", d);
-    check_dot_entry(ck, d, 1, "..", parent);
-    ck->found[d]++;
-    ck->found[parent]++;
-    for (uint32_t i = 2; i < dir_count(img, d); i++)
-        check_entry(ck, &dc, i);
-    if (dc.bad > BAD_ENTRIES_SHOWN)
-        report(ck, "entries removed", "directory %s (inode %" PRIu32 "): %" PRIu32 " more bad entries",
-               ck->dir_path[d], d, dc.bad - BAD_ENTRIES_SHOWN);
-    free(dc.names.names);
-}
-
-/* Walks the tree from directory top (its parent is `parent`, its path
- * `path`), breadth first, checking every directory reached. */
-static void check_tree(struct checker *ck, uint32_t top, uint32_t parent, const char *path)
-{
-    uint32_t head = 0, tail = 0;
-    ck->reached[top] = 1;
-    free(ck->dir_path[top]);
-    ck->dir_path[top] = xstrdup(path);
-    ck->queue_dir[tail] = top;
-    ck->queue_parent[tail++] = parent;
-    while (head < tail) {
-        check_directory(ck, ck->queue_dir[head], ck->queue_parent[head], &tail);
-        head++;
-    }
-}
-
-/* /lost+found's inode, made if missing; 0 when it cannot be had. */
-static uint32_t lost_and_found(struct checker *ck)
-{
-    struct image *img = ck->img;
-    if (ck->lost_found)
-        return ck->lost_found;
-    uint32_t ino = dir_lookup(img, FS_ROOT_INODE, "lost+found", NULL);
-    if (ino == 0) {
-        ino = dir_create(img, FS_ROOT_INODE, "lost+found");
-        if (ino == 0)
-            return 0;
-        ck->reached[ino] = 1;
-        ck->dir_path[ino] = xstrdup("/lost+found");
-    } else if (inode_at(img, ino)->type != FS_TYPE_DIR) {
-        return 0;
-    }
-    ck->lost_found = ino;
-    return ino;
-}
-
-/* Points the '..' of orphan directory d at its new parent, moving the link
- * count that '..' made from the old parent (if that is a directory) to the
- * new one, so that the move itself is not later reported as a wrong nlink. */
-static void move_dotdot(struct checker *ck, uint32_t d, uint32_t parent)
-{
-    struct image *img = ck->img;
-    struct fs_dirent de;
-
-    dir_read(img, d, 1, &de);
-    if (dirent_is(&de, "..") && de.inode < img->sb->inode_count && img->inodes[de.inode].type == FS_TYPE_DIR &&
-        img->inodes[de.inode].nlink > 0) {
-        img->inodes[de.inode].nlink--;
-        inode_changed(img, de.inode);
-    }
-    rewrite_entry(ck, d, 1, parent, "..", NULL);
-    inode_at(img, parent)->nlink++;
-    inode_changed(img, parent);
-}
-
-/* Links orphan inode ino into /lost+found as #INODE (a directory's '..'
- * then names /lost+found, and its tree is checked), or frees it when that
- * cannot be done. */
-static void link_orphan(struct checker *ck, uint32_t ino)
-{
-    struct image *img = ck->img;
-    struct fs_inode *ip = inode_at(img, ino);
-    char name[FS_NAME_MAX + 1], fix[96];
-    uint32_t lf = lost_and_found(ck);
-
-    snprintf(name, sizeof name, "#%" PRIu32, ino);
-    for (uint32_t k = 2; lf && dir_lookup(img, lf, name, NULL) != 0; k++)
-        snprintf(name, sizeof name, "#%" PRIu32 ".%" PRIu32, ino, k);
-    if (lf == 0 || dir_add(img, lf, name, ino) != 0) {
-        report(ck, "inode and its blocks freed: no room in /lost+found",
-               "inode %" PRIu32 ": in use but not reachable from the root", ino);
-        inode_blocks(img, ip, ino, 1);
-        inode_free(img, ino);
-        return;
-    }
-    snprintf(fix, sizeof fix, "linked as /lost+found/%s", name);
-    report(ck, fix, "inode %" PRIu32 ": in use but not reachable from the root", ino);
-    if (ip->type == FS_TYPE_DIR) {
-        char *path = path_join("/lost+found", name);
-        if (dir_count(img, ino) >= 2)
-            move_dotdot(ck, ino, lf);
-        check_tree(ck, ino, lf, path);
-        free(path);
-    } else {
-        ck->reached[ino] = 1;
-    }
-}
-
-/* Pass 5: links every inode in use that was not reached into /lost+found,
- * those no unreached directory names first (the tops of lost subtrees). */
-static void check_orphans(struct checker *ck)
-{
-    struct image *img = ck->img;
-    uint32_t inodes = img->sb->inode_count;
-    uint8_t *named = xcalloc(inodes, 1);
-    struct fs_dirent de;
-
-    for (uint32_t ino = 1; ino < inodes; ino++) {
-        if (ck->reached[ino] || img->inodes[ino].type != FS_TYPE_DIR)
-            continue;
-        for (uint32_t i = 2; i < dir_count(img, ino); i++) {
-            dir_read(img, ino, i, &de);
-            if (de.inode < inodes)
-                named[de.inode] = 1;
-        }
-    }
-    for (int round = 0; round < 2; round++)
-        for (uint32_t ino = 1; ino < inodes; ino++)
-            if (!ck->reached[ino] && img->inodes[ino].type != FS_TYPE_FREE && (round == 1 || !named[ino]))
-                link_orphan(ck, ino);
-    free(named);
-}
-
-/* Pass 6: counts the entries naming each inode over the repaired tree and
- * sets every nlink that differs. */
-static void check_links(struct checker *ck)
-{
-    struct image *img = ck->img;
-    uint32_t inodes = img->sb->inode_count;
-    char fix[48];
-
-    memset(ck->reached, 0, inodes);
-    memset(ck->found, 0, inodes * sizeof ck->found[0]);
-    check_tree(ck, FS_ROOT_INODE, FS_ROOT_INODE, "/");
-    for (uint32_t ino = 1; ino < inodes; ino++) {
-        struct fs_inode *ip = inode_at(img, ino);
-        if (ip->type == FS_TYPE_FREE || !ck->reached[ino] || ip->nlink == ck->found[ino])
-            continue;
-        snprintf(fix, sizeof fix, "nlink set to %" PRIu32, ck->found[ino]);
-        report(ck, ck->found[ino] <= UINT16_MAX ? fix : NULL, "inode %" PRIu32 ": nlink %u, should be %" PRIu32,
-               ino, ip->nlink, ck->found[ino]);
-        if (ck->found[ino] <= UINT16_MAX) {
-            ip->nlink = (uint16_t)ck->found[ino];
-            inode_changed(img, ino);
-        }
-    }
+    struct image_file *f = ctx;
+    printf("dmfs: %s: %s\n", f->name, line);
 }
 
 /* Prints check's last line and returns its exit status. */
-static int check_summary(struct checker *ck)
+static int check_summary(const char *name, const struct fsck_result *r, int repair)
 {
-    struct image *img = ck->img;
-    const char *name = img->name;
-    uint32_t files = 0, dirs = 0;
-
-    if (ck->problems == 0) {
-        for (uint32_t ino = 1; ino < img->sb->inode_count; ino++) {
-            files += img->inodes[ino].type == FS_TYPE_FILE;
-            dirs += img->inodes[ino].type == FS_TYPE_DIR;
-        }
+    if (r->problems == 0) {
         printf("dmfs: %s: clean: %" PRIu32 " files, %" PRIu32 " directories, %" PRIu32 " of %" PRIu32
-               " blocks and %" PRIu32 " of %" PRIu32 " inodes in use\n", name, files, dirs,
-               img->sb->block_count - img->free_blocks, img->sb->block_count,
-               img->sb->inode_count - 1 - img->free_inodes, img->sb->inode_count - 1);
+               " blocks and %" PRIu32 " of %" PRIu32 " inodes in use\n", name, r->files, r->directories,
+               r->blocks_used, r->block_count, r->inodes_used, r->inode_count);
         return STATUS_OK;
     }
-    const char *s = ck->problems == 1 ? "" : "s";
-    if (ck->repair)
+    const char *s = r->problems == 1 ? "" : "s";
+    if (repair)
         printf("dmfs: %s: %" PRIu32 " problem%s found, %" PRIu32 " repaired, %" PRIu32 " not repairable\n",
-               name, ck->problems, s, ck->problems - ck->unrepaired, ck->unrepaired);
+               name, r->problems, s, r->problems - r->unrepaired, r->unrepaired);
     else
         printf("dmfs: %s: %" PRIu32 " problem%s found, %" PRIu32 " of them repairable with --repair\n",
-               name, ck->problems, s, ck->problems - ck->unrepaired);
+               name, r->problems, s, r->problems - r->unrepaired);
     return STATUS_FAILED;
 }
 
@@ -2133,56 +1021,20 @@ static int cmd_check(int argc, char **argv)
 {
     static const char *const known[] = { "--repair", NULL };
     struct args args;
-    struct image image, *img = &image;
-    struct fs_superblock sb;
-    struct checker ck;
-    char why[200];
+    struct fsck_result result;
 
     args_parse(argc, argv, "check", known, &args);
     args_expect(&args, 1, 1, "dmfs check [--repair] IMAGE");
-    memset(&ck, 0, sizeof ck);
-    ck.img = img;
-    ck.repair = options.repair;
-
-    /* Pass 1: the superblock. A bad one ends the check: nothing else can be trusted. */
-    uint64_t size = image_open_file(img, args.positional[0], ck.repair, &sb);
-    if (superblock_fault(&sb, size, why, sizeof why) != 0) {
-        report(&ck, NULL, "%s", why);
-        return check_summary(&ck);
-    }
-    image_load(img, &sb);
-    if (img->sb->root_inode != FS_ROOT_INODE) {
-        report(&ck, "set to 1", "superblock: root_inode is %" PRIu32 ", should be %u", img->sb->root_inode,
-               FS_ROOT_INODE);
-        img->sb->root_inode = FS_ROOT_INODE;
-        meta_changed(img, img->sb, sizeof *img->sb);
-    }
-    if (img->sb->state != FS_STATE_CLEAN) {
-        if (img->sb->state == FS_STATE_MOUNTED)
-            report(&ck, "set to CLEAN", "superblock: state is MOUNTED (not cleanly unmounted, or in use)");
-        else
-            report(&ck, "set to CLEAN", "superblock: state is %" PRIu32 ", neither CLEAN nor MOUNTED", img->sb->state);
-        img->sb->state = FS_STATE_CLEAN;
-        meta_changed(img, img->sb, sizeof *img->sb);
-    }
-
-    ck.owner = xcalloc(img->sb->block_count, sizeof ck.owner[0]);
-    ck.reached = xcalloc(img->sb->inode_count, 1);
-    ck.found = xcalloc(img->sb->inode_count, sizeof ck.found[0]);
-    ck.dir_path = xcalloc(img->sb->inode_count, sizeof ck.dir_path[0]);
-    ck.queue_dir = xcalloc(img->sb->inode_count, sizeof ck.queue_dir[0]);
-    ck.queue_parent = xcalloc(img->sb->inode_count, sizeof ck.queue_parent[0]);
-    for (uint32_t b = 0; b < img->sb->data_start; b++)
-        ck.owner[b] = OWNER_METADATA;
-
-    check_inodes(&ck);
-    check_bitmaps(&ck);
-    check_tree(&ck, FS_ROOT_INODE, FS_ROOT_INODE, "/");
-    check_orphans(&ck);
-    check_links(&ck);
-    if (ck.repair && ck.problems > 0)
-        image_commit(img);
-    return check_summary(&ck);
+    const char *path = args.positional[0];
+    struct fsck_disk disk = {
+        .name = path,
+        .size = host_open(path, options.repair),
+        .io = options.repair ? host_io : host_io_read_only,
+        .report = check_report,
+    };
+    if (fsck_run(&disk, options.repair ? FSCK_REPAIR : 0, &result) != 0)
+        die(result.failure == FS_IMAGE_DAMAGED ? STATUS_FAILED : STATUS_ERROR, "%s", result.failure_message);
+    return check_summary(path, &result, options.repair);
 }
 
 /* ------------------------------------------------------------------ */

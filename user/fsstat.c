@@ -43,8 +43,9 @@ int main(void)
         printf("  disk reads for: inodes %llu  indirect blocks %llu  bitmap %llu  mount %llu\n",
                (unsigned long long)bm.inode_reads, (unsigned long long)bm.indirect_reads,
                (unsigned long long)bm.bitmap_reads, (unsigned long long)bm.mount_reads);
-        printf("  disk writes: write-back %llu  sync %llu\n  blocks allocated %llu  freed %llu\n",
+        printf("  disk writes: write-back %llu  sync %llu  superblock %llu\n  blocks allocated %llu  freed %llu\n",
                (unsigned long long)bm.writebacks, (unsigned long long)bm.sync_writes,
+               (unsigned long long)bm.state_writes,
                (unsigned long long)bm.allocations, (unsigned long long)bm.frees);
     }
     if (counters("dm", DMG_STATS, &dm, sizeof dm) == 0) {

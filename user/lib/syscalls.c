@@ -358,7 +358,8 @@ void _exit(int status)
     dm_stoptask(status);
 }
 
-void *_sbrk(ptrdiff_t increment)
+/* Weak: the process manager, which answers PM_SBRK, has its own. */
+__attribute__((weak)) void *_sbrk(ptrdiff_t increment)
 {
     struct sv_call c = { .op = PM_SBRK, .arg = { increment }, .pass = DM_NO_LINK };
     if (sv_call(SLOT_PM, &c) < 0) {

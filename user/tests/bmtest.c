@@ -8,6 +8,8 @@
  *   bmtest write INODE FIRST COUNT SEED
  *                             write file blocks FIRST.. with a pattern made from
  *                             SEED, set the size to their end, and sync
+ *   bmtest finalsync          the final sync of a shutdown (BM_SYNC, arg0 = 1):
+ *                             the superblock is then written as CLEAN
  *
  * Several commands may follow each other in one run (`bmtest stats file 5 41
  * stats`), so that counters are compared with no program loaded between
@@ -118,6 +120,12 @@ static int command(long bm, int argc, char **argv)
             printf("wrote %ld blocks, synced %lld\n", count, (long long)sync.value);
         return err < 0 ? 0 : 5;
     }
+    if (argc >= 1 && strcmp(argv[0], "finalsync") == 0) {
+        struct sv_call sync = { .op = BM_SYNC, .arg = { 1 }, .pass = DM_NO_LINK };
+        long err = sv_call(bm, &sync);
+        printf("finalsync: %s\n", err < 0 ? dm_error_name(err) : "done");
+        return err < 0 ? 0 : 1;
+    }
     return -1;
 }
 
@@ -141,7 +149,7 @@ int main(int argc, char **argv)
         i += used;
     }
     if (argc == 0) {
-        printf("usage: bmtest COMMAND...: file INODE COUNT | block BLOCK | stats | write INODE FIRST COUNT SEED\n");
+        printf("usage: bmtest COMMAND...: file INODE COUNT | block BLOCK | stats | write INODE FIRST COUNT SEED | finalsync\n");
         return 2;
     }
     return 0;
