@@ -368,3 +368,95 @@ def test_shell_cp_mv_and_redirection():
     for path in ("/big2", "/full/archive/big", "/big"):
         got = subprocess.run([DMFS, "get", image, path], check=True, stdout=subprocess.PIPE).stdout
         assert got == big_data, path
+
+
+def test_reading_a_file_twice_through_the_request_interpreter_counts_exactly():
+    """With a cold cache larger than the file (64 blocks, file of 41), the
+    first read misses every block and the second hits every one; each
+    FS_READ asks the buffer manager for the block at its offset first, so the
+    last (empty) read asks for block 40 once more: one hit. A 300-block file
+    read twice through the 64-block cache misses every block both times
+    (least recently used goes first), and its indirect block stays cached."""
+    image = os.path.join(workdir, "twice.img")
+    f41, f300 = os.path.join(workdir, "f41"), os.path.join(workdir, "f300")
+    open(f41, "wb").write(pattern(41 * BLOCK - 100, 4))
+    open(f300, "wb").write(pattern(300 * BLOCK, 5))
+    make_image(image, 16, f41 + "=/data/f41", f300 + "=/data/f300")
+    with Node(extra=disk_args(image)) as n:
+        assert re.search(r"\sdi\s.*\n(.*\n)*.*\sbm\s.*\n(.*\n)*.*\sdm\s.*\n(.*\n)*.*\sri\s", n.command("ps")), \
+            "ps shows the four file-system processes"
+        out = n.command("run fstest twice /data/f41")
+        assert out.count("read 1: %d bytes fnv %s" % (41 * BLOCK - 100, fnv1a(pattern(41 * BLOCK - 100, 4)))) == 1
+        assert "read 1: misses 41 hits 1 holes 0 inode_reads 0 indirect_reads 1 di_reads 42" in out, out
+        assert "read 2: misses 0 hits 42 holes 0 inode_reads 0 indirect_reads 0 di_reads 0" in out, out
+        out = n.command("run fstest twice /data/f300")
+        assert "read 1: misses 300 hits 0 holes 1 inode_reads 0 indirect_reads 1 di_reads 301" in out, out
+        assert "read 2: misses 300 hits 0 holes 1 inode_reads 0 indirect_reads 0 di_reads 300" in out, out
+        assert n.halt() == 0
+
+
+def test_several_processes_write_and_read_at_once():
+    """Four writers and two readers in the background at once, each with its
+    own file; every file is whole afterwards, in the OS and on the host."""
+    image = os.path.join(workdir, "busy.img")
+    old = os.path.join(workdir, "old")
+    open(old, "wb").write(pattern(300000, 40))
+    make_image(image, 32, old + "=/old1", old + "=/old2")
+    writers = [("/w%d" % i, 150000 + 50000 * i, 20 + i) for i in range(4)]
+    with Node(extra=disk_args(image)) as n:
+        start = len(n.output)
+        for path, size, seed in writers:
+            n.command("run fstest write %s %d %d 3000 &" % (path, size, seed))
+        for path in ("/old1", "/old2"):
+            n.command("run fstest read %s 5000 &" % path)
+        for path, size, seed in writers:
+            n.expect(r"%s: wrote %d bytes" % (re.escape(path), size), 120, since=start)
+        want = fnv1a(pattern(300000, 40))
+        for path in ("/old1", "/old2"):
+            n.expect(r"%s: size 300000 read 300000 fnv %s" % (path, want), 120, since=start)
+        for path, size, seed in writers:
+            out = n.command("run fstest read %s 4096" % path, timeout=60)
+            assert "size %d read %d fnv %s" % (size, size, fnv1a(pattern(size, seed))) in out, out
+        assert n.halt() == 0
+    assert subprocess.run([DMFS, "check", image], stdout=subprocess.DEVNULL).returncode == 0
+    for path, size, seed in writers:
+        got = subprocess.run([DMFS, "get", image, path], check=True, stdout=subprocess.PIPE).stdout
+        assert got == pattern(size, seed), path
+
+
+def test_a_full_disk_gives_a_clear_error_and_loses_nothing():
+    image = os.path.join(workdir, "full.img")
+    keep = os.path.join(workdir, "keep")
+    open(keep, "wb").write(pattern(50000, 50))
+    make_image(image, 4, keep + "=/keep")
+    with Node(extra=disk_args(image)) as n:
+        out = n.command("run fstest write /huge 8000000 51 65536", timeout=120)
+        assert "/huge: E_NOMEM" in out, out
+        out = n.command("cp /huge /huge2")
+        assert "cp: /huge2: No space left on device" in out, out
+        assert "size 50000 read 50000 fnv %s" % fnv1a(pattern(50000, 50)) in n.command("run fstest read /keep 4096")
+        assert n.command("rm /huge /huge2") == ""
+        assert "wrote 200000 bytes" in n.command("run fstest write /after 200000 52 8192"), "space comes back"
+        assert n.halt() == 0
+    check = subprocess.run([DMFS, "check", image], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert check.returncode == 0, check.stdout.decode()
+    got = subprocess.run([DMFS, "get", image, "/keep"], check=True, stdout=subprocess.PIPE).stdout
+    assert got == pattern(50000, 50)
+
+
+def test_host_round_trip():
+    """A file put into an image on the host, read and changed in the OS,
+    then got back on the host."""
+    image = make_image(os.path.join(workdir, "trip.img"), 8)
+    text = os.path.join(workdir, "trip.txt")
+    open(text, "wb").write(b"from the host\n")
+    subprocess.run([DMFS, "put", image, text, "/trip.txt"], check=True)
+    with Node(extra=disk_args(image)) as n:
+        assert n.command("cat /trip.txt") == "from the host\n"
+        assert n.command("echo and from the OS >> /trip.txt") == ""
+        assert n.command("cp /trip.txt /trip2.txt") == ""
+        assert n.halt() == 0
+    for path in ("/trip.txt", "/trip2.txt"):
+        got = subprocess.run([DMFS, "get", image, path], check=True, stdout=subprocess.PIPE).stdout
+        assert got == b"from the host\nand from the OS\n", (path, got)
+    assert subprocess.run([DMFS, "check", image], stdout=subprocess.DEVNULL).returncode == 0
