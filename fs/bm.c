@@ -140,28 +140,40 @@ static void mark_dirty(const uint8_t *p)
 }
 
 /* Take a free block from the block bitmap (through the cache); 0 if the
- * disk is full. */
+ * disk is full. The search goes on from where the last one ended (next
+ * fit), so a file written in order gets blocks in order and a search does
+ * not walk over every block taken before it; whole bytes of taken blocks
+ * are passed over at once. */
+static uint32_t allocation_hint;
+
 static uint32_t allocate_block(long *err)
 {
-    uint32_t bits = FS_BLOCK_SIZE * 8;
-    for (uint32_t m = 0; m < superblock.block_bitmap_blocks; m++) {
+    const uint32_t bits = FS_BLOCK_SIZE * 8, first = superblock.data_start, count = superblock.block_count;
+    uint32_t b = allocation_hint >= first && allocation_hint < count ? allocation_hint : first;
+    for (uint32_t left = count - first; left > 0;) {
         int missed;
-        int i = get_block(superblock.block_bitmap_start + m, &missed, err);
+        int i = get_block(superblock.block_bitmap_start + b / bits, &missed, err);
         if (i < 0)
             return 0;
         stats.bitmap_reads += missed;
         uint8_t *map = buffer_data(i);
-        for (uint32_t bit = 0; bit < bits; bit++) {
-            uint32_t b = m * bits + bit;
-            if (b >= superblock.block_count)
-                break;
-            if (b >= superblock.data_start && !(map[bit / 8] & (1u << (bit % 8)))) {
-                map[bit / 8] |= (uint8_t)(1u << (bit % 8));
+        uint32_t end = (b / bits + 1) * bits < count ? (b / bits + 1) * bits : count;
+        for (; b < end && left > 0; b++, left--) {
+            uint8_t *byte = &map[(b % bits) / 8];
+            if (*byte == 0xff && b % 8 == 0 && b + 8 <= end && left >= 8) {
+                b += 7, left -= 7;   /* eight taken blocks */
+                continue;
+            }
+            if (!(*byte & (1u << (b % 8)))) {
+                *byte |= (uint8_t)(1u << (b % 8));
                 buffers[i].dirty = 1;
                 stats.allocations++;
+                allocation_hint = b + 1;
                 return b;
             }
         }
+        if (b >= count)
+            b = first;   /* round to the start of the data */
     }
     *err = E_NOMEM;   /* the disk is full */
     return 0;
