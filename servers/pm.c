@@ -343,6 +343,21 @@ static void serve_one(void)
     }
 }
 
+/* How the file system starts: its four processes, bottom up, each with
+ * its one argument. This table is the start-up setting for them: the buffer
+ * manager's argument is its cache size in blocks. (Which machine each runs
+ * on joins it when there is more than one machine: issue 4.) */
+struct boot_server {
+    const char *program, *argument;
+    int takes_disk;                /* it gets disk 0's device link in slot 3 */
+};
+static const struct boot_server file_system[] = {
+    { "di", "di", 1 },     /* disk interface, registered as "di" */
+    { "bm", "64", 0 },     /* buffer manager: 64 cache blocks */
+    { "dm", 0, 0 },        /* directory manager */
+    { "ri", 0, 0 },        /* request interpreter, registered as "fs" */
+};
+
 /* Start a system server and serve requests until it is ready: `*ready`
  * set (PM_SERVE), or, without `ready`, its PM_READY; or until it ends.
  * Returns whether it is ready. */
@@ -402,13 +417,13 @@ int main(void)
     start_server("console", 0, BOOT_SLOT_CONSOLE, &console_slot);
     take_own_slot(SLOT_CONSOLE, console_slot);
     start_server("timer", 0, BOOT_SLOT_TIMER, 0);
-    if (disks > 0) {
-        /* The file system's processes on disk 0, each once the one below it
-         * serves; the buffer manager ends at once if the disk holds no file
-         * system. */
-        if (start_server("di", "di", BOOT_SLOT_DISK0, 0) && start_server("bm", 0, -1, 0) &&
-            start_server("dm", 0, -1, 0))
-            start_server("ri", 0, -1, 0);
+    /* The file system's processes on disk 0, from the bottom up, each once
+     * the one below it serves; the buffer manager ends at once if the disk
+     * holds no file system. */
+    for (size_t i = 0; disks > 0 && i < sizeof file_system / sizeof file_system[0]; i++) {
+        const struct boot_server *f = &file_system[i];
+        if (!start_server(f->program, f->argument, f->takes_disk ? BOOT_SLOT_DISK0 : -1, 0))
+            break;
     }
     for (int i = 1; i < disks; i++) {   /* the other disks: a disk interface each */
         char name[16];
