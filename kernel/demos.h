@@ -207,7 +207,11 @@ enum dm_kop {
     KOP_DESTROY,     /* pid; arg[0] = exit status to report */
     KOP_GROW,        /* pid; arg[0] = signed byte increment of its heap.
                         Reply value: the old break. */
-    KOP_PS,          /* reply data: struct dm_kproc entries; value = count */
+    KOP_PS,          /* arg[0] = first slot; reply data: struct dm_kproc entries from
+                        it on; value = count. Slot 0 is the kernel: its proctime
+                        is its own work while no process is current (interrupts,
+                        scheduling); the time it waits idle in wfi is no one's,
+                        so the proctimes add up to every instruction executed */
     KOP_NOTIFY,      /* the passed link receives struct dm_exit_notice messages */
     KOP_HALT,        /* drain the console and power off; arg[0] = exit code */
     /* console */

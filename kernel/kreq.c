@@ -118,7 +118,7 @@ static int64_t kop_ps(int64_t first, uint8_t *out, uint32_t *out_len, uint64_t *
 {
     struct dm_kproc *e = (struct dm_kproc *)out;
     uint32_t max = (DM_MSG_MAX - sizeof(struct dm_kreply)) / sizeof *e, n = 0;
-    for (int64_t i = first < 1 ? 1 : first; i < NPROC && n < max; i++) {
+    for (int64_t i = first < 0 ? 0 : first; i < NPROC && n < max; i++) {
         struct proc *p = &procs[i];
         if (p->state == PS_FREE)
             continue;

@@ -20,16 +20,15 @@
  * cache, and a write is not done before it is on the disk.
  *
  * Instructions: the sum of every process's PROCTIME (asked of the process
- * manager, PM_PS) over the span: this program, the four file-system
- * processes and the kernel's work on their behalf. Not dm_instret(): under
- * -icount QEMU's instret is its virtual clock, which also runs, at real-time
- * speed, while the machine waits idle (wfi) for QEMU to finish a disk
- * request, so it counted 2x more on one run than on the next. PROCTIME
- * leaves the idle wait out, but also the kernel's work while no process is
- * current (taking the disk's interrupt and copying the block out of its
- * bounce page), so the figures are low by about 3,100 instructions per
- * disk request (as measured when QEMU counted no idle time), alike in the
- * file-system and the disk-interface reads. They repeat exactly.
+ * manager, PM_PS) over the span, the kernel's slot 0 included: this
+ * program, the four file-system processes, and the kernel's own work while
+ * no process is current (taking the disk's interrupt, copying the block out
+ * of its bounce page). Not dm_instret(): under -icount QEMU's instret is its
+ * virtual clock, which also runs, at real-time speed, while the machine
+ * waits idle (wfi) for QEMU to finish a disk request, so it counted 2x more
+ * on one run than on the next. The kernel charges that wait to no one
+ * (kernel/proc.c, idle), so the sum is every instruction executed but a few
+ * per wake-up, and it repeats exactly.
  *
  * MB/s comes from dm_clock_ns(), the machine clock: one nanosecond per
  * instruction while the processor works, plus the idle waits for the disk,
@@ -57,8 +56,9 @@
 #define PATH  "/fsbench"
 #define SEED  11u
 
-/* Every process's PROCTIME added up: the machine's instructions charged to
- * some process. The set of processes does not change while this runs. */
+/* Every process's PROCTIME added up, the kernel's (slot 0) with them: the
+ * instructions the machine executed, its idle waits left out. The set of
+ * processes does not change while this runs. */
 static uint64_t machine_proctime(void)
 {
     static struct dm_kproc entries[DM_MSG_MAX / sizeof(struct dm_kproc)];
