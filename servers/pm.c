@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "dmlib.h"
 #include "fsclient.h"
@@ -127,16 +128,16 @@ static long give_link(dm_pid pid, long slot, long link)
     return err;
 }
 
-/* Room for one program read from the file system: the kernel copies it into
- * the new process while the process manager waits, so one buffer serves. */
-static uint8_t program_image[1024 * 1024];
+/* The largest program the process manager loads. */
+#define PROGRAM_MAX (16u << 20)
 
 /* A link to the program called `name`, read from the file system into
- * program_image: /bin/NAME, or NAME itself if it holds a '/'. E_NOTFOUND if
- * there is no such file (or no file system yet). */
-static long read_program(const char *name, long *image_link)
+ * memory of ours (*image, to be freed once the kernel has made the process
+ * from it): /bin/NAME, or NAME itself if it holds a '/'. E_NOTFOUND if there
+ * is no such file (or no file system yet). */
+static long read_program(const char *name, long *image_link, void **image)
 {
-    char path[FS_NAME_MAX + 8];
+    char path[1024];
     int len = snprintf(path, sizeof path, "%s%s", strchr(name, '/') ? "" : "/bin/", name);
     if (len < 0 || (size_t)len >= sizeof path)
         return E_NOTFOUND;
@@ -146,15 +147,21 @@ static long read_program(const char *name, long *image_link)
         return ino == E_NOTFOUND || ino == E_INVAL ? E_NOTFOUND : ino;
     if (st.type != FS_TYPE_FILE)
         return E_NOTFOUND;
-    if (st.size > sizeof program_image)
-        return E_TOOBIG;
-    long got = fs_read((uint32_t)ino, 0, program_image, st.size);
-    if (got < 0)
+    if (st.size == 0 || st.size > PROGRAM_MAX)
+        return st.size ? E_TOOBIG : E_BADREQ;
+    if (!(*image = malloc(st.size)))
+        return E_NOMEM;
+    long got = fs_read((uint32_t)ino, 0, *image, st.size);
+    if (got >= 0 && (uint64_t)got != st.size)
+        got = E_BADREQ;
+    if (got >= 0 && (*image_link = dm_createlink(0, 0, LINK_READ, *image, st.size)) < 0)
+        got = *image_link;
+    if (got < 0) {
+        free(*image);
+        *image = 0;
         return got;
-    if ((uint64_t)got != st.size)
-        return E_BADREQ;
-    *image_link = dm_createlink(0, 0, LINK_READ, program_image, st.size);
-    return *image_link < 0 ? *image_link : 0;
+    }
+    return 0;
 }
 
 /* Create a process called `program` with argv and environment (data: argc
@@ -255,12 +262,14 @@ static void handle_request(const struct dm_msg_info *info, const struct sv_reque
             break;
         }
         long image_link = DM_NO_LINK;
-        status = read_program(data, &image_link);
+        void *image = 0;
+        status = read_program(data, &image_link, &image);
         if (status == E_NOTFOUND && !strchr(data, '/'))
             status = 0;   /* not in the file system: perhaps in the boot image */
         if (status == 0)
             status = create_process(data, image_link, data + name_len + 1, data_len - name_len - 1,
                                     (int)q->arg[0], (int)q->arg[1], -1, 0, &value);
+        free(image);
         break;
     }
     case PM_WAIT:
@@ -435,9 +444,11 @@ int main(void)
     static const char shell_args[] = "shell";
     dm_pid shell;
     long image_link = DM_NO_LINK;
-    long err = read_program("shell", &image_link);
+    void *image = 0;
+    long err = read_program("shell", &image_link, &image);
     if (err == 0)
         err = create_process("shell", image_link, shell_args, sizeof shell_args, 1, 0, -1, 0, &shell);
+    free(image);
     if (err < 0) {   /* nothing can be done without it: say so and power off */
         printf("pm: cannot start the shell (/bin/shell%s): %s; powering off\n",
                disks == 0 ? ", and there is no disk" : "", dm_error_name(err));

@@ -359,6 +359,12 @@ def test_shell_cp_mv_and_redirection():
         assert n.command("cat /archive/t.txt") == "hello there\nmore\n"
         assert "cannot move into itself" in n.command("mv /archive /archive/inside")
         assert "mv: /nope to /x: No such file or directory" in n.command("mv /nope /x")
+        # A program anywhere in the file system runs by its path; its name is the last part.
+        assert n.command("mkdir /tools") == "" and n.command("cp /bin/hello /tools/hi") == ""
+        assert re.match(r"hello from process \S+ on machine 0\n$", n.command("run /tools/hi"))
+        assert re.match(r"hello from process", n.command("/tools/hi"))
+        assert "run: /nope: no such program" in n.command("run /nope")
+        assert "run: /archive/t.txt: not a program" in n.command("run /archive/t.txt")
         assert n.command("mkdir /full /full/x") == ""
         assert n.command("mv /archive /full") == ""              # a directory into another
         assert n.command("ls /full") == "x\narchive\n"

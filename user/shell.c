@@ -78,7 +78,9 @@ static void cmd_run(int argc, char **argv, int background, char **envp)
     }
     long pid = pm_run_env(argv[0], argc, argv, envp);
     if (pid < 0) {
-        printf("run: %s: %s\n", argv[0], pid == E_NOTFOUND ? "no such program" : dm_error_text(pid));
+        printf("run: %s: %s\n", argv[0],
+               pid == E_NOTFOUND ? "no such program"
+               : pid == E_BADREQ ? "not a program (a RISC-V ELF executable)" : dm_error_text(pid));
         return;
     }
     if (background) {

@@ -178,6 +178,55 @@ static void directory_calls(void)
     check_errno(unlink(at("to")), ENOENT, "unlink.missing");
 }
 
+/* Hundreds of files in one directory, and a path twenty directories deep,
+ * made, found and removed through newlib. */
+static void many_and_deep(void)
+{
+    char path[512], want[32], line[64];
+    int made = 0, found = 0, removed = 0;
+    mkdir(at("many"), 0755);
+    for (int i = 0; i < 300; i++) {
+        snprintf(path, sizeof path, "%s/many/file%03d", dir, i);
+        FILE *f = fopen(path, "w");
+        if (f && fprintf(f, "file %d\n", i) > 0 && fclose(f) == 0)
+            made++;
+    }
+    for (int i = 299; i >= 0; i--) {   /* found in the other order */
+        snprintf(path, sizeof path, "%s/many/file%03d", dir, i);
+        snprintf(want, sizeof want, "file %d\n", i);
+        FILE *f = fopen(path, "r");
+        if (f && fgets(line, sizeof line, f) && strcmp(line, want) == 0)
+            found++;
+        if (f)
+            fclose(f);
+    }
+    for (int i = 0; i < 300; i++) {
+        snprintf(path, sizeof path, "%s/many/file%03d", dir, i);
+        removed += unlink(path) == 0;
+    }
+    snprintf(line, sizeof line, "%d made, %d found, %d removed", made, found, removed);
+    check(made == 300 && found == 300 && removed == 300 && rmdir(at("many")) == 0, "directory.300_files", line);
+
+    int depth = 0, ok = 1;
+    snprintf(path, sizeof path, "%s", dir);
+    for (depth = 0; depth < 20 && ok; depth++) {
+        size_t n = strlen(path);
+        snprintf(path + n, sizeof path - n, "/d%d", depth);
+        ok = mkdir(path, 0755) == 0;
+    }
+    size_t n = strlen(path);
+    snprintf(path + n, sizeof path - n, "/leaf");
+    FILE *f = ok ? fopen(path, "w") : 0;
+    ok = f && fputs("at the bottom\n", f) >= 0 && fclose(f) == 0;
+    struct stat st;
+    check(ok && stat(path, &st) == 0 && st.st_size == 14, "path.20_deep", path);
+    unlink(path);
+    for (; depth > 0; depth--) {   /* remove the tree from the bottom up */
+        *strrchr(path, '/') = 0;
+        rmdir(path);
+    }
+}
+
 int main(int argc, char **argv)
 {
     snprintf(dir, sizeof dir, "%s", argc > 1 ? argv[1] : "/filetest");
@@ -188,6 +237,7 @@ int main(int argc, char **argv)
     stdio_calls();
     descriptor_calls();
     directory_calls();
+    many_and_deep();
     check_errno(rmdir(at("big")), ENOTDIR, "rmdir.file");
     unlink(at("big"));
     unlink(at("raw"));
