@@ -42,6 +42,7 @@ static uint32_t cache_blocks;
 static uint64_t use_clock;
 static struct fs_superblock superblock;
 static int marked_clean;             /* the disk's superblock says CLEAN (after a final sync) */
+static int sound;                    /* the disk interface found the file system sound (DI_SOUND) */
 static struct bm_stats stats;
 static const uint8_t zeros[FS_BLOCK_SIZE];
 
@@ -501,7 +502,7 @@ static long handle(const struct sv_request *q, long area, int64_t *value)
         long written = sync_all();
         if (written < 0)
             return written;
-        if (q->arg[0] == 1 && !marked_clean) {
+        if (q->arg[0] == 1 && !marked_clean && sound) {
             long err = write_state(FS_STATE_CLEAN);
             if (err < 0)
                 return err;
@@ -556,6 +557,10 @@ int main(int argc, char **argv)
         return 2;
     }
     marked_clean = superblock.state == FS_STATE_CLEAN;   /* the disk interface could not mark it */
+    struct sv_call sound_call = { .op = DI_SOUND, .pass = DM_NO_LINK };
+    sound = sv_call(di, &sound_call) == 0 && sound_call.value == 1;
+    if (!sound)
+        printf("bm: the check at start did not find the file system sound: it will not be marked clean\n");
     sb_register("bm", dm_createlink(0, 0, 0, 0, 0));
     pm_ready();
 

@@ -23,6 +23,7 @@
 #define DEVICE_SLOT 3
 
 static uint8_t block[DM_DISK_BLOCK] __attribute__((aligned(4096)));
+static int sound;    /* the file system was found sound and marked MOUNTED (DI_SOUND) */
 static struct di_stats stats;
 
 /* A request to the disk driver; its status. */
@@ -105,7 +106,7 @@ static void mount(void)
     if (disk(KOP_DISK_READ, 0, 0, DM_NO_LINK, 0) < 0)   /* the check may have rewritten it */
         return;
     ((struct fs_superblock *)block)->state = FS_STATE_MOUNTED;
-    disk(KOP_DISK_WRITE, 0, 0, DM_NO_LINK, 0);
+    sound = disk(KOP_DISK_WRITE, 0, 0, DM_NO_LINK, 0) == 0;
 }
 
 static long handle(const struct sv_request *q, long area, uint64_t *value)
@@ -113,6 +114,9 @@ static long handle(const struct sv_request *q, long area, uint64_t *value)
     switch (q->op) {
     case DI_INFO:
         return disk(KOP_DISK_INFO, 0, 0, DM_NO_LINK, value);
+    case DI_SOUND:
+        *value = (uint64_t)sound;
+        return 0;
     case DI_READ: {
         if (area < 0)
             return E_INVAL;

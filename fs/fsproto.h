@@ -18,6 +18,10 @@ enum di_op {
     DI_WRITE,      /* arg0 = block, arg1 = offset: the passed link's area (read
                       right) holds the block at that offset */
     DI_STATS,      /* data = struct di_stats */
+    DI_SOUND,      /* value = 1 if the disk's file system was found sound at start
+                      (clean, or repaired by the check) and marked MOUNTED; 0 if
+                      not, and then it must never be marked CLEAN, so that the
+                      next start checks it again */
 };
 
 /* What the disk interface counts: one each per request it answered. */
