@@ -32,23 +32,34 @@ struct di_stats {
 };
 
 /* The request interpreter ("fs"): the only file-system process users talk
- * to. File data moves by MOVEDATA between the buffer manager and the data
- * area whose link comes with FS_READ and FS_WRITE (the user's buffer, at
- * offset 0 of that area). */
+ * to. Opening a file gives a *file link*: a link to the request interpreter
+ * whose code names the file and the access granted (DEMOS's way), so a
+ * process reads and writes only the files it opened, as it opened them;
+ * closing is destroying the link. Offsets travel with each read and write:
+ * the request interpreter keeps nothing per client. File data moves by
+ * MOVEDATA between the buffer manager and the data area whose link comes
+ * with FS_READ and FS_WRITE (the user's buffer, at offset 0 of that area). */
+#define FS_ACCESS_READ  1u
+#define FS_ACCESS_WRITE 2u
+
 enum fs_op {
-    FS_OPEN = 1,      /* data = path: value = inode; answer data = struct dm_stat */
-    FS_CREATE,        /* data = path, arg0 = FS_TYPE_FILE or FS_TYPE_DIR: value = inode */
-    FS_READ,          /* arg0 = inode, arg1 = offset, arg2 = length: value = bytes read
-                         (fewer at the end of the file) */
-    FS_WRITE,         /* arg0 = inode, arg1 = offset, arg2 = length: value = bytes written;
-                         the file grows as needed */
+    FS_OPEN = 1,      /* data = path, arg0 = access (FS_ACCESS_*, or 0): value = inode;
+                         answer data = struct dm_stat; with access, the answer passes a
+                         file link. E_STATE: write access to a directory */
+    FS_CREATE,        /* data = path, arg0 = FS_TYPE_FILE or FS_TYPE_DIR, arg1 = access:
+                         value = inode; E_STATE if the name exists; with access (a
+                         file's), the answer passes a file link */
+    FS_READ,          /* over a file link with read access: arg0 = offset, arg1 = length:
+                         value = bytes read (fewer at the end of the file) */
+    FS_WRITE,         /* over a file link with write access: arg0 = offset, arg1 = length:
+                         value = bytes written; the file grows as needed */
     FS_UNLINK,        /* data = path */
     FS_LIST,          /* data = path, arg0 = first index: as DMG_LIST */
     FS_SYNC,          /* write everything changed to the disk */
     FS_STATS,         /* data = struct ri_counts */
     FS_RENAME,        /* data = old path NUL new path NUL: as DMG_RENAME */
-    FS_TRUNCATE,      /* arg0 = inode: free all its blocks; size 0 */
-    FS_STAT,          /* arg0 = inode: answer data = struct dm_stat */
+    FS_TRUNCATE,      /* over a file link with write access: free all its blocks; size 0 */
+    FS_STAT,          /* over a file link: answer data = struct dm_stat */
 };
 #define FS_NKINDS 12
 

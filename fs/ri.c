@@ -114,6 +114,88 @@ static long to_dm(uint32_t op, const char *path, uint32_t out_len, int64_t arg0,
     return status;
 }
 
+/* A file link: its code names the inode and the access granted. */
+#define CHANNEL_REQUEST 0   /* the registered link: requests by path */
+#define CHANNEL_FILE    1   /* file links, from FS_OPEN and FS_CREATE */
+
+static uint8_t answer[DM_MSG_MAX];
+
+/* FS_OPEN and FS_CREATE: look the path up (or create it) through the
+ * directory manager; with access asked for, *pass = a file link to answer
+ * with. */
+static long open_file(const struct sv_request *q, const char *path, int64_t *value, uint32_t *len, long *pass)
+{
+    int64_t type = q->op == FS_CREATE ? q->arg[0] : 0;
+    int64_t access = q->op == FS_CREATE ? q->arg[1] : q->arg[0];
+    if (access & ~(int64_t)(FS_ACCESS_READ | FS_ACCESS_WRITE))
+        return E_INVAL;
+    if (type == FS_TYPE_DIR && (access & FS_ACCESS_WRITE))
+        return E_STATE;   /* a directory's entries are the directory manager's to write */
+    long status = q->op == FS_CREATE ? to_dm(DMG_CREATE, path, 0, type, value, answer, sizeof answer, len)
+                                     : to_dm(DMG_LOOKUP, path, 0, 0, value, answer, sizeof answer, len);
+    if (status < 0 || !access)
+        return status;
+    if (q->op == FS_OPEN && ((struct dm_stat *)answer)->type == FS_TYPE_DIR && (access & FS_ACCESS_WRITE))
+        return E_STATE;
+    *pass = dm_createlink(CHANNEL_FILE, (uint64_t)(uint32_t)*value | (uint64_t)access << 32, 0, 0, 0);
+    return *pass < 0 ? *pass : 0;
+}
+
+/* A request that must come over a file link: read, write, truncate, stat
+ * of the file the link names, if the link grants the access it needs. */
+static long file_request(const struct sv_request *q, const struct dm_msg_info *info, int64_t *value, uint32_t *len)
+{
+    if (info->channel != CHANNEL_FILE)
+        return E_BADREQ;
+    uint32_t ino = (uint32_t)info->code, access = (uint32_t)(info->code >> 32);
+    switch (q->op) {
+    case FS_READ:
+    case FS_WRITE:
+        if (!(access & (q->op == FS_READ ? FS_ACCESS_READ : FS_ACCESS_WRITE)))
+            return E_RIGHTS;
+        if (info->link < 0 || q->arg[0] < 0 || q->arg[1] < 0)
+            return E_INVAL;
+        return q->op == FS_READ ? read_file(ino, (uint64_t)q->arg[0], (uint64_t)q->arg[1], info->link, value)
+                                : write_file(ino, (uint64_t)q->arg[0], (uint64_t)q->arg[1], info->link, value);
+    case FS_TRUNCATE:   /* a file: write access is given to nothing else */
+        return access & FS_ACCESS_WRITE ? bm_call(BM_TRUNCATE, ino, 0, 0, -1, 0) : E_RIGHTS;
+    case FS_STAT:
+        return to_dm(DMG_STAT, "", 0, ino, value, answer, sizeof answer, len);
+    }
+    return E_NOSYS;
+}
+
+/* One request; its answer's value, data (in `answer`, *len bytes) and
+ * passed link. */
+static long handle(const struct sv_request *q, const struct dm_msg_info *info, uint32_t size, int64_t *value,
+                   uint32_t *len, long *pass)
+{
+    const char *path = (const char *)(q + 1);
+    switch (q->op) {
+    case FS_OPEN:
+    case FS_CREATE:
+        return open_file(q, path, value, len, pass);
+    case FS_UNLINK:
+        return to_dm(DMG_UNLINK, path, 0, 0, value, answer, sizeof answer, len);
+    case FS_LIST:
+        return to_dm(DMG_LIST, path, 0, q->arg[0], value, answer, sizeof answer, len);
+    case FS_RENAME:
+        return to_dm(DMG_RENAME, path, (uint32_t)(size - sizeof *q), 0, value, answer, sizeof answer, len);
+    case FS_READ:
+    case FS_WRITE:
+    case FS_TRUNCATE:
+    case FS_STAT:
+        return file_request(q, info, value, len);
+    case FS_SYNC:
+        return bm_call(BM_SYNC, 0, 0, 0, -1, value);
+    case FS_STATS:
+        memcpy(answer, &counts, sizeof counts);
+        *len = sizeof counts;
+        return 0;
+    }
+    return E_NOSYS;
+}
+
 int main(void)
 {
     bm = sb_lookup_wait("bm", 5000000000ull);
@@ -121,75 +203,34 @@ int main(void)
     buffer_link = dm_createlink(0, 0, LINK_READ | LINK_WRITE, buffer, sizeof buffer);
     if (bm < 0 || dm < 0 || buffer_link < 0)
         return 1;
-    sb_register("fs", dm_createlink(0, 0, 0, 0, 0));
+    sb_register("fs", dm_createlink(CHANNEL_REQUEST, 0, 0, 0, 0));
     pm_ready();
 
-    static uint8_t message[DM_MSG_MAX], answer[DM_MSG_MAX];
+    static uint8_t message[DM_MSG_MAX];
     for (;;) {
         struct dm_msg_info info;
         long n = dm_receive(&info, message, sizeof message - 1, DM_ANY_CHANNEL);
         if (n < 0)
             continue;
-        message[n] = 0;
+        message[n] = 0;   /* a path is always ended */
         const struct sv_request *q = (const struct sv_request *)message;
-        const char *path = (const char *)(q + 1);
-        long status = E_BADREQ;
+        long status = E_BADREQ, pass = DM_NO_LINK;
         int64_t value = 0;
         uint32_t len = 0;
         if ((size_t)n >= sizeof *q) {
             if (q->op < FS_NKINDS)
                 counts.requests[q->op]++;
-            switch (q->op) {
-            case FS_OPEN:
-                status = to_dm(DMG_LOOKUP, path, 0, 0, &value, answer, sizeof answer, &len);
-                break;
-            case FS_CREATE:
-                status = to_dm(DMG_CREATE, path, 0, q->arg[0], &value, answer, sizeof answer, &len);
-                break;
-            case FS_UNLINK:
-                status = to_dm(DMG_UNLINK, path, 0, 0, &value, answer, sizeof answer, &len);
-                break;
-            case FS_LIST:
-                status = to_dm(DMG_LIST, path, 0, q->arg[0], &value, answer, sizeof answer, &len);
-                break;
-            case FS_READ:
-            case FS_WRITE:
-                if (info.link < 0 || q->arg[0] <= 0 || q->arg[1] < 0 || q->arg[2] < 0)
-                    status = E_INVAL;
-                else if (q->op == FS_READ)
-                    status = read_file((uint32_t)q->arg[0], (uint64_t)q->arg[1], (uint64_t)q->arg[2], info.link, &value);
-                else
-                    status = write_file((uint32_t)q->arg[0], (uint64_t)q->arg[1], (uint64_t)q->arg[2], info.link, &value);
-                break;
-            case FS_RENAME:
-                status = to_dm(DMG_RENAME, path, (uint32_t)(n - sizeof *q), 0, &value, answer, sizeof answer, &len);
-                break;
-            case FS_STAT:
-                status = to_dm(DMG_STAT, "", 0, q->arg[0], &value, answer, sizeof answer, &len);
-                break;
-            case FS_TRUNCATE:   /* a file only: a directory's entries are the directory manager's */
-                status = to_dm(DMG_STAT, "", 0, q->arg[0], &value, answer, sizeof answer, &len);
-                if (status == 0 && ((struct dm_stat *)answer)->type != FS_TYPE_FILE)
-                    status = E_INVAL;
-                if (status == 0)
-                    status = bm_call(BM_TRUNCATE, q->arg[0], 0, 0, -1, 0);
-                value = 0, len = 0;
-                break;
-            case FS_SYNC:
-                status = bm_call(BM_SYNC, 0, 0, 0, -1, &value);
-                break;
-            case FS_STATS:
-                status = 0;
-                memcpy(answer, &counts, sizeof counts);
-                len = sizeof counts;
-                break;
-            default:
-                status = E_NOSYS;
-            }
+            status = handle(q, &info, (uint32_t)n, &value, &len, &pass);
         }
         if (info.link >= 0)
             dm_destroylink(info.link);
+        if (status < 0 && pass >= 0) {
+            dm_destroylink(pass);
+            pass = DM_NO_LINK;
+        }
         if (info.reply >= 0)
-            sv_reply(info.reply, status, value, answer, status < 0 ? 0 : len, DM_NO_LINK);
+            sv_reply(info.reply, status, value, answer, status < 0 ? 0 : len, pass);
+        else if (pass >= 0)
+            dm_destroylink(pass);
     }
 }

@@ -142,16 +142,19 @@ static long read_program(const char *name, long *image_link, void **image)
     if (len < 0 || (size_t)len >= sizeof path)
         return E_NOTFOUND;
     struct dm_stat st;
-    long ino = fs_open(path, &st);
-    if (ino < 0)
-        return ino == E_NOTFOUND || ino == E_INVAL ? E_NOTFOUND : ino;
+    long file = fs_open(path, FS_ACCESS_READ, &st);
+    if (file < 0)
+        return file == E_NOTFOUND || file == E_INVAL ? E_NOTFOUND : file;
+    long got = 0;
     if (st.type != FS_TYPE_FILE)
-        return E_NOTFOUND;
-    if (st.size == 0 || st.size > PROGRAM_MAX)
-        return st.size ? E_TOOBIG : E_BADREQ;
-    if (!(*image = malloc(st.size)))
-        return E_NOMEM;
-    long got = fs_read((uint32_t)ino, 0, *image, st.size);
+        got = E_NOTFOUND;
+    else if (st.size == 0 || st.size > PROGRAM_MAX)
+        got = st.size ? E_TOOBIG : E_BADREQ;
+    else if (!(*image = malloc(st.size)))
+        got = E_NOMEM;
+    if (got == 0)
+        got = fs_read(file, 0, *image, st.size);
+    fs_close(file);
     if (got >= 0 && (uint64_t)got != st.size)
         got = E_BADREQ;
     if (got >= 0 && (*image_link = dm_createlink(0, 0, LINK_READ, *image, st.size)) < 0)

@@ -398,6 +398,13 @@ def test_reading_a_file_twice_through_the_request_interpreter_counts_exactly():
         out = n.command("run fstest twice /data/f300")
         assert "read 1: misses 300 hits 0 holes 1 inode_reads 0 indirect_reads 1 di_reads 301" in out, out
         assert "read 2: misses 300 hits 0 holes 1 inode_reads 0 indirect_reads 0 di_reads 300" in out, out
+        # A file link grants what it was opened for, and reads and writes come over file links only.
+        out = n.command("run fstest rights /data/f41 /data")
+        assert out == ("write over a read-only file link: E_RIGHTS\n"
+                       "read over the fs link: E_BADREQ\n"
+                       "truncate over a read-only file link: E_RIGHTS\n"
+                       "write access to a directory: E_STATE\n"
+                       "read over the read-only file link: E_OK, 16 bytes\n"), out
         assert n.halt() == 0
 
 

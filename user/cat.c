@@ -11,17 +11,20 @@ int main(int argc, char **argv)
     int status = 0;
     for (int i = 1; i < argc; i++) {
         struct dm_stat st;
-        long ino = fs_open(argv[i], &st);
-        if (ino >= 0 && st.type == FS_TYPE_DIR)
-            ino = E_INVAL;
-        if (ino < 0) {
-            fprintf(stderr, "cat: %s: %s\n", argv[i], ino == E_INVAL ? "is a directory" : dm_error_text(ino));
+        long file = fs_open(argv[i], FS_ACCESS_READ, &st);
+        if (file >= 0 && st.type == FS_TYPE_DIR) {
+            fs_close(file);
+            file = E_INVAL;
+        }
+        if (file < 0) {
+            fprintf(stderr, "cat: %s: %s\n", argv[i], file == E_INVAL ? "is a directory" : dm_error_text(file));
             status = 1;
             continue;
         }
         long n;
-        for (uint64_t at = 0; (n = fs_read((uint32_t)ino, at, buf, sizeof buf)) > 0; at += (uint64_t)n)
+        for (uint64_t at = 0; (n = fs_read(file, at, buf, sizeof buf)) > 0; at += (uint64_t)n)
             fwrite(buf, 1, (size_t)n, stdout);
+        fs_close(file);
         if (n < 0) {
             fprintf(stderr, "cat: %s: %s\n", argv[i], dm_error_text(n));
             status = 1;

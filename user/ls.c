@@ -11,7 +11,7 @@ static int list(const char *path, int long_form)
 {
     static struct fs_dirent entries[60];
     struct dm_stat st;
-    long ino = fs_open(path, &st);
+    long ino = fs_lookup(path, &st);
     if (ino < 0) {
         fprintf(stderr, "ls: %s: %s\n", path, dm_error_text(ino));
         return 1;
@@ -39,7 +39,7 @@ static int list(const char *path, int long_form)
             char full[1024];
             snprintf(full, sizeof full, "%s%s%s", path, path[strlen(path) - 1] == '/' ? "" : "/", entries[i].name);
             struct dm_stat e;
-            if (fs_open(full, &e) < 0)
+            if (fs_lookup(full, &e) < 0)
                 printf("?    %10s %6u %s\n", "?", entries[i].inode, entries[i].name);
             else
                 printf("%-4s %10llu %6u %s\n", e.type == FS_TYPE_DIR ? "dir" : "file", (unsigned long long)e.size,

@@ -121,36 +121,36 @@ static size_t chunk_at(uint64_t at, uint64_t size)
 }
 
 /* Write file[0 .. size) to PATH in CHUNK-byte requests, then sync; the
- * file's inode. */
+ * file's link (read and write access). */
 static long write_file(const uint8_t *file, uint64_t size, struct meter *m)
 {
     long err = fs_unlink(PATH);
     if (err < 0 && err != E_NOTFOUND)
         return err;
     err = 0;
-    long ino = fs_create(PATH, FS_TYPE_FILE);
-    if (ino < 0)
-        return ino;
+    long link = fs_create(PATH, FS_TYPE_FILE, FS_ACCESS_READ | FS_ACCESS_WRITE);
+    if (link < 0)
+        return link;
     meter_start(m);
     for (uint64_t at = 0; at < size && err >= 0; at += CHUNK) {
         size_t n = chunk_at(at, size);
-        long done = fs_write((uint32_t)ino, at, file + at, n);
+        long done = fs_write(link, at, file + at, n);
         err = done < 0 ? done : (size_t)done != n ? E_STATE : 0;
     }
     if (err >= 0)
         err = fs_sync();
     meter_stop(m);
-    return err < 0 ? err : ino;
+    return err < 0 ? err : link;
 }
 
 /* Read the file into file[0 .. size) in CHUNK-byte requests. */
-static long read_file(uint32_t ino, uint8_t *file, uint64_t size, struct meter *m)
+static long read_file(long link, uint8_t *file, uint64_t size, struct meter *m)
 {
     long err = 0;
     meter_start(m);
     for (uint64_t at = 0; at < size && err >= 0; at += CHUNK) {
         size_t n = chunk_at(at, size);
-        long done = fs_read(ino, at, file + at, n);
+        long done = fs_read(link, at, file + at, n);
         err = done < 0 ? done : (size_t)done != n ? E_STATE : 0;
     }
     meter_stop(m);
@@ -291,15 +291,19 @@ int main(int argc, char **argv)
     uint64_t written_sum = fnv1a(file, size);
     struct meter write, read, disk;
 
-    long ino = write_file(file, size, &write);
-    if (ino < 0)
-        return fail("write", ino);
+    long link = write_file(file, size, &write);
+    if (link < 0)
+        return fail("write", link);
+    struct dm_stat st;
+    long err = fs_stat(link, &st);
+    if (err < 0)
+        return fail("stat", err);
 
     memset(file, 0, size);
     struct bm_stats before, after;
-    long err = bm_counters(&before);
+    err = bm_counters(&before);
     if (err >= 0)
-        err = read_file((uint32_t)ino, file, size, &read);
+        err = read_file(link, file, size, &read);
     if (err >= 0)
         err = bm_counters(&after);
     if (err < 0)
@@ -310,7 +314,7 @@ int main(int argc, char **argv)
     long area = dm_createlink(0, 0, LINK_WRITE, file, size);
     if (di < 0 || area < 0)
         return fail("disk interface", di < 0 ? di : area);
-    err = file_disk_blocks(di, area, file, (uint32_t)ino, blocks, count);
+    err = file_disk_blocks(di, area, file, st.inode, blocks, count);
     memset(file, 0, size);
     if (err >= 0)
         err = read_disk_blocks(di, area, blocks, count, &disk);

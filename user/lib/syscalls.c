@@ -24,15 +24,15 @@ extern char **environ;
 
 /* ---- file descriptors ----
  * 0 is the console's input, 1 and 2 its output, until closed. A file's
- * descriptor keeps its inode and offset here: the request interpreter is
- * told the offset with every read and write and keeps no state per client
- * (docs/fs-design.md). Paths that do not start with '/' are taken from the
- * root: there is no working directory. */
+ * descriptor keeps its file link (fsclient.h) and its offset here: the
+ * request interpreter is told the offset with every read and write and
+ * keeps no state per client (docs/fs-design.md). Paths that do not start
+ * with '/' are taken from the root: there is no working directory. */
 #define MAX_FILES 32
 enum fd_kind { FD_FREE, FD_CONSOLE_IN, FD_CONSOLE_OUT, FD_FILE };
 struct open_file {
     enum fd_kind kind;
-    uint32_t inode;
+    long     file;      /* the file link */
     int      flags;     /* O_ACCMODE bits and O_APPEND */
     int      is_dir;
     uint64_t offset;
@@ -50,6 +50,8 @@ static int fail(long err, int state)
     case E_NOMEM:    errno = ENOSPC; break;   /* the disk, or its inodes, are full */
     case E_INVAL:    errno = EINVAL; break;
     case E_TOOBIG:   errno = EFBIG; break;
+    case E_RIGHTS:   errno = EBADF; break;
+    case E_LINKFULL: errno = EMFILE; break;
     default:         errno = EIO;
     }
     return -1;
@@ -93,30 +95,35 @@ int _open(const char *path, int flags, int mode)
         errno = EMFILE;
         return -1;
     }
-    int access = flags & O_ACCMODE;
-    long ino = fs_open(full, &st);
-    if (ino == E_NOTFOUND && (flags & O_CREAT)) {
-        ino = fs_create(full, FS_TYPE_FILE);
-        st = (struct dm_stat){ .inode = (uint32_t)ino, .type = FS_TYPE_FILE, .nlink = 1, .size = 0 };
-        if (ino == E_STATE)   /* made by someone else meanwhile */
-            ino = fs_open(full, &st);
-    } else if (ino >= 0 && (flags & O_CREAT) && (flags & O_EXCL)) {
-        errno = EEXIST;
-        return -1;
+    int mode_bits = flags & O_ACCMODE;
+    uint32_t access = mode_bits == O_RDONLY ? FS_ACCESS_READ
+                      : mode_bits == O_WRONLY ? FS_ACCESS_WRITE : FS_ACCESS_READ | FS_ACCESS_WRITE;
+    const struct dm_stat fresh = { .type = FS_TYPE_FILE, .nlink = 1, .size = 0 };
+    long file;
+    if ((flags & O_CREAT) && (flags & O_EXCL)) {
+        file = fs_create(full, FS_TYPE_FILE, access);
+        st = fresh;
+        if (file < 0)
+            return fail(file, EEXIST);
+    } else {
+        file = fs_open(full, access, &st);
+        if (file == E_NOTFOUND && (flags & O_CREAT)) {
+            file = fs_create(full, FS_TYPE_FILE, access);
+            st = fresh;
+            if (file == E_STATE)   /* made by someone else meanwhile */
+                file = fs_open(full, access, &st);
+        }
+        if (file < 0)
+            return fail(file, EISDIR);   /* E_STATE: writing to a directory */
     }
-    if (ino < 0)
-        return fail(ino, EEXIST);
-    if (st.type == FS_TYPE_DIR && access != O_RDONLY) {
-        errno = EISDIR;
-        return -1;
-    }
-    if ((flags & O_TRUNC) && access != O_RDONLY && st.size > 0) {
-        long err = fs_truncate((uint32_t)ino);
-        if (err < 0)
+    if ((flags & O_TRUNC) && mode_bits != O_RDONLY && st.size > 0) {
+        long err = fs_truncate(file);
+        if (err < 0) {
+            fs_close(file);
             return fail(err, EIO);
+        }
     }
-    files[fd] = (struct open_file){ FD_FILE, (uint32_t)ino, flags & (O_ACCMODE | O_APPEND),
-                                    st.type == FS_TYPE_DIR, 0 };
+    files[fd] = (struct open_file){ FD_FILE, file, flags & (O_ACCMODE | O_APPEND), st.type == FS_TYPE_DIR, 0 };
     return fd;
 }
 
@@ -150,12 +157,12 @@ int _write(int fd, const void *buf, size_t n)
     }
     if (f->flags & O_APPEND) {
         struct dm_stat st;
-        long err = fs_stat(f->inode, &st);
+        long err = fs_stat(f->file, &st);
         if (err < 0)
             return fail(err, EIO);
         f->offset = st.size;
     }
-    long done = fs_write(f->inode, f->offset, buf, n);
+    long done = fs_write(f->file, f->offset, buf, n);
     if (done < 0)
         return fail(done, EIO);
     f->offset += (uint64_t)done;
@@ -185,7 +192,7 @@ int _read(int fd, void *buf, size_t n)
         errno = EISDIR;
         return -1;
     }
-    long done = fs_read(f->inode, f->offset, buf, n);
+    long done = fs_read(f->file, f->offset, buf, n);
     if (done < 0)
         return fail(done, EIO);
     f->offset += (uint64_t)done;
@@ -206,7 +213,7 @@ off_t _lseek(int fd, off_t offset, int whence)
         base = (int64_t)f->offset;
     } else if (whence == SEEK_END) {
         struct dm_stat st;
-        long err = fs_stat(f->inode, &st);
+        long err = fs_stat(f->file, &st);
         if (err < 0)
             return fail(err, EIO);
         base = (int64_t)st.size;
@@ -227,6 +234,8 @@ int _close(int fd)
     struct open_file *f = descriptor(fd);
     if (!f)
         return -1;
+    if (f->kind == FD_FILE)
+        fs_close(f->file);
     f->kind = FD_FREE;
     return 0;
 }
@@ -253,7 +262,7 @@ int _fstat(int fd, struct stat *st)
         return 0;
     }
     struct dm_stat d;
-    long err = fs_stat(f->inode, &d);
+    long err = fs_stat(f->file, &d);
     if (err < 0)
         return fail(err, EIO);
     stat_from(&d, st);
@@ -266,7 +275,7 @@ int _stat(const char *path, struct stat *st)
     struct dm_stat d;
     if (absolute(path, full, sizeof full) < 0)
         return -1;
-    long err = fs_open(full, &d);
+    long err = fs_lookup(full, &d);
     if (err < 0)
         return fail(err, EIO);
     stat_from(&d, st);
@@ -295,7 +304,7 @@ int mkdir(const char *path, mode_t mode)
     char full[1024];
     if (absolute(path, full, sizeof full) < 0)
         return -1;
-    long err = fs_create(full, FS_TYPE_DIR);
+    long err = fs_create(full, FS_TYPE_DIR, 0);
     return err < 0 ? fail(err, EEXIST) : 0;
 }
 
@@ -305,7 +314,7 @@ int rmdir(const char *path)
     struct dm_stat st;
     if (absolute(path, full, sizeof full) < 0)
         return -1;
-    long err = fs_open(full, &st);
+    long err = fs_lookup(full, &st);
     if (err >= 0 && st.type != FS_TYPE_DIR) {
         errno = ENOTDIR;
         return -1;

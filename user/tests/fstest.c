@@ -8,6 +8,10 @@
  *                                       its size and checksum (FNV-1a, 64 bits)
  *   fstest rm PATH
  *   fstest stats                        the request interpreter's counters
+ *   fstest rights FILE DIR              what the request interpreter refuses: a
+ *                                       write over a read-only file link, a read
+ *                                       over the "fs" link, write access to a
+ *                                       directory
  *   fstest twice PATH                   read PATH twice in 4096-byte requests
  *                                       and print what the buffer manager and
  *                                       the disk interface counted for each
@@ -20,16 +24,21 @@
 #include "dmlib.h"
 #include "fsproto.h"
 
+static long file_link = -1;   /* the file link the last open or create passed */
 static long fs;
 
-static long call(uint32_t op, const char *path, int64_t a0, int64_t a1, int64_t a2, long link, int64_t *value,
-                 void *data, uint32_t cap)
+/* A request over link `via` (fs, or a file link); a file link passed with
+ * the answer goes to *file_link when asked for. */
+static long call(long via, uint32_t op, const char *path, int64_t a0, int64_t a1, int64_t a2, long link,
+                 int64_t *value, void *data, uint32_t cap)
 {
     struct sv_call c = { .op = op, .arg = { a0, a1, a2 }, .data = path, .len = path ? (uint32_t)strlen(path) + 1 : 0,
                          .pass = link, .reply_data = data, .reply_cap = cap };
-    long status = sv_call(fs, &c);
+    long status = sv_call(via, &c);
     if (value)
         *value = c.value;
+    if (c.reply_link >= 0)
+        file_link = c.reply_link;
     return status;
 }
 
@@ -38,15 +47,16 @@ static uint8_t pattern(uint64_t i, unsigned seed)
     return (uint8_t)((i * 131 + seed) ^ (i >> 11));
 }
 
-/* Read all of inode ino in 4096-byte requests; its checksum, or an error. */
-static long read_all(int64_t ino, uint64_t *total, uint64_t *h)
+/* Read all of the file that link `file` names in 4096-byte requests; its
+ * checksum, or an error. */
+static long read_all(long file, uint64_t *total, uint64_t *h)
 {
     static uint8_t buf[FS_BLOCK_SIZE];
     int64_t got;
     *total = 0, *h = 0xcbf29ce484222325ull;
     for (;;) {
         long link = dm_createlink(0, 0, LINK_WRITE, buf, sizeof buf);
-        long err = call(FS_READ, 0, ino, (int64_t)*total, sizeof buf, link, &got, 0, 0);
+        long err = call(file, FS_READ, 0, (int64_t)*total, sizeof buf, 0, link, &got, 0, 0);
         if (err < 0 || got == 0)
             return err;
         for (int64_t i = 0; i < got; i++)
@@ -79,16 +89,16 @@ int main(int argc, char **argv)
     if (argc == 6 && strcmp(argv[1], "write") == 0) {
         uint64_t size = (uint64_t)atoll(argv[3]), chunk = (uint64_t)atoll(argv[5]);
         unsigned seed = (unsigned)atoi(argv[4]);
-        long err = call(FS_OPEN, argv[2], 0, 0, 0, DM_NO_LINK, &ino, 0, 0);
+        long err = call(fs, FS_OPEN, argv[2], FS_ACCESS_WRITE, 0, 0, DM_NO_LINK, &ino, 0, 0);
         if (err == E_NOTFOUND)
-            err = call(FS_CREATE, argv[2], FS_TYPE_FILE, 0, 0, DM_NO_LINK, &ino, 0, 0);
+            err = call(fs, FS_CREATE, argv[2], FS_TYPE_FILE, FS_ACCESS_WRITE, 0, DM_NO_LINK, &ino, 0, 0);
         uint8_t *buf = malloc(chunk);
         for (uint64_t at = 0; err >= 0 && at < size; at += (uint64_t)got) {
             uint64_t n = size - at < chunk ? size - at : chunk;
             for (uint64_t i = 0; i < n; i++)
                 buf[i] = pattern(at + i, seed);
             long link = dm_createlink(0, 0, LINK_READ, buf, n);
-            err = call(FS_WRITE, 0, ino, (int64_t)at, (int64_t)n, link, &got, 0, 0);
+            err = call(file_link, FS_WRITE, 0, (int64_t)at, (int64_t)n, 0, link, &got, 0, 0);
             if (err >= 0 && got != (int64_t)n)
                 err = E_INVAL;
         }
@@ -102,11 +112,11 @@ int main(int argc, char **argv)
     if (argc == 4 && strcmp(argv[1], "read") == 0) {
         struct dm_stat st;
         uint64_t chunk = (uint64_t)atoll(argv[3]), total = 0, h = 0xcbf29ce484222325ull;
-        long err = call(FS_OPEN, argv[2], 0, 0, 0, DM_NO_LINK, &ino, &st, sizeof st);
+        long err = call(fs, FS_OPEN, argv[2], FS_ACCESS_READ, 0, 0, DM_NO_LINK, &ino, &st, sizeof st);
         uint8_t *buf = malloc(chunk);
         while (err >= 0) {
             long link = dm_createlink(0, 0, LINK_WRITE, buf, chunk);
-            err = call(FS_READ, 0, ino, (int64_t)total, (int64_t)chunk, link, &got, 0, 0);
+            err = call(file_link, FS_READ, 0, (int64_t)total, (int64_t)chunk, 0, link, &got, 0, 0);
             if (err < 0 || got == 0)
                 break;
             for (int64_t i = 0; i < got; i++)
@@ -122,13 +132,13 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc == 3 && strcmp(argv[1], "rm") == 0) {
-        long err = call(FS_UNLINK, argv[2], 0, 0, 0, DM_NO_LINK, 0, 0, 0);
+        long err = call(fs, FS_UNLINK, argv[2], 0, 0, 0, DM_NO_LINK, 0, 0, 0);
         printf("%s: %s\n", argv[2], err < 0 ? dm_error_name(err) : "removed");
         return err < 0;
     }
     if (argc == 2 && strcmp(argv[1], "stats") == 0) {
         struct ri_counts k;
-        if (call(FS_STATS, 0, 0, 0, 0, DM_NO_LINK, 0, &k, sizeof k) < 0)
+        if (call(fs, FS_STATS, 0, 0, 0, 0, DM_NO_LINK, 0, &k, sizeof k) < 0)
             return 1;
         printf("read %llu write %llu bm_requests %llu dm_requests %llu bytes_read %llu bytes_written %llu\n",
                (unsigned long long)k.requests[FS_READ], (unsigned long long)k.requests[FS_WRITE],
@@ -136,15 +146,37 @@ int main(int argc, char **argv)
                (unsigned long long)k.bytes_read, (unsigned long long)k.bytes_written);
         return 0;
     }
+    if (argc == 4 && strcmp(argv[1], "rights") == 0) {
+        static uint8_t buf[16];
+        long err = call(fs, FS_OPEN, argv[2], FS_ACCESS_READ, 0, 0, DM_NO_LINK, &ino, 0, 0);
+        if (err < 0) {
+            printf("%s: %s\n", argv[2], dm_error_name(err));
+            return 1;
+        }
+        long read_only = file_link;
+        long link = dm_createlink(0, 0, LINK_READ, buf, sizeof buf);
+        printf("write over a read-only file link: %s\n",
+               dm_error_name(call(read_only, FS_WRITE, 0, 0, sizeof buf, 0, link, &got, 0, 0)));
+        link = dm_createlink(0, 0, LINK_WRITE, buf, sizeof buf);
+        printf("read over the fs link: %s\n", dm_error_name(call(fs, FS_READ, 0, 0, sizeof buf, 0, link, &got, 0, 0)));
+        printf("truncate over a read-only file link: %s\n",
+               dm_error_name(call(read_only, FS_TRUNCATE, 0, 0, 0, 0, DM_NO_LINK, 0, 0, 0)));
+        printf("write access to a directory: %s\n",
+               dm_error_name(call(fs, FS_OPEN, argv[3], FS_ACCESS_WRITE, 0, 0, DM_NO_LINK, &ino, 0, 0)));
+        link = dm_createlink(0, 0, LINK_WRITE, buf, sizeof buf);
+        err = call(read_only, FS_READ, 0, 0, sizeof buf, 0, link, &got, 0, 0);
+        printf("read over the read-only file link: %s, %lld bytes\n", dm_error_name(err), (long long)got);
+        return 0;
+    }
     if (argc == 3 && strcmp(argv[1], "twice") == 0) {
         struct bm_stats b[3];
         struct di_stats d[3];
         uint64_t total, h;
-        long err = call(FS_OPEN, argv[2], 0, 0, 0, DM_NO_LINK, &ino, 0, 0);
+        long err = call(fs, FS_OPEN, argv[2], FS_ACCESS_READ, 0, 0, DM_NO_LINK, &ino, 0, 0);
         for (int pass = 0; err >= 0 && pass < 3; pass++) {
             if ((err = counters(&b[pass], &d[pass])) < 0 || pass == 2)
                 break;
-            err = read_all(ino, &total, &h);
+            err = read_all(file_link, &total, &h);
             if (err >= 0)
                 printf("read %d: %llu bytes fnv %016llx\n", pass + 1, (unsigned long long)total,
                        (unsigned long long)h);
@@ -163,6 +195,7 @@ int main(int argc, char **argv)
                    (unsigned long long)(d[pass].reads - d[pass - 1].reads));
         return 0;
     }
-    printf("usage: fstest write PATH SIZE SEED CHUNK | read PATH CHUNK | rm PATH | stats | twice PATH\n");
+    printf("usage: fstest write PATH SIZE SEED CHUNK | read PATH CHUNK | rm PATH | stats | rights FILE DIR | "
+           "twice PATH\n");
     return 2;
 }

@@ -34,17 +34,18 @@ static void fail(const char *what, const char *path, long err)
 static void write_file(const char *path, uint64_t size, uint32_t n)
 {
     static uint8_t buf[CHUNK];
-    long ino = fs_create(path, FS_TYPE_FILE);
-    if (ino < 0)
-        fail("create", path, ino);
+    long file = fs_create(path, FS_TYPE_FILE, FS_ACCESS_WRITE);
+    if (file < 0)
+        fail("create", path, file);
     for (uint64_t at = 0; at < size; at += CHUNK) {
         uint64_t len = size - at < CHUNK ? size - at : CHUNK;
         for (uint64_t i = 0; i < len; i++)
             buf[i] = (uint8_t)(at + i + n);
-        long got = fs_write((uint32_t)ino, at, buf, len);
+        long got = fs_write(file, at, buf, len);
         if (got < 0)
             fail("write", path, got);
     }
+    fs_close(file);
 }
 
 int main(int argc, char **argv)
@@ -56,7 +57,7 @@ int main(int argc, char **argv)
     const char *dir = argv[1];
     uint64_t size = (uint64_t)atoll(argv[2]);
     uint32_t sync_every = (uint32_t)atol(argv[3]);
-    long err = fs_create(dir, FS_TYPE_DIR);
+    long err = fs_create(dir, FS_TYPE_DIR, 0);
     if (err < 0)
         fail("mkdir", dir, err);
     printf("fswriter: writing\n");
