@@ -6,6 +6,10 @@
  * MOVEDATA straight between the buffer manager and the user's data area
  * (the user's link is handed on); only the partial blocks at the ends of a
  * request go through the request interpreter's own buffer.
+ *
+ * Requests by path come over the registered link; opening a file answers
+ * with a file link, whose code names the inode and the access granted, and
+ * the file's reads and writes come over that (fs/fsproto.h).
  */
 #include <string.h>
 #include "dmlib.h"
