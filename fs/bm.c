@@ -180,10 +180,13 @@ static uint32_t allocate_block(long *err)
     return 0;
 }
 
-/* The inode ino's place in the cache; 0 with *err on failure. */
-static struct fs_inode *inode_in_cache(uint32_t ino, long *err)
+/* The inode of file `id` (FS_FILE_ID: inode and generation) in the cache;
+ * 0 with *err on failure, E_NOTFOUND for a free inode or one of another
+ * generation (the file was removed). */
+static struct fs_inode *inode_in_cache(int64_t id, long *err)
 {
-    if (ino == 0 || ino >= superblock.inode_count) {
+    uint32_t ino = FS_FILE_INODE(id), generation = FS_FILE_GENERATION(id);
+    if (id < 0 || ino == 0 || ino >= superblock.inode_count) {
         *err = E_NOTFOUND;
         return 0;
     }
@@ -191,7 +194,7 @@ static struct fs_inode *inode_in_cache(uint32_t ino, long *err)
     if (!table)
         return 0;
     struct fs_inode *inode = (struct fs_inode *)(table + (ino % FS_INODES_PER_BLOCK) * FS_INODE_SIZE);
-    if (inode->type == FS_TYPE_FREE) {
+    if (inode->type == FS_TYPE_FREE || (generation && generation != (inode->generation ? inode->generation : 1))) {
         *err = E_NOTFOUND;
         return 0;
     }
@@ -218,10 +221,10 @@ static long fill_slot(uint32_t *slot, const uint8_t *holder, int allocate)
 
 /* Disk block of file block n of inode ino (0 for a hole), allocating the
  * missing blocks on the way when `allocate`; its size in *size. */
-static long map_file_block(uint32_t ino, uint64_t n, int allocate, uint32_t *disk_block, uint64_t *size)
+static long map_file_block(int64_t file, uint64_t n, int allocate, uint32_t *disk_block, uint64_t *size)
 {
     long err = 0;
-    struct fs_inode *inode = inode_in_cache(ino, &err);
+    struct fs_inode *inode = inode_in_cache(file, &err);
     if (!inode)
         return err;
     *size = inode->size;
@@ -286,11 +289,11 @@ static long free_tree(uint32_t b, int depth)
     return free_block(b);
 }
 
-/* BM_TRUNCATE: every block of inode ino back to the bitmap; size 0. */
-static long truncate_inode(uint32_t ino)
+/* BM_TRUNCATE: every block of the file back to the bitmap; size 0. */
+static long truncate_inode(int64_t file)
 {
     long err = 0;
-    struct fs_inode *inode = inode_in_cache(ino, &err);
+    struct fs_inode *inode = inode_in_cache(file, &err);
     if (!inode)
         return err;
     struct fs_inode copy = *inode;   /* freeing may evict the inode's block */
@@ -302,7 +305,7 @@ static long truncate_inode(uint32_t ino)
         err = free_tree(copy.double_indirect, 2);
     if (err)
         return err;
-    if (!(inode = inode_in_cache(ino, &err)))
+    if (!(inode = inode_in_cache(file, &err)))
         return err;
     memset(inode->direct, 0, sizeof inode->direct);
     inode->indirect = inode->double_indirect = 0;
@@ -312,7 +315,7 @@ static long truncate_inode(uint32_t ino)
 }
 
 /* BM_INODE_INIT: make inode ino fresh (any old contents are forgotten). */
-static long init_inode(uint32_t ino, uint16_t type, uint16_t nlink)
+static long init_inode(uint32_t ino, uint16_t type, uint16_t nlink, int64_t *generation_out)
 {
     if (ino == 0 || ino >= superblock.inode_count || type > FS_TYPE_DIR)
         return ino == 0 || ino >= superblock.inode_count ? E_NOTFOUND : E_INVAL;
@@ -321,9 +324,12 @@ static long init_inode(uint32_t ino, uint16_t type, uint16_t nlink)
     if (!table)
         return err;
     struct fs_inode *inode = (struct fs_inode *)(table + (ino % FS_INODES_PER_BLOCK) * FS_INODE_SIZE);
+    uint32_t generation = inode->generation ? inode->generation : 1;
     memset(inode, 0, sizeof *inode);
     inode->type = type;
     inode->nlink = type == FS_TYPE_FREE ? 0 : nlink;
+    inode->generation = type == FS_TYPE_FREE ? generation : FS_GENERATION_NEXT(generation);
+    *generation_out = inode->generation;
     mark_dirty(table);
     return 0;
 }
@@ -436,7 +442,7 @@ static long handle(const struct sv_request *q, long area, int64_t *value)
         uint32_t b = 0;
         uint64_t size = 0;
         long err = q->arg[0] < 0 || q->arg[1] < 0 ? E_BOUNDS
-                   : map_file_block((uint32_t)q->arg[0], (uint64_t)q->arg[1], 0, &b, &size);
+                   : map_file_block(q->arg[0], (uint64_t)q->arg[1], 0, &b, &size);
         if (err == 0)
             err = b ? send_block(b, area, (uint64_t)q->arg[2]) : send_hole(area, (uint64_t)q->arg[2]);
         *value = (int64_t)size;
@@ -454,7 +460,7 @@ static long handle(const struct sv_request *q, long area, int64_t *value)
                 return E_BOUNDS;
             b = (uint32_t)q->arg[0];
         } else if (q->arg[0] < 0 || q->arg[1] < 0 ||
-                   (err = map_file_block((uint32_t)q->arg[0], (uint64_t)q->arg[1], 1, &b, &size))) {
+                   (err = map_file_block(q->arg[0], (uint64_t)q->arg[1], 1, &b, &size))) {
             return err ? err : E_BOUNDS;
         }
         int missed;
@@ -472,9 +478,9 @@ static long handle(const struct sv_request *q, long area, int64_t *value)
     }
     case BM_SET_SIZE: {
         long err = 0;
-        struct fs_inode *inode = q->arg[0] < 0 ? 0 : inode_in_cache((uint32_t)q->arg[0], &err);
+        struct fs_inode *inode = inode_in_cache(q->arg[0], &err);
         if (!inode)
-            return err ? err : E_NOTFOUND;
+            return err;
         if (q->arg[1] < 0 || (uint64_t)q->arg[1] > FS_MAX_FILE_SIZE)
             return E_BOUNDS;
         inode->size = (uint64_t)q->arg[1];
@@ -482,7 +488,7 @@ static long handle(const struct sv_request *q, long area, int64_t *value)
         return 0;
     }
     case BM_INODE_INIT:
-        return init_inode((uint32_t)q->arg[0], (uint16_t)q->arg[1], (uint16_t)q->arg[2]);
+        return init_inode((uint32_t)q->arg[0], (uint16_t)q->arg[1], (uint16_t)q->arg[2], value);
     case BM_INODE_LINKS: {
         long err = 0;
         struct fs_inode *inode = q->arg[0] < 0 ? 0 : inode_in_cache((uint32_t)q->arg[0], &err);
@@ -497,7 +503,7 @@ static long handle(const struct sv_request *q, long area, int64_t *value)
         return 0;
     }
     case BM_TRUNCATE:
-        return q->arg[0] < 0 ? E_NOTFOUND : truncate_inode((uint32_t)q->arg[0]);
+        return truncate_inode(q->arg[0]);
     case BM_SYNC: {
         long written = sync_all();
         if (written < 0)

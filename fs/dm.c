@@ -206,7 +206,15 @@ static long add_entry(uint32_t dir, struct fs_inode *dir_inode, uint32_t ino, co
     return err < 0 ? err : 0;
 }
 
-static long create(const char *path, int64_t type, int64_t *value)
+/* The answer about an inode: struct dm_stat. */
+static struct dm_stat stat_of(uint32_t ino, const struct fs_inode *inode)
+{
+    return (struct dm_stat){ .inode = ino, .type = inode->type, .nlink = inode->nlink, .size = inode->size,
+                             .generation = inode->generation ? inode->generation : 1 };
+}
+
+/* DMG_CREATE: the new inode in *value, what it is in *st. */
+static long create(const char *path, int64_t type, int64_t *value, struct dm_stat *st)
 {
     char parent[1024];
     const char *name;
@@ -227,7 +235,8 @@ static long create(const char *path, int64_t type, int64_t *value)
     if (!(ino = allocate_inode(&err)))
         return err;
     /* The new inode is complete before the entry that names it is written. */
-    err = bm_request(BM_INODE_INIT, ino, type, type == FS_TYPE_DIR ? 2 : 1, 0, 0);
+    int64_t generation = 0;
+    err = bm_request(BM_INODE_INIT, ino, type, type == FS_TYPE_DIR ? 2 : 1, 0, &generation);
     if (!err && type == FS_TYPE_DIR) {
         memset(block, 0, sizeof block);
         struct fs_dirent *d = (struct fs_dirent *)block;
@@ -244,6 +253,9 @@ static long create(const char *path, int64_t type, int64_t *value)
     if (err >= 0 && (err = read_inode(dir, &dir_inode)) == 0)
         err = add_entry(dir, &dir_inode, ino, name);
     *value = ino;
+    *st = (struct dm_stat){ .inode = ino, .type = (uint16_t)type, .nlink = type == FS_TYPE_DIR ? 2 : 1,
+                            .size = type == FS_TYPE_DIR ? 2 * sizeof(struct fs_dirent) : 0,
+                            .generation = (uint32_t)generation };
     return err < 0 ? err : 0;
 }
 
@@ -449,7 +461,7 @@ int main(void)
             status = E_BADREQ;
         } else if (q->op == DMG_LOOKUP) {
             if ((status = lookup(path, &ino, &inode)) == 0) {
-                st = (struct dm_stat){ ino, inode.type, inode.nlink, inode.size };
+                st = stat_of(ino, &inode);
                 value = ino, data = &st, len = sizeof st;
             }
         } else if (q->op == DMG_LIST) {
@@ -463,18 +475,21 @@ int main(void)
                 value = l.count, data = entries, len = l.count * sizeof entries[0];
             }
         } else if (q->op == DMG_CREATE) {
-            status = create(path, q->arg[0], &value);
+            if ((status = create(path, q->arg[0], &value, &st)) == 0)
+                data = &st, len = sizeof st;
         } else if (q->op == DMG_UNLINK) {
             status = unlink_path(path);
         } else if (q->op == DMG_RENAME) {
             const char *second = path + strlen(path) + 1;
             status = second < (const char *)message + n ? rename_path(path, second) : E_INVAL;
         } else if (q->op == DMG_STAT) {
-            if (q->arg[0] <= 0 || q->arg[0] > UINT32_MAX)
-                status = E_NOTFOUND;
-            else if ((status = read_inode((uint32_t)q->arg[0], &inode)) == 0) {
-                st = (struct dm_stat){ (uint32_t)q->arg[0], inode.type, inode.nlink, inode.size };
-                value = q->arg[0], data = &st, len = sizeof st;
+            uint32_t generation = FS_FILE_GENERATION(q->arg[0]);
+            ino = FS_FILE_INODE(q->arg[0]);
+            if ((status = read_inode(ino, &inode)) == 0 && generation && generation != stat_of(ino, &inode).generation)
+                status = E_NOTFOUND;   /* removed, and the inode given to another file */
+            if (status == 0) {
+                st = stat_of(ino, &inode);
+                value = ino, data = &st, len = sizeof st;
             }
         } else if (q->op == DMG_STATS) {
             status = 0, data = &counts, len = sizeof counts;

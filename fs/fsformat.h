@@ -73,7 +73,10 @@ struct fs_superblock {
 struct fs_inode {
     uint16_t type;                /* FS_TYPE_* */
     uint16_t nlink;               /* directory entries naming it */
-    uint32_t reserved0;
+    uint32_t generation;          /* 1 up, bumped each time the inode is made anew
+                                     (0 in an image made by dmfs: the same as 1), so
+                                     that a file link to a removed file cannot reach
+                                     the next file given its inode (fs/fsproto.h) */
     uint64_t size;                /* bytes */
     uint64_t mtime_ns;            /* last change, ns since 1970 */
     uint32_t direct[FS_NDIRECT];

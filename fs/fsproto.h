@@ -42,6 +42,16 @@ struct di_stats {
 #define FS_ACCESS_READ  1u
 #define FS_ACCESS_WRITE 2u
 
+/* A file as the buffer manager's file requests name it (arg0): its inode,
+ * and in bits 32-60 the generation the requester knows it by (fs_inode.
+ * generation), or 0 to take the inode as it is (the directory manager's own
+ * requests). A generation the inode no longer has means the file was
+ * removed and its inode given to another: E_NOTFOUND. */
+#define FS_FILE_ID(inode, generation) ((int64_t)((uint64_t)(generation) << 32 | (uint32_t)(inode)))
+#define FS_FILE_INODE(id)      ((uint32_t)(uint64_t)(id))
+#define FS_FILE_GENERATION(id) ((uint32_t)((uint64_t)(id) >> 32) & 0x1fffffffu)
+#define FS_GENERATION_NEXT(g)  ((g) >= 0x1fffffffu ? 1u : (g) + 1u)
+
 enum fs_op {
     FS_OPEN = 1,      /* data = path, arg0 = access (FS_ACCESS_*, or 0): value = inode;
                          answer data = struct dm_stat; with access, the answer passes a
@@ -77,20 +87,21 @@ struct ri_counts {
  * between a cache buffer and the passed link's data area. */
 enum bm_op {
     BM_READ_BLOCK = 1,  /* arg0 = disk block, arg1 = offset in the passed area (write right) */
-    BM_READ_FILE,       /* arg0 = inode, arg1 = file block, arg2 = offset in the passed area;
+    BM_READ_FILE,       /* arg0 = file (FS_FILE_ID), arg1 = file block, arg2 = offset in the passed area;
                            a hole reads as zeros. value = the file's size in bytes */
     BM_STATS,           /* data = struct bm_stats */
     BM_WRITE_BLOCK,     /* arg0 = disk block, arg1 = offset in the passed area (read right) */
-    BM_WRITE_FILE,      /* arg0 = inode, arg1 = file block, arg2 = offset in the passed area:
+    BM_WRITE_FILE,      /* arg0 = file (FS_FILE_ID), arg1 = file block, arg2 = offset in the passed area:
                            the whole block; missing blocks (and indirect blocks) are allocated */
-    BM_SET_SIZE,        /* arg0 = inode, arg1 = its size in bytes */
+    BM_SET_SIZE,        /* arg0 = file (FS_FILE_ID), arg1 = its size in bytes */
     BM_SYNC,            /* write every changed block to the disk; value = blocks written.
                            arg0 = 1: the final sync at shutdown, after which the superblock
                            is written as CLEAN (until the next change marks it MOUNTED) */
     BM_INODE_INIT,      /* arg0 = inode, arg1 = type, arg2 = nlink: a fresh, empty inode
-                           (FS_TYPE_FREE: cleared) */
+                           of the next generation, the value (FS_TYPE_FREE: cleared,
+                           the generation kept) */
     BM_INODE_LINKS,     /* arg0 = inode, arg1 = change of nlink; value = the new nlink */
-    BM_TRUNCATE,        /* arg0 = inode: free all its blocks; size 0 */
+    BM_TRUNCATE,        /* arg0 = file (FS_FILE_ID): free all its blocks; size 0 */
 };
 #define BM_NKINDS 11
 
@@ -124,14 +135,14 @@ enum dm_op {
                          fs_dirent[], value = how many */
     DMG_STATS,        /* data = struct dm_counts */
     DMG_CREATE,       /* data = path, arg0 = FS_TYPE_FILE or FS_TYPE_DIR: value = the new
-                         inode; E_STATE if the name exists */
+                         inode; answer data = struct dm_stat; E_STATE if the name exists */
     DMG_UNLINK,       /* data = path: remove the name (a directory must be empty, else
                          E_STATE); the inode and its blocks are freed with its last name */
     DMG_RENAME,       /* data = old path NUL new path NUL: the object named old is named
                          new instead. An existing new of the same type is replaced (a
                          directory only if empty), else E_STATE; a directory cannot move
                          into itself (E_INVAL) */
-    DMG_STAT,         /* arg0 = inode: answer data = struct dm_stat */
+    DMG_STAT,         /* arg0 = file (FS_FILE_ID): answer data = struct dm_stat */
 };
 #define DMG_NKINDS 8
 
@@ -140,6 +151,8 @@ struct dm_stat {
     uint16_t type;            /* FS_TYPE_FILE or FS_TYPE_DIR */
     uint16_t nlink;
     uint64_t size;
+    uint32_t generation;      /* fs_inode.generation, at least 1 */
+    uint32_t reserved;
 };
 
 /* What the directory manager counts. */

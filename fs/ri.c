@@ -34,13 +34,13 @@ static long bm_call(uint32_t op, int64_t a0, int64_t a1, int64_t a2, long link, 
     return status;
 }
 
-/* FS_READ: bytes [offset, offset+length) of inode ino into the user's area. */
-static long read_file(uint32_t ino, uint64_t offset, uint64_t length, long user, int64_t *done)
+/* FS_READ: bytes [offset, offset+length) of the file (FS_FILE_ID) into the user's area. */
+static long read_file(int64_t file, uint64_t offset, uint64_t length, long user, int64_t *done)
 {
     int64_t size;
     uint64_t moved = 0;
     /* The first block comes through our buffer: its answer tells the size. */
-    long err = bm_call(BM_READ_FILE, ino, (int64_t)(offset / FS_BLOCK_SIZE), 0, buffer_link, &size);
+    long err = bm_call(BM_READ_FILE, file, (int64_t)(offset / FS_BLOCK_SIZE), 0, buffer_link, &size);
     if (err < 0)
         return err;
     if (offset >= (uint64_t)size)
@@ -53,10 +53,10 @@ static long read_file(uint32_t ino, uint64_t offset, uint64_t length, long user,
         if (n > length - moved)
             n = length - moved;
         if (moved > 0 && n == FS_BLOCK_SIZE) {
-            err = bm_call(BM_READ_FILE, ino, (int64_t)block, (int64_t)moved, user, 0);   /* straight to the user */
+            err = bm_call(BM_READ_FILE, file, (int64_t)block, (int64_t)moved, user, 0);   /* straight to the user */
         } else {
             if (moved > 0)
-                err = bm_call(BM_READ_FILE, ino, (int64_t)block, 0, buffer_link, 0);
+                err = bm_call(BM_READ_FILE, file, (int64_t)block, 0, buffer_link, 0);
             if (err >= 0)
                 err = dm_movedata(user, moved, DM_SELF, (uint64_t)buffer + within, n);
         }
@@ -69,8 +69,8 @@ static long read_file(uint32_t ino, uint64_t offset, uint64_t length, long user,
     return 0;
 }
 
-/* FS_WRITE: the user's area holds `length` bytes for [offset, ...) of ino. */
-static long write_file(uint32_t ino, uint64_t offset, uint64_t length, long user, int64_t *done)
+/* FS_WRITE: the user's area holds `length` bytes for [offset, ...) of the file. */
+static long write_file(int64_t file, uint64_t offset, uint64_t length, long user, int64_t *done)
 {
     int64_t size = -1;
     uint64_t moved = 0;
@@ -83,20 +83,20 @@ static long write_file(uint32_t ino, uint64_t offset, uint64_t length, long user
         if (n > length - moved)
             n = length - moved;
         if (n == FS_BLOCK_SIZE) {
-            err = bm_call(BM_WRITE_FILE, ino, (int64_t)block, (int64_t)moved, user, &size);
+            err = bm_call(BM_WRITE_FILE, file, (int64_t)block, (int64_t)moved, user, &size);
         } else {   /* part of a block: read it, change it, write it */
-            err = bm_call(BM_READ_FILE, ino, (int64_t)block, 0, buffer_link, &size);
+            err = bm_call(BM_READ_FILE, file, (int64_t)block, 0, buffer_link, &size);
             if (err >= 0)
                 err = dm_movedata(DM_SELF, (uint64_t)buffer + within, user, moved, n);
             if (err >= 0)
-                err = bm_call(BM_WRITE_FILE, ino, (int64_t)block, 0, buffer_link, 0);
+                err = bm_call(BM_WRITE_FILE, file, (int64_t)block, 0, buffer_link, 0);
         }
         if (err < 0)
             return err;
         moved += n;
     }
     if (length && offset + length > (uint64_t)size)
-        err = bm_call(BM_SET_SIZE, ino, (int64_t)(offset + length), 0, -1, 0);
+        err = bm_call(BM_SET_SIZE, file, (int64_t)(offset + length), 0, -1, 0);
     counts.bytes_written += moved;
     *done = (int64_t)moved;
     return err < 0 ? err : 0;
@@ -118,9 +118,11 @@ static long to_dm(uint32_t op, const char *path, uint32_t out_len, int64_t arg0,
     return status;
 }
 
-/* A file link: its code names the inode and the access granted. */
+/* A file link's code: the file (FS_FILE_ID: inode and generation) in bits
+ * 0-60, the access granted in bits 61-62. */
 #define CHANNEL_REQUEST 0   /* the registered link: requests by path */
 #define CHANNEL_FILE    1   /* file links, from FS_OPEN and FS_CREATE */
+#define ACCESS_SHIFT    61
 
 static uint8_t answer[DM_MSG_MAX];
 
@@ -141,7 +143,9 @@ static long open_file(const struct sv_request *q, const char *path, int64_t *val
         return status;
     if (q->op == FS_OPEN && ((struct dm_stat *)answer)->type == FS_TYPE_DIR && (access & FS_ACCESS_WRITE))
         return E_STATE;
-    *pass = dm_createlink(CHANNEL_FILE, (uint64_t)(uint32_t)*value | (uint64_t)access << 32, 0, 0, 0);
+    const struct dm_stat *st = (const struct dm_stat *)answer;
+    *pass = dm_createlink(CHANNEL_FILE, (uint64_t)FS_FILE_ID(st->inode, st->generation) | (uint64_t)access << ACCESS_SHIFT,
+                          0, 0, 0);
     return *pass < 0 ? *pass : 0;
 }
 
@@ -151,7 +155,8 @@ static long file_request(const struct sv_request *q, const struct dm_msg_info *i
 {
     if (info->channel != CHANNEL_FILE)
         return E_BADREQ;
-    uint32_t ino = (uint32_t)info->code, access = (uint32_t)(info->code >> 32);
+    int64_t file = (int64_t)(info->code & ((1ull << ACCESS_SHIFT) - 1));
+    uint32_t access = (uint32_t)(info->code >> ACCESS_SHIFT);
     switch (q->op) {
     case FS_READ:
     case FS_WRITE:
@@ -159,12 +164,12 @@ static long file_request(const struct sv_request *q, const struct dm_msg_info *i
             return E_RIGHTS;
         if (info->link < 0 || q->arg[0] < 0 || q->arg[1] < 0)
             return E_INVAL;
-        return q->op == FS_READ ? read_file(ino, (uint64_t)q->arg[0], (uint64_t)q->arg[1], info->link, value)
-                                : write_file(ino, (uint64_t)q->arg[0], (uint64_t)q->arg[1], info->link, value);
+        return q->op == FS_READ ? read_file(file, (uint64_t)q->arg[0], (uint64_t)q->arg[1], info->link, value)
+                                : write_file(file, (uint64_t)q->arg[0], (uint64_t)q->arg[1], info->link, value);
     case FS_TRUNCATE:   /* a file: write access is given to nothing else */
-        return access & FS_ACCESS_WRITE ? bm_call(BM_TRUNCATE, ino, 0, 0, -1, 0) : E_RIGHTS;
+        return access & FS_ACCESS_WRITE ? bm_call(BM_TRUNCATE, file, 0, 0, -1, 0) : E_RIGHTS;
     case FS_STAT:
-        return to_dm(DMG_STAT, "", 0, ino, value, answer, sizeof answer, len);
+        return to_dm(DMG_STAT, "", 0, file, value, answer, sizeof answer, len);
     }
     return E_NOSYS;
 }

@@ -405,6 +405,10 @@ def test_reading_a_file_twice_through_the_request_interpreter_counts_exactly():
                        "truncate over a read-only file link: E_RIGHTS\n"
                        "write access to a directory: E_STATE\n"
                        "read over the read-only file link: E_OK, 16 bytes\n"), out
+        # A file link to a removed file does not reach the next file given its inode.
+        out = n.command("run fstest stale /data/again")
+        assert out == ("same inode: yes\nwrite over the old link: E_NOTFOUND\n"
+                       "stat over the old link: E_NOTFOUND\nthe new file: E_OK, size 0\n"), out
         assert n.halt() == 0
 
 

@@ -12,6 +12,9 @@
  *                                       write over a read-only file link, a read
  *                                       over the "fs" link, write access to a
  *                                       directory
+ *   fstest stale PATH                   a file link to PATH, kept while PATH is
+ *                                       removed and made again (with the same
+ *                                       inode): the old link no longer reaches it
  *   fstest twice PATH                   read PATH twice in 4096-byte requests
  *                                       and print what the buffer manager and
  *                                       the disk interface counted for each
@@ -168,6 +171,30 @@ int main(int argc, char **argv)
         printf("read over the read-only file link: %s, %lld bytes\n", dm_error_name(err), (long long)got);
         return 0;
     }
+    if (argc == 3 && strcmp(argv[1], "stale") == 0) {
+        static uint8_t buf[16] = "stale data";
+        int64_t old_ino = 0, new_ino = 0;
+        struct dm_stat st;
+        long err = call(fs, FS_CREATE, argv[2], FS_TYPE_FILE, FS_ACCESS_WRITE, 0, DM_NO_LINK, &old_ino, 0, 0);
+        long old_link = file_link;
+        if (err >= 0)
+            err = call(fs, FS_UNLINK, argv[2], 0, 0, 0, DM_NO_LINK, 0, 0, 0);
+        if (err >= 0)
+            err = call(fs, FS_CREATE, argv[2], FS_TYPE_FILE, FS_ACCESS_READ, 0, DM_NO_LINK, &new_ino, 0, 0);
+        if (err < 0) {
+            printf("%s: %s\n", argv[2], dm_error_name(err));
+            return 1;
+        }
+        long link = dm_createlink(0, 0, LINK_READ, buf, sizeof buf);
+        printf("same inode: %s\n", old_ino == new_ino ? "yes" : "no");
+        printf("write over the old link: %s\n",
+               dm_error_name(call(old_link, FS_WRITE, 0, 0, sizeof buf, 0, link, &got, 0, 0)));
+        printf("stat over the old link: %s\n",
+               dm_error_name(call(old_link, FS_STAT, 0, 0, 0, 0, DM_NO_LINK, 0, &st, sizeof st)));
+        err = call(file_link, FS_STAT, 0, 0, 0, 0, DM_NO_LINK, 0, &st, sizeof st);
+        printf("the new file: %s, size %llu\n", dm_error_name(err), (unsigned long long)st.size);
+        return 0;
+    }
     if (argc == 3 && strcmp(argv[1], "twice") == 0) {
         struct bm_stats b[3];
         struct di_stats d[3];
@@ -196,6 +223,6 @@ int main(int argc, char **argv)
         return 0;
     }
     printf("usage: fstest write PATH SIZE SEED CHUNK | read PATH CHUNK | rm PATH | stats | rights FILE DIR | "
-           "twice PATH\n");
+           "stale PATH | twice PATH\n");
     return 2;
 }
