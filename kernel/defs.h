@@ -18,6 +18,7 @@
 #define USER_MEMORY_MAX  (32UL << 20)  /* a process's memory limit */
 #define QUANTUM_TICKS    100000  /* 10 ms of the 10 MHz time CSR */
 #define NS_PER_TICK      100
+#define IDLE_WAKE_TICKS  10000000  /* 1 s: the farthest ahead the timer is ever set */
 /* A kernel call's result when the caller now waits: a0 is set on wake-up. */
 #define RESULT_PENDING   INT64_MIN
 

@@ -41,17 +41,20 @@ void clock_init(void)
 }
 
 /* Next timer interrupt (Sstc's stimecmp): the earliest alarm, and while
- * processes run, the next scheduling tick, whichever comes first. Called
- * when the tick fires, when the alarms change, and when leaving idle --
- * not on every switch, which would cost every message. */
+ * processes run, the next scheduling tick, whichever comes first, but never
+ * more than IDLE_WAKE_TICKS ahead: under `-icount shift=0,sleep=on`, QEMU 7.2
+ * spins a whole host core while the node waits in wfi for a timer set
+ * centuries ahead (no alarm), and idles for one a second ahead. Called when
+ * the tick fires, when the alarms change, and when leaving idle -- not on
+ * every switch, which would cost every message. */
 void timer_program(void)
 {
+    uint64_t now = read_time();
     uint64_t deadline = next_alarm_time() / NS_PER_TICK;
-    if (current) {
-        uint64_t quantum_end = read_time() + QUANTUM_TICKS;
-        if (quantum_end < deadline)
-            deadline = quantum_end;
-    }
+    if (current && now + QUANTUM_TICKS < deadline)
+        deadline = now + QUANTUM_TICKS;
+    if (now + IDLE_WAKE_TICKS < deadline)
+        deadline = now + IDLE_WAKE_TICKS;
     __asm__ volatile("csrw %0, %1" ::"i"(CSR_STIMECMP), "r"(deadline));
 }
 
