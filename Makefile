@@ -9,7 +9,6 @@ B       := build
 NEWLIB  := $(B)/newlib/riscv64-unknown-elf
 ARCH    := -march=rv64gc -mabi=lp64d -mcmodel=medany
 WARN    := -Wall -Wextra -Werror -std=gnu11
-QEMU    := qemu-system-riscv64
 HOSTCC  := cc -std=c11 -Wall -Wextra -Werror -O2 -g
 
 KERNEL_CFLAGS := $(ARCH) $(WARN) -O3 -flto -g -ffreestanding -fno-builtin -nostdlib -mno-relax \
@@ -41,12 +40,11 @@ BIN := $(foreach e,$(DISK_ELVES),$(B)/bin/$(basename $(notdir $(e))))
 SYSTEM_DISK := $(B)/disk.img
 SYSTEM_DISK_MB := 32
 DISK ?= $(SYSTEM_DISK)
+NODES ?= 4
 
-NODE_QEMU = $(QEMU) -M virt -bios none -m 256M -smp 1 -kernel $(B)/kernel.elf -display none \
-            -monitor none -serial stdio -no-reboot -global virtio-mmio.force-legacy=false \
-            -icount shift=0,sleep=on \
-            $(DISK_QEMU)
-DISK_QEMU = -drive file=$(DISK),if=none,format=raw,id=disk0 -device virtio-blk-device,drive=disk0
+# Nodes are started by the cluster launcher, which holds the one QEMU command
+# line (scripts/harness.py, qemu_command) that the tests use too.
+CLUSTER = python3 scripts/cluster.py --disk $(DISK)
 
 .PHONY: all build run test bench gdb setup clean
 .SECONDARY:
@@ -122,15 +120,16 @@ $(B)/tools/dmfs: tools/dmfs.c fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck.h fs/f
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -Ifs -o $@ tools/dmfs.c fs/fsimage.c fs/fsck.c
 
-# Boot one node into the shell (input may be piped); `halt` ends it.
-# The disk is the system disk, or DISK=IMAGE (it must hold /bin/shell).
+# Boot a cluster of NODES nodes with node 0's shell on this terminal (input
+# may be piped); `halt` ends them all. Node 0's disk is the system disk, or
+# DISK=IMAGE (it must hold /bin/shell); the other consoles go to build/cluster/.
 run: all
-	@$(NODE_QEMU)
+	@$(CLUSTER) --nodes $(NODES)
 
-# Start a node stopped, waiting for GDB on $(B)/gdb.sock (see README, Debugging).
+# Start one node stopped, waiting for GDB on $(B)/gdb.sock (see README, Debugging).
 gdb: all
 	@echo "node waiting for GDB: gdb-multiarch -x scripts/gdbinit"
-	@$(NODE_QEMU) -gdb unix:$(B)/gdb.sock,server=on,wait=off -S
+	@$(CLUSTER) --nodes 1 --gdb $(B)/gdb.sock
 
 test: all
 	@python3 scripts/test.py

@@ -52,6 +52,9 @@ def fnv1a(data):
 
 
 def qemu_command(kernel=KERNEL, memory="256M", extra=()):
+    """The QEMU command line of one node, console on stdin/stdout, plus `extra`.
+    The one definition: the tests, the benchmarks and the cluster launcher
+    (scripts/cluster.py, so `make run` and `make gdb` too) all start nodes with it."""
     return ["qemu-system-riscv64", "-M", "virt", "-bios", "none", "-m", memory, "-smp", "1",
             "-kernel", kernel, "-display", "none", "-monitor", "none", "-serial", "stdio",
             "-no-reboot", "-global", "virtio-mmio.force-legacy=false",
@@ -60,12 +63,17 @@ def qemu_command(kernel=KERNEL, memory="256M", extra=()):
 
 class Node:
     """A node; without a disk in `extra` it boots from the system disk (build/disk.img),
-    in snapshot mode so that tests never change it."""
-    def __init__(self, extra=(), boot_timeout=20, wait_prompt=True, kernel=KERNEL):
-        if "-drive" not in extra:
-            extra = disk_args(SYSTEM_DISK, 0, snapshot=True) + list(extra)
-        self.proc = subprocess.Popen(qemu_command(kernel, extra=extra), stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=0)
+    in snapshot mode so that tests never change it. With `command`, that whole command
+    line is started instead (the cluster launcher passes its own; preexec_fn is run in
+    the child before it starts, as subprocess.Popen does)."""
+    def __init__(self, extra=(), boot_timeout=20, wait_prompt=True, kernel=KERNEL, command=None,
+                 preexec_fn=None):
+        if command is None:
+            if "-drive" not in extra:
+                extra = disk_args(SYSTEM_DISK, 0, snapshot=True) + list(extra)
+            command = qemu_command(kernel, extra=extra)
+        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, bufsize=0, preexec_fn=preexec_fn)
         self.output = ""      # everything the node printed
         self.seen = 0         # how much of output expect() has consumed
         if wait_prompt:
