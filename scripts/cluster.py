@@ -108,8 +108,11 @@ class Cluster:
         atexit.register(self.close)
         try:
             os.makedirs(self.logs, exist_ok=True)
-            self._start_switch()
-            self._start_nodes(disk, extra_per_node or (lambda k: []), kernel)
+            try:
+                self._start_switch()
+                self._start_nodes(disk, extra_per_node or (lambda k: []), kernel)
+            except FileNotFoundError as e:
+                raise ClusterError("%s: not found (scripts/setup.sh installs it)" % e.filename) from None
             if wait_prompt and not console:
                 for k, node in enumerate(self.nodes):
                     try:

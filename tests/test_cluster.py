@@ -20,7 +20,7 @@ import tempfile
 import time
 
 from harness import Node, ROOT, SYSTEM_DISK
-from cluster import Cluster
+from cluster import Cluster, ClusterError
 
 LAUNCHER = os.path.join(ROOT, "scripts", "cluster.py")
 CHECK_MACHINE_NUMBERS = os.environ.get("CHECK_MACHINE_NUMBERS") == "1"
@@ -202,6 +202,29 @@ def test_node0_that_cannot_start_ends_the_cluster():
     node0, switch_dir, _ = launcher(3, "--disk", bad)
     assert node0.proc.wait(15) != 0
     assert_none_left(switch_dir)
+
+
+def test_cluster_that_fails_to_start_leaves_nothing():
+    """A node that cannot boot (no such kernel) makes Cluster() raise, after it has
+    stopped the nodes it started and the switch."""
+    before = set(os.listdir(tempfile.gettempdir()))
+    running = set(processes_with("demos-cluster-"))       # other clusters', if any
+    try:
+        Cluster(3, kernel="/nonexistent/kernel.elf", boot_timeout=10)
+    except ClusterError as e:
+        assert "node 0 did not reach its prompt" in str(e), e
+    else:
+        raise AssertionError("Cluster() started without a kernel")
+    made = [d for d in set(os.listdir(tempfile.gettempdir())) - before if d.startswith("demos-cluster-")]
+    assert made == [], "private directories left: %s" % made
+    left = set(processes_with("demos-cluster-")) - running - {os.getpid()}
+    assert left == set(), "processes left: %s" % left
+    try:
+        Cluster(0)
+    except ClusterError:
+        pass
+    else:
+        raise AssertionError("a cluster of 0 nodes")
 
 
 def test_make_run_three_nodes_with_piped_input():
