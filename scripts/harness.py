@@ -32,6 +32,29 @@ def disk_args(path, index=0, snapshot=False):
             "-device", "virtio-blk-device,drive=d%d" % index]
 
 
+def run_make(*targets, input=b"", timeout=60):
+    """Runs `make -s TARGETS...` with `input` piped in, in a process group of
+    its own, so that on a timeout everything it started (the launcher, QEMU,
+    the switch) is killed with it. Returns (exit status, output text)."""
+    import signal
+    import subprocess
+    proc = subprocess.Popen(["make", "-s", "--no-print-directory", *targets], cwd=ROOT, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        out, _ = proc.communicate(input, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        raise NodeError("make %s did not end within %d s:\n%s" % (" ".join(targets), timeout,
+                                                                  out.decode(errors="replace")[-3000:]))
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)   # anything it left behind
+        except ProcessLookupError:
+            pass
+    return proc.returncode, out.decode(errors="replace").replace("\r", "")
+
+
 def make_image(path, size_mb, *specs, inodes=None):
     """A fresh file-system image at `path` holding every program in /bin (as
     the system disk does) and each HOSTFILE=PATH in specs."""

@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 
-from harness import Node, ROOT, SYSTEM_DISK
+from harness import Node, ROOT, SYSTEM_DISK, run_make
 from cluster import Cluster, ClusterError
 
 LAUNCHER = os.path.join(ROOT, "scripts", "cluster.py")
@@ -228,11 +228,8 @@ def test_cluster_that_fails_to_start_leaves_nothing():
 
 
 def test_make_run_three_nodes_with_piped_input():
-    run = subprocess.run(["make", "-s", "--no-print-directory", "run", "NODES=3"], cwd=ROOT,
-                         input=b"run hello\nhalt\n", stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, timeout=60)
-    out = run.stdout.decode(errors="replace").replace("\r", "")
-    assert run.returncode == 0, out
+    status, out = run_make("run", "NODES=3", input=b"run hello\nhalt\n")
+    assert status == 0, out
     assert re.search(HELLO, out), out
     m = re.search(START_LINE, out)
     assert m and m.group(1) == "3", out

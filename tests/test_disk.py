@@ -7,7 +7,7 @@ import os
 import re
 import shutil
 import tempfile
-from harness import Node, SYSTEM_DISK, disk_args, fnv1a, make_image as make_fs_image
+from harness import Node, SYSTEM_DISK, disk_args, fnv1a, make_image as make_fs_image, run_make
 
 BLOCK = 4096
 workdir = tempfile.mkdtemp(prefix="dm-disk-")
@@ -99,11 +99,6 @@ def test_several_disks_are_found():
 
 
 def test_make_run_attaches_a_disk():
-    import subprocess
-    from harness import ROOT
     small = make_fs_image(os.path.join(workdir, "run.img"), 3)
-    run = subprocess.run(["make", "-s", "--no-print-directory", "run", "DISK=" + small], cwd=ROOT,
-                         input=b"run disktest info\nhalt\n", stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, timeout=60)
-    out = run.stdout.decode(errors="replace")
-    assert run.returncode == 0 and "blocks 768" in out, out
+    status, out = run_make("run", "DISK=" + small, input=b"run disktest info\nhalt\n")
+    assert status == 0 and "blocks 768" in out, out

@@ -1,7 +1,7 @@
 """The shell on one node, driven as a user would: type, read what it prints."""
 import re
 import time
-from harness import Node
+from harness import Node, run_make
 
 node = None
 
@@ -115,12 +115,7 @@ def test_halt_powers_off_cleanly():
 
 def test_make_run_with_piped_input():
     """`make run` as a script uses it: commands piped in, `halt` ends it."""
-    import subprocess
-    from harness import ROOT
-    run = subprocess.run(["make", "-s", "--no-print-directory", "run"], cwd=ROOT,
-                         input=b"run hello\necho piped\nhalt\n", stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, timeout=60)
-    out = run.stdout.decode(errors="replace")
-    assert run.returncode == 0, out
+    status, out = run_make("run", input=b"run hello\necho piped\nhalt\n")
+    assert status == 0, out
     assert re.search(r"hello from process 0\.\d+\.\d+ on machine 0", out), out
     assert "piped" in out and "halted" in out, out
