@@ -56,7 +56,7 @@ DISK_QEMU = -drive file=$(DISK),if=none,format=raw,id=disk0 -device virtio-blk-d
 all: setup
 	@$(MAKE) --no-print-directory build
 
-build: $(B)/kernel.elf $(B)/tools/dmfs $(SYSTEM_DISK)
+build: $(B)/kernel.elf $(B)/tools/dmfs $(B)/tools/netframe_test $(SYSTEM_DISK)
 
 setup:
 	@scripts/setup.sh
@@ -121,6 +121,12 @@ $(B)/tools/dmfs: tools/dmfs.c fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck.h fs/f
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -Ifs -o $@ tools/dmfs.c fs/fsimage.c fs/fsck.c
+
+# The kernel's frame parser (plain C) under a host unit test (tests/test_net.py).
+$(B)/tools/netframe_test: tests/netframe_test.c kernel/netframe.c kernel/netframe.h
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $<"
+	@$(HOSTCC) -Ikernel -o $@ tests/netframe_test.c kernel/netframe.c
 
 # Boot one node into the shell (input may be piped); `halt` ends it.
 # The disk is the system disk, or DISK=IMAGE (it must hold /bin/shell).

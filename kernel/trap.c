@@ -1,7 +1,8 @@
 /*
  * trap.c — what happens when a process enters the kernel: kernel calls,
- * interrupts (timer, UART through the PLIC), faults; also the clocks, the
- * lazy switching of floating-point registers, and power-off.
+ * interrupts (timer; UART, disks and NIC through the PLIC), faults; also
+ * the clocks, the lazy switching of floating-point registers, and
+ * power-off.
  *
  * The kernel runs with interrupts disabled. In user mode, S-mode interrupts
  * are always taken; when idle, the kernel waits with wfi and then looks at
@@ -41,17 +42,16 @@ void clock_init(void)
 }
 
 /* Next timer interrupt (Sstc's stimecmp): the earliest alarm, and while
- * processes run, the next scheduling tick, whichever comes first. Called
- * when the tick fires, when the alarms change, and when leaving idle --
- * not on every switch, which would cost every message. */
+ * processes run, the next scheduling tick (while idle, IDLE_WAKE_TICKS
+ * ahead), whichever comes first. Called when the tick fires, when the
+ * alarms change, and when leaving idle -- not on every switch, which would
+ * cost every message. */
 void timer_program(void)
 {
     uint64_t deadline = next_alarm_time() / NS_PER_TICK;
-    if (current) {
-        uint64_t quantum_end = read_time() + QUANTUM_TICKS;
-        if (quantum_end < deadline)
-            deadline = quantum_end;
-    }
+    uint64_t limit = read_time() + (current ? QUANTUM_TICKS : IDLE_WAKE_TICKS);
+    if (limit < deadline)
+        deadline = limit;
     __asm__ volatile("csrw %0, %1" ::"i"(CSR_STIMECMP), "r"(deadline));
 }
 
@@ -67,8 +67,10 @@ static void external_interrupt(void)
     while ((irq = plic_claim()) != 0) {
         if (irq == 10)
             uart_interrupt();
-        else if (irq >= 1 && irq <= 8)
+        else if (irq >= 1 && irq <= 8) {   /* virtio-mmio transports */
             disk_interrupt(irq);
+            net_interrupt(irq);
+        }
         plic_complete(irq);
     }
 }
@@ -198,9 +200,11 @@ void trap_kernel(struct trapframe *tf)
     panic("trap in kernel mode");
 }
 
-/* Power the machine off through QEMU's sifive_test device. */
+/* Power the machine off through QEMU's sifive_test device, once the
+ * frames and characters queued have gone out. */
 void power_off(int code)
 {
+    net_drain();
     uart_drain();
     SIFIVE_TEST = code == 0 ? 0x5555 : (0x3333 | ((uint32_t)code << 16));
     for (;;)
