@@ -40,6 +40,7 @@ enum { STATUS_ACKNOWLEDGE = 1, STATUS_DRIVER = 2, STATUS_DRIVER_OK = 4, STATUS_F
 #define QUEUE_SIZE  16                  /* buffers per queue */
 #define NET_HEADER  12                  /* struct virtio_net_hdr with num_buffers (VERSION_1) */
 #define BUFFER_SIZE (NET_HEADER + 1514) /* a whole Ethernet frame without FCS */
+#define DRAIN_LIMIT_NS 1000000000ULL    /* 1 s */
 
 struct descriptor { uint64_t addr; uint32_t len; uint16_t flags, next; };
 struct queue {
@@ -182,14 +183,19 @@ int net_send(const void *frame, uint32_t len)
 
 /* Wait until the device has sent every frame queued: QEMU transmits
  * later, from its own loop, so a frame queued just before power-off would
- * otherwise be lost. Called on the way to power-off only. */
+ * otherwise be lost. Gives up after DRAIN_LIMIT_NS of machine time, so that
+ * a stuck device cannot stop the power-off. Called on the way to power-off
+ * only. */
 void net_drain(void)
 {
     if (!nic_base)
         return;
+    uint64_t give_up = machine_clock_ns() + DRAIN_LIMIT_NS;
     tx_reclaim();
-    while (tx_in_flight)
+    while (tx_in_flight && machine_clock_ns() < give_up)
         tx_reclaim();
+    if (tx_in_flight)
+        kprintf("net: %u frames not sent at power-off\n", tx_in_flight);
 }
 
 /* Whether a frame is for this node: to its MAC or to everyone. The device
