@@ -122,11 +122,13 @@ $(B)/tools/dmfs: tools/dmfs.c fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck.h fs/f
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -Ifs -o $@ tools/dmfs.c fs/fsimage.c fs/fsck.c
 
-# The kernel's frame parser (plain C) under a host unit test (tests/test_net.py).
+# The kernel's frame parser (plain C) under a host unit test with the
+# sanitizers (tests/test_net.py).
 $(B)/tools/netframe_test: tests/netframe_test.c kernel/netframe.c kernel/netframe.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
-	@$(HOSTCC) -Ikernel -o $@ tests/netframe_test.c kernel/netframe.c
+	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Ikernel -o $@ \
+	    tests/netframe_test.c kernel/netframe.c
 
 # Boot one node into the shell (input may be piped); `halt` ends it.
 # The disk is the system disk, or DISK=IMAGE (it must hold /bin/shell).
