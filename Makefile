@@ -54,7 +54,7 @@ CLUSTER = python3 scripts/cluster.py --disk $(DISK)
 all: setup
 	@$(MAKE) --no-print-directory build
 
-build: $(B)/kernel.elf $(B)/tools/dmfs $(SYSTEM_DISK)
+build: $(B)/kernel.elf $(B)/tools/dmfs $(B)/tools/netframe_test $(SYSTEM_DISK)
 
 setup:
 	@scripts/setup.sh
@@ -119,6 +119,14 @@ $(B)/tools/dmfs: tools/dmfs.c fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck.h fs/f
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -Ifs -o $@ tools/dmfs.c fs/fsimage.c fs/fsck.c
+
+# The kernel's frame parser (plain C) under a host unit test with the
+# sanitizers (tests/test_net.py).
+$(B)/tools/netframe_test: tests/netframe_test.c kernel/netframe.c kernel/netframe.h
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $<"
+	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Ikernel -o $@ \
+	    tests/netframe_test.c kernel/netframe.c
 
 # Boot a cluster of NODES nodes with node 0's shell on this terminal (input
 # may be piped); `halt` ends them all. Node 0's disk is the system disk, or

@@ -140,6 +140,26 @@ void disk_interrupt(int irq);
 int64_t disk_request(unsigned index, struct dm_kreq *q, struct link *pass, struct link *reply,
                      uint64_t *value, int *later);
 
+/* virtio_net.c: the NIC. Frames are raw Ethernet frames without the FCS. */
+struct net_counters {
+    uint64_t frames_sent, bytes_sent;           /* queued for transmission */
+    uint64_t frames_received, bytes_received;   /* delivered by the device */
+    uint64_t rx_drops;        /* thrown away: malformed, for another MAC, or not for the protocol */
+    uint64_t tx_full;         /* sends refused: every transmit buffer in flight */
+};
+extern uint8_t net_mac[6];
+extern struct net_counters net_counters;
+int net_init(void);                               /* 1 if there is a NIC, 0 if not */
+int net_send(const void *frame, uint32_t len);    /* 0, E_BADREQ, E_QFULL */
+void net_drain(void);                             /* before power-off */
+void net_interrupt(int irq);
+void net_print_counters(void);
+
+/* cluster.c: identity and announcements; owns what the NIC receives. */
+void cluster_init(void);
+void cluster_announce(void);
+void net_receive(const uint8_t *frame, uint32_t len);
+
 /* page.c */
 void page_init(void);
 void *page_alloc(void);            /* zeroed page, or 0 */

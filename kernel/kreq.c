@@ -156,6 +156,7 @@ static int64_t process_control(struct dm_kreq *q, uint32_t len, struct link *pas
         return 0;
     }
     if (q->op == KOP_HALT) {
+        net_print_counters();
         kprintf("machine %u: halted\n", this_machine);
         power_off((int)q->arg[0]);
     }

@@ -20,6 +20,7 @@ void main(void)
     memset(bss_start, 0, (size_t)(bss_end - bss_start));
     uart_init();
     clock_init();
+    cluster_init();
     kprintf("DEMOS/MP kernel: machine %u of %u, epoch %u\n", this_machine, node_count, boot_epoch);
     page_init();
     vm_init();
@@ -30,6 +31,7 @@ void main(void)
     CSR_WRITE(stvec, (uint64_t)trap_vector);
     CSR_WRITE(scounteren, 7);
     CSR_WRITE(sie, SIE_SEIE | SIE_STIE);
+    cluster_announce();
 
     static const char pm_args[] = "pm";
     struct image_source pm_image;

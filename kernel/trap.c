@@ -1,7 +1,8 @@
 /*
  * trap.c — what happens when a process enters the kernel: kernel calls,
- * interrupts (timer, UART through the PLIC), faults; also the clocks, the
- * lazy switching of floating-point registers, and power-off.
+ * interrupts (timer; UART, disks and NIC through the PLIC), faults; also
+ * the clocks, the lazy switching of floating-point registers, and
+ * power-off.
  *
  * The kernel runs with interrupts disabled. In user mode, S-mode interrupts
  * are always taken; when idle, the kernel waits with wfi and then looks at
@@ -70,8 +71,10 @@ static void external_interrupt(void)
     while ((irq = plic_claim()) != 0) {
         if (irq == 10)
             uart_interrupt();
-        else if (irq >= 1 && irq <= 8)
+        else if (irq >= 1 && irq <= 8) {   /* virtio-mmio transports */
             disk_interrupt(irq);
+            net_interrupt(irq);
+        }
         plic_complete(irq);
     }
 }
@@ -201,9 +204,11 @@ void trap_kernel(struct trapframe *tf)
     panic("trap in kernel mode");
 }
 
-/* Power the machine off through QEMU's sifive_test device. */
+/* Power the machine off through QEMU's sifive_test device, once the
+ * frames and characters queued have gone out. */
 void power_off(int code)
 {
+    net_drain();
     uart_drain();
     SIFIVE_TEST = code == 0 ? 0x5555 : (0x3333 | ((uint32_t)code << 16));
     for (;;)

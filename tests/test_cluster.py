@@ -3,12 +3,8 @@ their shells, answer commands, idle without using the host's CPU; a node that
 is killed is reported and the others go on; `halt` on node 0, Ctrl-C, SIGTERM,
 a node 0 that cannot start and even a launcher killed outright leave no QEMU
 or vde_switch process of the cluster behind; `make run NODES=3` works with
-piped input; 10 nodes boot on this 2-core host.
-
-Every node says `machine 0 of 1` until the kernel reads its number and the
-node count from its MAC address; the check that node k says `machine k of N`
-runs once a kernel reports a node count other than 1, or always with
-CHECK_MACHINE_NUMBERS=1 in the environment.
+piped input; 10 nodes boot on this 2-core host; node k of N says `machine k
+of N` (its kernel reads both from its MAC address).
 """
 import os
 import re
@@ -23,7 +19,6 @@ from harness import Node, ROOT, SYSTEM_DISK, run_make
 from cluster import Cluster, ClusterError
 
 LAUNCHER = os.path.join(ROOT, "scripts", "cluster.py")
-CHECK_MACHINE_NUMBERS = os.environ.get("CHECK_MACHINE_NUMBERS") == "1"
 HELLO = r"hello from process \d+\.\d+\.\d+ on machine \d+\n"
 START_LINE = r"cluster: (\d+) nodes?, switch at (\S+), logs in (\S+)\n"
 live = []            # clusters, nodes and directories to clean up
@@ -133,10 +128,6 @@ def test_each_node_knows_its_number():
     cluster = four_nodes()
     lines = [re.search(r"machine (\d+) of (\d+), epoch", cluster.node(k).output) for k in range(4)]
     assert all(lines), [cluster.node(k).output for k in range(4)]
-    if not CHECK_MACHINE_NUMBERS and all(m.group(2) == "1" for m in lines):
-        note("skipped: the kernel does not take its number from its MAC address yet (every node "
-             "says machine 0 of 1); CHECK_MACHINE_NUMBERS=1 requires it")
-        return
     for k, m in enumerate(lines):
         assert (int(m.group(1)), int(m.group(2))) == (k, 4), "node %d says %r" % (k, m.group(0))
 

@@ -1,0 +1,197 @@
+/*
+ * netframe_test.c — host unit test of the kernel's frame parser and MAC
+ * convention (kernel/netframe.c), built with the host's compiler and the
+ * address and undefined-behaviour sanitizers, and run by tests/test_net.py.
+ * Prints `netframe_test: N checks passed`, or each failed check as
+ * `netframe_test: file:line: what` and exits 1.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "netframe.h"
+
+static int checks, failures;
+
+#define CHECK(cond) check((cond), __FILE__, __LINE__, #cond)
+
+/* Count a check; report it if it failed. */
+static void check(int ok, const char *file, int line, const char *what)
+{
+    checks++;
+    if (!ok) {
+        failures++;
+        fprintf(stderr, "netframe_test: %s:%d: failed: %s\n", file, line, what);
+    }
+}
+
+/* An announcement as the wire format says it must look, written byte by
+ * byte here rather than by netframe_build_announce. */
+static void hand_made_announce(uint8_t frame[NETFRAME_MIN_LEN])
+{
+    static const uint8_t head[NETFRAME_ETH_LEN + NETFRAME_ANNOUNCE_LEN] = {
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff,        /* destination: broadcast */
+        0x52, 0x54, 0x00, 0x4d, 0x04, 0x02,        /* source: machine 2 of 4 */
+        0x88, 0xb5,                                /* EtherType, network order */
+        1, NETFRAME_ANNOUNCE, 0, 0,                /* version, type, reserved */
+        0x02, 0x00, 0x00, 0x00,                    /* machine 2 */
+        0x04, 0x00, 0x00, 0x00,                    /* of 4 */
+        0x78, 0x56, 0x34, 0x12,                    /* epoch 0x12345678 */
+    };
+    memset(frame, 0, NETFRAME_MIN_LEN);
+    memcpy(frame, head, sizeof head);
+}
+
+/* A well-formed frame parses into the fields it holds, at every length
+ * from its headers' end to a full Ethernet frame. */
+static void test_good_frames(void)
+{
+    uint8_t frame[1514];
+    struct netframe f;
+    memset(frame, 0, sizeof frame);
+    hand_made_announce(frame);
+    for (uint32_t len = NETFRAME_ETH_LEN + NETFRAME_ANNOUNCE_LEN; len <= sizeof frame; len++)
+        CHECK(netframe_parse(frame, len, &f) == NETFRAME_OK);
+    CHECK(netframe_parse(frame, NETFRAME_MIN_LEN, &f) == NETFRAME_OK);
+    CHECK(f.version == 1 && f.type == NETFRAME_ANNOUNCE);
+    CHECK(f.machine == 2 && f.node_count == 4 && f.epoch == 0x12345678);
+    CHECK(f.destination[0] == 0xff && f.destination[5] == 0xff);
+    CHECK(f.source[4] == 0x04 && f.source[5] == 0x02);
+}
+
+/* Building a frame gives the same bytes, and parsing it gives it back. */
+static void test_build_round_trip(void)
+{
+    uint8_t expected[NETFRAME_MIN_LEN], built[NETFRAME_MIN_LEN];
+    hand_made_announce(expected);
+    struct netframe f = { .machine = 2, .node_count = 4, .epoch = 0x12345678 };
+    memset(f.destination, 0xff, 6);
+    memcpy(f.source, (const uint8_t[]){ 0x52, 0x54, 0x00, 0x4d, 0x04, 0x02 }, 6);
+    memset(built, 0xaa, sizeof built);
+    CHECK(netframe_build_announce(built, &f, NETFRAME_ANNOUNCE) == NETFRAME_MIN_LEN);
+    CHECK(memcmp(built, expected, sizeof built) == 0);
+
+    struct netframe back;
+    f.epoch = 0xffffff;
+    netframe_build_announce(built, &f, NETFRAME_ANNOUNCE_REPLY);
+    CHECK(netframe_parse(built, sizeof built, &back) == NETFRAME_OK);
+    CHECK(back.type == NETFRAME_ANNOUNCE_REPLY && back.epoch == 0xffffff && back.machine == 2);
+}
+
+/* Every length shorter than the headers is refused, never read past. */
+static void test_short_frames(void)
+{
+    uint8_t frame[NETFRAME_MIN_LEN];
+    struct netframe f;
+    hand_made_announce(frame);
+    for (uint32_t len = 0; len < NETFRAME_ETH_LEN + NETFRAME_ANNOUNCE_LEN; len++)
+        CHECK(netframe_parse(frame, len, &f) == NETFRAME_E_SHORT);
+}
+
+/* Another EtherType, another version, an unknown type are each refused
+ * with their own error. */
+static void test_foreign_frames(void)
+{
+    uint8_t frame[NETFRAME_MIN_LEN];
+    struct netframe f;
+    hand_made_announce(frame);
+    frame[12] = 0x08, frame[13] = 0x00;                    /* IPv4 */
+    CHECK(netframe_parse(frame, sizeof frame, &f) == NETFRAME_E_ETHERTYPE);
+    frame[12] = 0xb5, frame[13] = 0x88;                    /* byte-swapped */
+    CHECK(netframe_parse(frame, sizeof frame, &f) == NETFRAME_E_ETHERTYPE);
+
+    hand_made_announce(frame);
+    frame[NETFRAME_ETH_LEN] = 2;
+    CHECK(netframe_parse(frame, sizeof frame, &f) == NETFRAME_E_VERSION);
+    frame[NETFRAME_ETH_LEN] = 0;
+    CHECK(netframe_parse(frame, sizeof frame, &f) == NETFRAME_E_VERSION);
+
+    hand_made_announce(frame);
+    for (int type = 0; type < 256; type++) {
+        frame[NETFRAME_ETH_LEN + 1] = (uint8_t)type;
+        int known = type == NETFRAME_ANNOUNCE || type == NETFRAME_ANNOUNCE_REPLY;
+        CHECK(netframe_parse(frame, sizeof frame, &f) == (known ? NETFRAME_OK : NETFRAME_E_TYPE));
+    }
+}
+
+/* Fields out of range: reserved bytes set, a machine beyond the count, no
+ * nodes, more nodes than a pid can name. */
+static void test_bad_fields(void)
+{
+    static const struct { int offset; uint8_t value; } damage[] = {
+        { 2, 1 }, { 3, 0x80 },                  /* reserved */
+        { 4, 4 }, { 4, 0xff }, { 7, 1 },        /* machine >= node_count */
+        { 8, 0 }, { 9, 1 }, { 11, 0x80 },       /* node_count 0, 260, huge */
+    };
+    uint8_t frame[NETFRAME_MIN_LEN];
+    struct netframe f;
+    for (size_t i = 0; i < sizeof damage / sizeof damage[0]; i++) {
+        hand_made_announce(frame);
+        frame[NETFRAME_ETH_LEN + damage[i].offset] = damage[i].value;
+        CHECK(netframe_parse(frame, sizeof frame, &f) == NETFRAME_E_FIELD);
+    }
+}
+
+/* The MAC convention: 52:54:00:4d:CC:NN is machine NN of CC; anything else
+ * is not a cluster address, and leaves the outputs alone. */
+static void test_identity(void)
+{
+    uint32_t machine = 99, count = 99;
+    CHECK(netframe_identity((const uint8_t[]){ 0x52, 0x54, 0x00, 0x4d, 0x03, 0x02 }, &machine, &count) == 0);
+    CHECK(machine == 2 && count == 3);
+    CHECK(netframe_identity((const uint8_t[]){ 0x52, 0x54, 0x00, 0x4d, 0x01, 0x00 }, &machine, &count) == 0);
+    CHECK(machine == 0 && count == 1);
+    CHECK(netframe_identity((const uint8_t[]){ 0x52, 0x54, 0x00, 0x4d, 0xff, 0xfe }, &machine, &count) == 0);
+    CHECK(machine == 254 && count == 255);
+    machine = count = 99;
+    CHECK(netframe_identity((const uint8_t[]){ 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 }, &machine, &count) < 0);
+    CHECK(netframe_identity((const uint8_t[]){ 0x52, 0x54, 0x00, 0x4d, 0x03, 0x03 }, &machine, &count) < 0);
+    CHECK(netframe_identity((const uint8_t[]){ 0x52, 0x54, 0x00, 0x4d, 0x00, 0x00 }, &machine, &count) < 0);
+    CHECK(netframe_identity((const uint8_t[]){ 0x53, 0x54, 0x00, 0x4d, 0x03, 0x00 }, &machine, &count) < 0);
+    CHECK(machine == 99 && count == 99);
+}
+
+/* Random bytes of random lengths, each in a buffer of exactly that size
+ * (the sanitizers this test is built with catch any read beyond it): the
+ * parser answers with one of its codes, and accepts only what has our
+ * EtherType, version and a known type at full length. */
+static void test_random_bytes(void)
+{
+    uint32_t seed = 12345;
+    for (int round = 0; round < 100000; round++) {
+        seed = seed * 1103515245 + 12345;
+        uint32_t len = (seed >> 16) % 80;
+        uint8_t *frame = malloc(len ? len : 1), valid[NETFRAME_MIN_LEN];
+        hand_made_announce(valid);
+        for (uint32_t i = 0; i < len; i++)      /* odd rounds: a valid start, then damage */
+            frame[i] = round % 2 && i < NETFRAME_MIN_LEN ? valid[i] : 0;
+        for (uint32_t i = 0; i < len; i++) {
+            seed = seed * 1103515245 + 12345;
+            if (!(round % 2) || (seed >> 16) % 16 == 0)
+                frame[i] = (uint8_t)(seed >> 16);
+        }
+        struct netframe f;
+        int r = netframe_parse(frame, len, &f);
+        CHECK(r <= NETFRAME_OK && r >= NETFRAME_E_FIELD);
+        if (r == NETFRAME_OK)
+            CHECK(len >= NETFRAME_ETH_LEN + NETFRAME_ANNOUNCE_LEN && frame[12] == 0x88 && frame[13] == 0xb5 &&
+                  frame[NETFRAME_ETH_LEN] == NETFRAME_VERSION && f.machine < f.node_count);
+        free(frame);
+    }
+}
+
+int main(void)
+{
+    test_good_frames();
+    test_build_round_trip();
+    test_short_frames();
+    test_foreign_frames();
+    test_bad_fields();
+    test_identity();
+    test_random_bytes();
+    if (failures) {
+        fprintf(stderr, "netframe_test: %d of %d checks failed\n", failures, checks);
+        return 1;
+    }
+    printf("netframe_test: %d checks passed\n", checks);
+    return 0;
+}
