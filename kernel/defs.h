@@ -181,6 +181,11 @@ int user_range_ok(struct proc *p, uint64_t uva, uint64_t len, int write, void **
 /* proc.c */
 void proc_init(void);
 struct proc *proc_lookup(dm_pid pid);
+/* fdt.c */
+extern uint64_t boot_fdt;
+void fdt_read_bootargs(void);
+int bootarg_number(const char *name, uint64_t *value);
+
 struct image_source;
 int boot_image_source(const char *name, struct image_source *out);
 struct proc *proc_create(const char *name, const struct image_source *image, const char *args, uint64_t args_len,

@@ -18,6 +18,7 @@ _start:
     csrr  t0, mhartid
     bnez  t0, park              # one hart per node
     la    sp, boot_stack_top
+    mv    a0, a1                # QEMU's reset code: a1 = the device tree
     call  machine_start         # never returns
 park:
     wfi

@@ -19,6 +19,7 @@ void main(void)
 {
     memset(bss_start, 0, (size_t)(bss_end - bss_start));
     uart_init();
+    fdt_read_bootargs();   /* before page_init gives its memory out */
     clock_init();
     cluster_init();
     kprintf("DEMOS/MP kernel: machine %u of %u, epoch %u\n", this_machine, node_count, boot_epoch);

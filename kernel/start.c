@@ -2,15 +2,16 @@
  * start.c — M-mode set-up, then S-mode. QEMU -bios none runs the kernel in
  * M-mode; this is the only M-mode code. It delegates every trap and
  * interrupt to S-mode, opens physical memory and the counters to the lower
- * modes, enables Sstc's stimecmp (so S-mode programs its own timer), and
- * returns into main() in S-mode.
+ * modes, enables Sstc's stimecmp (so S-mode programs its own timer), keeps
+ * the device tree's address (fdt.c), and returns into main() in S-mode.
  */
 #include "defs.h"
 
 void main(void);
 
-void machine_start(void)
+void machine_start(uint64_t fdt)
 {
+    boot_fdt = fdt;
     uint64_t mstatus = CSR_READ(mstatus);
     mstatus = (mstatus & ~MSTATUS_MPP_MASK) | MSTATUS_MPP_S;
     CSR_WRITE(mstatus, mstatus);

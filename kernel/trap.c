@@ -35,10 +35,18 @@ void clock_init(void)
     uint64_t high = GOLDFISH_RTC_HIGH;
     uint64_t rtc = (high << 32) | low;
     wall_clock_at_boot = rtc - machine_clock_ns();
-    /* The epoch is the wall clock in units of 2^24 ns (16.8 ms), 24 bits:
-     * a reboot takes longer than one unit, and the count wraps only after
-     * 78 hours, so a rebooted machine's processes get new ids. */
-    boot_epoch = (uint32_t)(rtc >> 24) & 0xffffff;
+    /* The epoch tells this boot of the machine from its others, so that its
+     * processes get new ids (and, later, its frames are not taken for an
+     * earlier boot's). The launcher gives one (`epoch=N` in the boot
+     * arguments: milliseconds, 24 bits, fresh for every boot). Without it,
+     * the wall clock in units of 2^24 ns (16.8 ms): QEMU's RTC starts from
+     * the host's time in whole seconds, so two boots within a second can
+     * read the same. */
+    uint64_t epoch = 0;
+    if (bootarg_number("epoch", &epoch) && (epoch & 0xffffff))
+        boot_epoch = (uint32_t)epoch & 0xffffff;
+    else
+        boot_epoch = (uint32_t)(rtc >> 24) & 0xffffff;
 }
 
 /* Next timer interrupt (Sstc's stimecmp): the earliest alarm, and while

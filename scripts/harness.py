@@ -74,6 +74,23 @@ def fnv1a(data):
     return "%016x" % h
 
 
+_last_epoch = 0
+
+
+def fresh_epoch():
+    """A boot epoch for a node about to start: the host's clock in milliseconds,
+    24 bits (wrapping every 4.7 hours), never 0 and never the last one given
+    here. Two boots of one machine are more than a millisecond apart, so each
+    boot gets its own (the kernel reads it from its boot arguments, kernel/fdt.c;
+    QEMU's RTC alone repeats within a second)."""
+    global _last_epoch
+    epoch = (time.time_ns() // 1000000) & 0xffffff
+    if epoch == 0 or epoch == _last_epoch:
+        epoch = _last_epoch % 0xffffff + 1
+    _last_epoch = epoch
+    return epoch
+
+
 def qemu_command(kernel=KERNEL, memory="256M", extra=()):
     """The QEMU command line of one node, console on stdin/stdout, plus `extra`.
     The one definition: the tests, the benchmarks and the cluster launcher
@@ -81,7 +98,7 @@ def qemu_command(kernel=KERNEL, memory="256M", extra=()):
     return ["qemu-system-riscv64", "-M", "virt", "-bios", "none", "-m", memory, "-smp", "1",
             "-kernel", kernel, "-display", "none", "-monitor", "none", "-serial", "stdio",
             "-no-reboot", "-global", "virtio-mmio.force-legacy=false",
-            "-icount", "shift=0,sleep=on", *extra]
+            "-icount", "shift=0,sleep=on", "-append", "epoch=%d" % fresh_epoch(), *extra]
 
 
 class Node:
