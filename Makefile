@@ -54,7 +54,7 @@ CLUSTER = python3 scripts/cluster.py --disk $(DISK)
 all: setup
 	@$(MAKE) --no-print-directory build
 
-build: $(B)/kernel.elf $(B)/tools/dmfs $(B)/tools/netframe_test $(SYSTEM_DISK)
+build: $(B)/kernel.elf $(B)/tools/dmfs $(B)/tools/netframe_test $(B)/tools/transport_test $(SYSTEM_DISK)
 
 setup:
 	@scripts/setup.sh
@@ -127,6 +127,14 @@ $(B)/tools/netframe_test: tests/netframe_test.c kernel/netframe.c kernel/netfram
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Ikernel -o $@ \
 	    tests/netframe_test.c kernel/netframe.c
+
+# The transport engine (plain C) between simulated kernels on a faulty
+# simulated network, under the sanitizers (tests/test_transport.py).
+$(B)/tools/transport_test: tests/transport_test.c kernel/transport.c kernel/transport.h kernel/netframe.c kernel/netframe.h
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $<"
+	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Ikernel -o $@ \
+	    tests/transport_test.c kernel/transport.c kernel/netframe.c
 
 # Boot a cluster of NODES nodes with node 0's shell on this terminal (input
 # may be piped); `halt` ends them all. Node 0's disk is the system disk, or

@@ -59,12 +59,13 @@ void cluster_announce(void)
 
 /* A frame arrived (virtio_net.c, from its interrupt). Announcements from a
  * machine of the same cluster that this node has not heard of in that
- * epoch are recorded, printed, and, if broadcast, answered. */
+ * epoch are recorded, printed, and, if broadcast, answered. Transport
+ * frames (DATA, ACK) are dropped: the transport is not yet in the kernel. */
 void net_receive(const uint8_t *frame, uint32_t len)
 {
     struct netframe f;
     if (!is_member || netframe_parse(frame, len, &f) != NETFRAME_OK || f.node_count != node_count ||
-        f.machine == this_machine) {
+        f.machine == this_machine || (f.type != NETFRAME_ANNOUNCE && f.type != NETFRAME_ANNOUNCE_REPLY)) {
         net_counters.rx_drops++;
         return;
     }

@@ -32,6 +32,73 @@ static int identity_valid(uint32_t machine, uint32_t node_count)
     return node_count >= 1 && node_count <= NETFRAME_MAX_NODES && machine < node_count;
 }
 
+/* A little-endian uint16 at p. */
+static uint32_t get16(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8;
+}
+
+/* Store v little-endian at p. */
+static void put16(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+/* The frame types this parser knows. */
+static int type_known(uint8_t type)
+{
+    return type == NETFRAME_ANNOUNCE || type == NETFRAME_ANNOUNCE_REPLY || type == NETFRAME_DATA ||
+           type == NETFRAME_ACK;
+}
+
+/* The length a frame of `type` has at least: its headers. */
+static uint32_t headers_len(uint8_t type)
+{
+    if (type == NETFRAME_DATA)
+        return NETFRAME_ETH_LEN + NETFRAME_DATA_HEADER_LEN;
+    if (type == NETFRAME_ACK)
+        return NETFRAME_ETH_LEN + NETFRAME_ACK_LEN;
+    return NETFRAME_ETH_LEN + NETFRAME_ANNOUNCE_LEN;
+}
+
+/* The length of the fragment at `offset` of a message of `length` bytes, by
+ * the one way a message is cut (netframe.h). */
+static uint32_t fragment_length_at(uint32_t length, uint32_t offset)
+{
+    return length - offset < NETFRAME_FRAGMENT_MAX ? length - offset : NETFRAME_FRAGMENT_MAX;
+}
+
+/* Read and check a DATA frame's own fields; `payload` is after the
+ * Ethernet header and the frame holds `len` bytes in all. */
+static int parse_data(const uint8_t *payload, uint32_t len, struct netframe *out)
+{
+    out->receiver_epoch = get32(payload + 16);
+    out->sequence = get32(payload + 20);
+    out->message_length = get32(payload + 24);
+    out->fragment_offset = get32(payload + 28);
+    out->fragment_length = get16(payload + 32);
+    out->payload = payload + NETFRAME_DATA_HEADER_LEN;
+    if (get16(payload + 34) != 0 || out->sequence == 0 || out->message_length > NETFRAME_MAX_MESSAGE ||
+        out->fragment_offset % NETFRAME_FRAGMENT_MAX != 0)
+        return NETFRAME_E_FIELD;
+    if (out->fragment_offset >= out->message_length && !(out->fragment_offset == 0 && out->message_length == 0))
+        return NETFRAME_E_FIELD;
+    if (out->fragment_length != fragment_length_at(out->message_length, out->fragment_offset))
+        return NETFRAME_E_FIELD;
+    if (len - NETFRAME_ETH_LEN - NETFRAME_DATA_HEADER_LEN < out->fragment_length)
+        return NETFRAME_E_SHORT;
+    return NETFRAME_OK;
+}
+
+/* Clear the fields that only some frame types have. */
+static void clear_transport_fields(struct netframe *out)
+{
+    out->receiver_epoch = out->sequence = out->ack = 0;
+    out->message_length = out->fragment_offset = out->fragment_length = 0;
+    out->payload = 0;
+}
+
 int netframe_parse(const uint8_t *frame, uint32_t len, struct netframe *out)
 {
     if (len < NETFRAME_ETH_LEN)
@@ -43,9 +110,9 @@ int netframe_parse(const uint8_t *frame, uint32_t len, struct netframe *out)
     const uint8_t *payload = frame + NETFRAME_ETH_LEN;
     if (payload[0] != NETFRAME_VERSION)
         return NETFRAME_E_VERSION;
-    if (payload[1] != NETFRAME_ANNOUNCE && payload[1] != NETFRAME_ANNOUNCE_REPLY)
+    if (!type_known(payload[1]))
         return NETFRAME_E_TYPE;
-    if (len < NETFRAME_ETH_LEN + NETFRAME_ANNOUNCE_LEN)
+    if (len < headers_len(payload[1]))
         return NETFRAME_E_SHORT;
     copy_mac(out->destination, frame);
     copy_mac(out->source, frame + 6);
@@ -54,12 +121,25 @@ int netframe_parse(const uint8_t *frame, uint32_t len, struct netframe *out)
     out->machine = get32(payload + 4);
     out->node_count = get32(payload + 8);
     out->epoch = get32(payload + 12);
+    clear_transport_fields(out);
     if (payload[2] != 0 || payload[3] != 0 || !identity_valid(out->machine, out->node_count))
         return NETFRAME_E_FIELD;
+    if (out->type == NETFRAME_DATA || out->type == NETFRAME_ACK) {
+        if (out->epoch == 0 || get32(payload + 16) == 0)   /* 0: "epoch unknown", never a boot's */
+            return NETFRAME_E_FIELD;
+    }
+    if (out->type == NETFRAME_DATA)
+        return parse_data(payload, len, out);
+    if (out->type == NETFRAME_ACK) {
+        out->receiver_epoch = get32(payload + 16);
+        out->ack = get32(payload + 20);
+    }
     return NETFRAME_OK;
 }
 
-uint32_t netframe_build_announce(uint8_t *buf, const struct netframe *f, uint8_t type)
+/* Write the Ethernet header and the common header of `type` from `f` into
+ * buf, zeroing its first NETFRAME_MIN_LEN bytes; returns the payload. */
+static uint8_t *build_header(uint8_t *buf, const struct netframe *f, uint8_t type)
 {
     for (uint32_t i = 0; i < NETFRAME_MIN_LEN; i++)
         buf[i] = 0;
@@ -73,6 +153,34 @@ uint32_t netframe_build_announce(uint8_t *buf, const struct netframe *f, uint8_t
     put32(payload + 4, f->machine);
     put32(payload + 8, f->node_count);
     put32(payload + 12, f->epoch);
+    return payload;
+}
+
+uint32_t netframe_build_announce(uint8_t *buf, const struct netframe *f, uint8_t type)
+{
+    build_header(buf, f, type);
+    return NETFRAME_MIN_LEN;
+}
+
+uint32_t netframe_build_data(uint8_t *buf, const struct netframe *f)
+{
+    uint8_t *payload = build_header(buf, f, NETFRAME_DATA);
+    put32(payload + 16, f->receiver_epoch);
+    put32(payload + 20, f->sequence);
+    put32(payload + 24, f->message_length);
+    put32(payload + 28, f->fragment_offset);
+    put16(payload + 32, f->fragment_length);
+    for (uint32_t i = 0; i < f->fragment_length; i++)
+        payload[NETFRAME_DATA_HEADER_LEN + i] = f->payload[i];
+    uint32_t len = NETFRAME_ETH_LEN + NETFRAME_DATA_HEADER_LEN + f->fragment_length;
+    return len < NETFRAME_MIN_LEN ? NETFRAME_MIN_LEN : len;
+}
+
+uint32_t netframe_build_ack(uint8_t *buf, const struct netframe *f)
+{
+    uint8_t *payload = build_header(buf, f, NETFRAME_ACK);
+    put32(payload + 16, f->receiver_epoch);
+    put32(payload + 20, f->ack);
     return NETFRAME_MIN_LEN;
 }
 

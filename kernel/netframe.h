@@ -13,6 +13,12 @@
  * netframe_header. All payload fields are little-endian, at fixed offsets;
  * the Ethernet header is in network order as always. Frames shorter than
  * Ethernet's minimum are padded with zeros to NETFRAME_MIN_LEN.
+ *
+ * Every frame, of every type, starts with the same 16-byte header, so that
+ * each one names its sender, the sender's cluster size and the sender's
+ * boot epoch at the same offsets. The reliable transport's frames (DATA and
+ * ACK) follow it with fields of their own; kernel/transport.h says how they
+ * are used.
  */
 #ifndef NETFRAME_H
 #define NETFRAME_H
@@ -30,14 +36,17 @@
 #define NETFRAME_ETH_LEN   14           /* destination, source, EtherType */
 #define NETFRAME_MIN_LEN   60           /* Ethernet's minimum, without the FCS */
 #define NETFRAME_MAX_NODES 255          /* the machine number is 8 bits in a pid */
+#define NETFRAME_MAX_LEN   1514         /* an Ethernet frame without the FCS */
 
 enum netframe_type {
     NETFRAME_ANNOUNCE = 1,              /* "machine N, epoch E is up", broadcast at boot */
     NETFRAME_ANNOUNCE_REPLY = 2,        /* the same, unicast to a machine just heard from */
+    NETFRAME_DATA = 3,                  /* transport: one fragment of a message */
+    NETFRAME_ACK = 4,                   /* transport: "I have every message up to N" */
 };
 
-/* The payload of an announcement, as bytes on the wire (offsets after the
- * Ethernet header):
+/* The header of every frame, and the whole payload of an announcement, as
+ * bytes on the wire (offsets after the Ethernet header):
  *   0  uint8   version      NETFRAME_VERSION
  *   1  uint8   type         enum netframe_type
  *   2  uint16  reserved     zero
@@ -46,6 +55,29 @@ enum netframe_type {
  *  12  uint32  epoch        the sender's boot epoch
  */
 #define NETFRAME_ANNOUNCE_LEN 16
+
+/* A DATA frame: the header, then
+ *  16  uint32  receiver_epoch   the receiver's boot epoch as the sender knows it
+ *  20  uint32  sequence         the message's number, 1, 2, ... per pair of boots
+ *  24  uint32  message_length   the whole message's length in bytes
+ *  28  uint32  fragment_offset  where this fragment starts in the message
+ *  32  uint16  fragment_length  the bytes that follow the header
+ *  34  uint16  reserved         zero
+ *  36  ...     the fragment's bytes
+ * A message of L bytes travels as fragments of NETFRAME_FRAGMENT_MAX bytes
+ * at offsets 0, NETFRAME_FRAGMENT_MAX, ..., the last one shorter; an empty
+ * message is one fragment of length 0. The parser accepts no other cut.
+ */
+#define NETFRAME_DATA_HEADER_LEN 36
+#define NETFRAME_FRAGMENT_MAX    (NETFRAME_MAX_LEN - NETFRAME_ETH_LEN - NETFRAME_DATA_HEADER_LEN)
+#define NETFRAME_MAX_MESSAGE     65536
+#define NETFRAME_MAX_FRAGMENTS   ((NETFRAME_MAX_MESSAGE + NETFRAME_FRAGMENT_MAX - 1) / NETFRAME_FRAGMENT_MAX)
+
+/* An ACK frame: the header, then
+ *  16  uint32  receiver_epoch   the epoch of the boot whose messages are acknowledged
+ *  20  uint32  ack              every message numbered 1..ack has arrived
+ */
+#define NETFRAME_ACK_LEN 24
 
 /* Errors of netframe_parse. */
 enum netframe_error {
@@ -57,11 +89,17 @@ enum netframe_error {
     NETFRAME_E_FIELD = -5,              /* a field out of range */
 };
 
-/* A parsed frame. */
+/* A parsed frame. The fields after `epoch` are those of DATA and ACK
+ * frames (zero in announcements); `payload` points into the parsed frame. */
 struct netframe {
     uint8_t  destination[6], source[6];
     uint8_t  version, type;
     uint32_t machine, node_count, epoch;
+    uint32_t receiver_epoch;
+    uint32_t sequence;                  /* DATA */
+    uint32_t ack;                       /* ACK */
+    uint32_t message_length, fragment_offset, fragment_length;
+    const uint8_t *payload;
 };
 
 /* Check frame[0..len) and fill *out; returns NETFRAME_OK or an error. */
@@ -71,6 +109,16 @@ int netframe_parse(const uint8_t *frame, uint32_t len, struct netframe *out);
  * machine, node_count, epoch) into buf, which holds at least
  * NETFRAME_MIN_LEN bytes; returns the frame's length. */
 uint32_t netframe_build_announce(uint8_t *buf, const struct netframe *f, uint8_t type);
+
+/* Write a DATA frame from `f` (the header's fields, receiver_epoch,
+ * sequence, message_length, fragment_offset, fragment_length, and payload:
+ * the fragment's bytes) into buf, which holds NETFRAME_MAX_LEN bytes;
+ * returns the frame's length. The fragment must be one the parser accepts. */
+uint32_t netframe_build_data(uint8_t *buf, const struct netframe *f);
+
+/* Write an ACK frame from `f` (the header's fields, receiver_epoch, ack)
+ * into buf, which holds at least NETFRAME_MIN_LEN bytes; returns its length. */
+uint32_t netframe_build_ack(uint8_t *buf, const struct netframe *f);
 
 /* The machine number and node count that MAC address `mac` gives, by the
  * convention above; 0 if it follows it, -1 if not. */

@@ -108,8 +108,13 @@ static void test_foreign_frames(void)
     hand_made_announce(frame);
     for (int type = 0; type < 256; type++) {
         frame[NETFRAME_ETH_LEN + 1] = (uint8_t)type;
-        int known = type == NETFRAME_ANNOUNCE || type == NETFRAME_ANNOUNCE_REPLY;
-        CHECK(netframe_parse(frame, sizeof frame, &f) == (known ? NETFRAME_OK : NETFRAME_E_TYPE));
+        int result = netframe_parse(frame, sizeof frame, &f);
+        if (type == NETFRAME_ANNOUNCE || type == NETFRAME_ANNOUNCE_REPLY)
+            CHECK(result == NETFRAME_OK);
+        else if (type == NETFRAME_DATA || type == NETFRAME_ACK)
+            CHECK(result == NETFRAME_E_FIELD);          /* receiver epoch 0 */
+        else
+            CHECK(result == NETFRAME_E_TYPE);
     }
 }
 
@@ -129,6 +134,52 @@ static void test_bad_fields(void)
         frame[NETFRAME_ETH_LEN + damage[i].offset] = damage[i].value;
         CHECK(netframe_parse(frame, sizeof frame, &f) == NETFRAME_E_FIELD);
     }
+}
+
+/* DATA and ACK frames: built and parsed back at every fragment's edge; a
+ * frame one byte short of its fragment, a cut the format does not make,
+ * a zero epoch or sequence, each refused. */
+static void test_transport_frames(void)
+{
+    static uint8_t message[NETFRAME_MAX_MESSAGE];
+    uint8_t frame[NETFRAME_MAX_LEN];
+    for (uint32_t i = 0; i < sizeof message; i++)
+        message[i] = (uint8_t)(i * 7);
+    struct netframe f = { .machine = 1, .node_count = 3, .epoch = 9, .receiver_epoch = 5, .sequence = 4 }, back;
+    static const uint32_t lengths[] = { 0, 1, NETFRAME_FRAGMENT_MAX, NETFRAME_FRAGMENT_MAX + 1, NETFRAME_MAX_MESSAGE };
+    for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; i++) {
+        f.message_length = lengths[i];
+        for (f.fragment_offset = 0; f.fragment_offset < f.message_length || f.fragment_offset == 0;
+             f.fragment_offset += NETFRAME_FRAGMENT_MAX) {
+            uint32_t rest = f.message_length - f.fragment_offset;
+            f.fragment_length = rest < NETFRAME_FRAGMENT_MAX ? rest : NETFRAME_FRAGMENT_MAX;
+            f.payload = message + f.fragment_offset;
+            uint32_t len = netframe_build_data(frame, &f);
+            CHECK(len >= NETFRAME_MIN_LEN && len <= NETFRAME_MAX_LEN);
+            CHECK(netframe_parse(frame, len, &back) == NETFRAME_OK);
+            CHECK(back.type == NETFRAME_DATA && back.sequence == 4 && back.epoch == 9 && back.receiver_epoch == 5);
+            CHECK(back.fragment_length == f.fragment_length && memcmp(back.payload, f.payload, f.fragment_length) == 0);
+            if (f.fragment_length + NETFRAME_ETH_LEN + NETFRAME_DATA_HEADER_LEN >= NETFRAME_MIN_LEN)
+                CHECK(netframe_parse(frame, len - 1, &back) == NETFRAME_E_SHORT);
+            if (f.message_length == 0)
+                break;
+        }
+    }
+    f.message_length = 100, f.fragment_offset = 0, f.fragment_length = 100, f.payload = message;
+    uint32_t len = netframe_build_data(frame, &f);
+    frame[NETFRAME_ETH_LEN + 28] = 1;                    /* offset 1: not a cut */
+    CHECK(netframe_parse(frame, len, &back) == NETFRAME_E_FIELD);
+    netframe_build_data(frame, &f);
+    frame[NETFRAME_ETH_LEN + 32] = 99;                   /* length not the fragment's */
+    CHECK(netframe_parse(frame, len, &back) == NETFRAME_E_FIELD);
+    netframe_build_data(frame, &f);
+    memset(frame + NETFRAME_ETH_LEN + 20, 0, 4);         /* sequence 0 */
+    CHECK(netframe_parse(frame, len, &back) == NETFRAME_E_FIELD);
+    f.ack = 77;
+    len = netframe_build_ack(frame, &f);
+    CHECK(netframe_parse(frame, len, &back) == NETFRAME_OK && back.type == NETFRAME_ACK && back.ack == 77);
+    memset(frame + NETFRAME_ETH_LEN + 12, 0, 4);         /* sender epoch 0 */
+    CHECK(netframe_parse(frame, len, &back) == NETFRAME_E_FIELD);
 }
 
 /* The MAC convention: 52:54:00:4d:CC:NN is machine NN of CC; anything else
@@ -186,6 +237,7 @@ int main(void)
     test_short_frames();
     test_foreign_frames();
     test_bad_fields();
+    test_transport_frames();
     test_identity();
     test_random_bytes();
     if (failures) {

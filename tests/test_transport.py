@@ -1,0 +1,17 @@
+"""The reliable transport (kernel/transport.c) on the host: the simulation
+tests/transport_test.c, built with the sanitizers, runs several seeds of
+loss, duplication, reordering, a reboot and a dead peer, and must pass every
+check and print a summary line per seed."""
+import os
+import subprocess
+from harness import ROOT
+
+TRANSPORT_TEST = os.path.join(ROOT, "build", "tools", "transport_test")
+
+
+def test_transport_simulation(report):
+    run = subprocess.run([TRANSPORT_TEST], capture_output=True, text=True, timeout=60)
+    print(run.stdout, end="")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.count("transport_test: seed ") >= 4, run.stdout
+    assert "checks passed" in run.stdout, run.stdout
