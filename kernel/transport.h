@@ -207,7 +207,9 @@ void transport_frame(struct transport *t, const uint8_t *frame, uint32_t len);
 
 /* Send what is due: retransmissions whose timer expired, frames that the
  * transmit queue refused earlier. Returns the time at which it must be
- * called next, or TRANSPORT_NO_TIMER if nothing is pending. */
+ * called next, or TRANSPORT_NO_TIMER if nothing is pending. transport_send
+ * and transport_frame may start a timer, so the caller also asks again
+ * after each of them, not only when the last answer said. */
 uint64_t transport_tick(struct transport *t);
 
 /* Messages to `machine` not yet acknowledged. */
