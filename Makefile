@@ -122,7 +122,7 @@ $(B)/tools/dmfs: tools/dmfs.c fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck.h fs/f
 
 # The kernel's frame parser (plain C) under a host unit test with the
 # sanitizers (tests/test_net.py).
-$(B)/tools/netframe_test: tests/netframe_test.c kernel/netframe.c kernel/netframe.h
+$(B)/tools/netframe_test: tests/netframe_test.c tests/host_check.h kernel/netframe.c kernel/netframe.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Ikernel -o $@ \
@@ -130,7 +130,7 @@ $(B)/tools/netframe_test: tests/netframe_test.c kernel/netframe.c kernel/netfram
 
 # The transport engine (plain C) between simulated kernels on a faulty
 # simulated network, under the sanitizers (tests/test_transport.py).
-$(B)/tools/transport_test: tests/transport_test.c kernel/transport.c kernel/transport.h kernel/netframe.c kernel/netframe.h
+$(B)/tools/transport_test: tests/transport_test.c tests/host_check.h kernel/transport.c kernel/transport.h kernel/netframe.c kernel/netframe.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Ikernel -o $@ \

@@ -51,10 +51,10 @@ static long read_inode(uint32_t ino, struct fs_inode *inode)
     return inode->type == FS_TYPE_FREE ? E_NOTFOUND : 0;
 }
 
-/* Call visit(entry, arg) for every used entry of directory `dir`, in order,
- * until it returns non-zero; returns that, 0, or an error. */
-static long each_entry(uint32_t dir, const struct fs_inode *inode, long (*visit)(const struct fs_dirent *, void *),
-                       void *arg)
+/* Call visit(entry, its index, arg) for every used entry of directory
+ * `dir`, in order, until it returns non-zero; returns that, 0, or an error. */
+static long each_entry(uint32_t dir, const struct fs_inode *inode,
+                       long (*visit)(const struct fs_dirent *, uint64_t, void *), void *arg)
 {
     uint64_t entries = inode->size / sizeof(struct fs_dirent);
     for (uint64_t n = 0; n * FS_DIRENTS_PER_BLOCK < entries; n++) {
@@ -65,7 +65,7 @@ static long each_entry(uint32_t dir, const struct fs_inode *inode, long (*visit)
         for (uint64_t i = 0; i < FS_DIRENTS_PER_BLOCK && n * FS_DIRENTS_PER_BLOCK + i < entries; i++) {
             if (d[i].inode == 0)
                 continue;
-            long r = visit(&d[i], arg);
+            long r = visit(&d[i], n * FS_DIRENTS_PER_BLOCK + i, arg);
             if (r)
                 return r;
         }
@@ -73,15 +73,32 @@ static long each_entry(uint32_t dir, const struct fs_inode *inode, long (*visit)
     return 0;
 }
 
-struct search { const char *name; size_t len; uint32_t found; };
+struct search { const char *name; size_t len; uint32_t found; uint64_t index; };
 
-static long match_name(const struct fs_dirent *d, void *arg)
+static long match_name(const struct fs_dirent *d, uint64_t index, void *arg)
 {
     struct search *s = arg;
     if (strnlen(d->name, sizeof d->name) == s->len && memcmp(d->name, s->name, s->len) == 0) {
         s->found = d->inode;
+        s->index = index;
         return 1;
     }
+    return 0;
+}
+
+/* The entry called name[0..len) in directory dir: its index (*slot) and
+ * inode; E_NOTFOUND if there is none. */
+static long find_entry(uint32_t dir, const struct fs_inode *dir_inode, const char *name, size_t len,
+                       uint64_t *slot, uint32_t *ino)
+{
+    struct search s = { name, len, 0, 0 };
+    long err = each_entry(dir, dir_inode, match_name, &s);
+    if (err < 0)
+        return err;
+    if (!s.found)
+        return E_NOTFOUND;
+    *slot = s.index;
+    *ino = s.found;
     return 0;
 }
 
@@ -102,13 +119,9 @@ static long lookup(const char *path, uint32_t *ino, struct fs_inode *inode)
             return E_INVAL;
         if (inode->type != FS_TYPE_DIR)
             return E_NOTFOUND;
-        struct search s = { p, len, 0 };
-        err = each_entry(*ino, inode, match_name, &s);
-        if (err < 0)
+        uint64_t slot;
+        if ((err = find_entry(*ino, inode, p, len, &slot, ino)))
             return err;
-        if (!s.found)
-            return E_NOTFOUND;
-        *ino = s.found;
         err = read_inode(*ino, inode);
         p += len;
     }
@@ -117,8 +130,9 @@ static long lookup(const char *path, uint32_t *ino, struct fs_inode *inode)
 
 struct listing { int64_t skip; struct fs_dirent *out; uint32_t count, max; };
 
-static long add_to_listing(const struct fs_dirent *d, void *arg)
+static long add_to_listing(const struct fs_dirent *d, uint64_t index, void *arg)
 {
+    (void)index;
     struct listing *l = arg;
     if (strcmp(d->name, ".") == 0 || strcmp(d->name, "..") == 0)
         return 0;
@@ -227,11 +241,9 @@ static long create(const char *path, int64_t type, int64_t *value, struct dm_sta
         return err;
     if (dir_inode.type != FS_TYPE_DIR)
         return E_NOTFOUND;
-    struct search s = { name, strlen(name), 0 };
-    if ((err = each_entry(dir, &dir_inode, match_name, &s)) < 0)
-        return err;
-    if (s.found)
-        return E_STATE;
+    uint64_t slot;
+    if ((err = find_entry(dir, &dir_inode, name, strlen(name), &slot, &ino)) != E_NOTFOUND)
+        return err < 0 ? err : E_STATE;   /* the name exists */
     if (!(ino = allocate_inode(&err)))
         return err;
     /* The new inode is complete before the entry that names it is written. */
@@ -261,8 +273,9 @@ static long create(const char *path, int64_t type, int64_t *value, struct dm_sta
 
 struct emptiness { int other; };
 
-static long note_other(const struct fs_dirent *d, void *arg)
+static long note_other(const struct fs_dirent *d, uint64_t index, void *arg)
 {
+    (void)index;
     if (strcmp(d->name, ".") != 0 && strcmp(d->name, "..") != 0)
         ((struct emptiness *)arg)->other = 1;
     return 0;
@@ -274,28 +287,6 @@ static long check_empty(uint32_t ino, const struct fs_inode *inode)
     struct emptiness e = { 0 };
     long err = each_entry(ino, inode, note_other, &e);
     return err < 0 ? err : e.other ? E_STATE : 0;
-}
-
-/* The entry called `name` in directory dir: its index (*slot) and inode;
- * E_NOTFOUND if there is none. */
-static long find_entry(uint32_t dir, const struct fs_inode *dir_inode, const char *name, uint64_t *slot,
-                       uint32_t *ino)
-{
-    uint64_t entries = dir_inode->size / sizeof(struct fs_dirent);
-    for (uint64_t n = 0; n * FS_DIRENTS_PER_BLOCK < entries; n++) {
-        long err = bm_read(BM_READ_FILE, dir, (int64_t)n);
-        if (err < 0)
-            return err;
-        const struct fs_dirent *d = (const struct fs_dirent *)block;
-        for (uint64_t i = 0; i < FS_DIRENTS_PER_BLOCK && n * FS_DIRENTS_PER_BLOCK + i < entries; i++) {
-            if (d[i].inode != 0 && strncmp(d[i].name, name, sizeof d[i].name) == 0) {
-                *slot = n * FS_DIRENTS_PER_BLOCK + i;
-                *ino = d[i].inode;
-                return 0;
-            }
-        }
-    }
-    return E_NOTFOUND;
 }
 
 /* Make entry `slot` of directory dir name inode ino (0: free it). */
@@ -346,7 +337,7 @@ static long unlink_path(const char *path)
         return err;
     if (dir_inode.type != FS_TYPE_DIR)
         return E_NOTFOUND;
-    if ((err = find_entry(dir, &dir_inode, name, &slot, &ino)) || (err = read_inode(ino, &inode)))
+    if ((err = find_entry(dir, &dir_inode, name, strlen(name), &slot, &ino)) || (err = read_inode(ino, &inode)))
         return err;
     if (inode.type == FS_TYPE_DIR && (err = check_empty(ino, &inode)))
         return err;
@@ -370,7 +361,7 @@ static long is_ancestor(uint32_t ancestor, uint32_t dir, int *answer)
         struct fs_inode inode;
         uint64_t slot;
         long err = read_inode(dir, &inode);
-        if (err || (err = find_entry(dir, &inode, "..", &slot, &dir)))
+        if (err || (err = find_entry(dir, &inode, "..", 2, &slot, &dir)))
             return err;
     }
     return E_INVAL;   /* a loop of ".." entries: the tree is damaged */
@@ -394,11 +385,12 @@ static long rename_path(const char *old_path, const char *new_path)
         return err;
     if (old_dir_inode.type != FS_TYPE_DIR || new_dir_inode.type != FS_TYPE_DIR)
         return E_NOTFOUND;
-    if ((err = find_entry(old_dir, &old_dir_inode, old_name, &old_slot, &ino)) || (err = read_inode(ino, &inode)))
+    if ((err = find_entry(old_dir, &old_dir_inode, old_name, strlen(old_name), &old_slot, &ino)) ||
+        (err = read_inode(ino, &inode)))
         return err;
     if (inode.type == FS_TYPE_DIR && ((err = is_ancestor(ino, new_dir, &inside)) || inside))
         return err ? err : E_INVAL;
-    err = find_entry(new_dir, &new_dir_inode, new_name, &new_slot, &existing);
+    err = find_entry(new_dir, &new_dir_inode, new_name, strlen(new_name), &new_slot, &existing);
     if (err && err != E_NOTFOUND)
         return err;
     if (err == 0) {   /* the new name exists: replace what it names */
@@ -419,7 +411,7 @@ static long rename_path(const char *old_path, const char *new_path)
     if ((err = set_entry(old_dir, old_slot, 0, 0)) < 0)
         return err;
     if (inode.type == FS_TYPE_DIR && old_dir != new_dir) {   /* its ".." moves with it */
-        if ((err = find_entry(ino, &inode, "..", &old_slot, &existing)) ||
+        if ((err = find_entry(ino, &inode, "..", 2, &old_slot, &existing)) ||
             (err = set_entry(ino, old_slot, new_dir, "..")) < 0 ||
             (err = bm_request(BM_INODE_LINKS, old_dir, -1, 0, 0, 0)) < 0 ||
             (err = bm_request(BM_INODE_LINKS, new_dir, 1, 0, 0, 0)) < 0)

@@ -16,38 +16,14 @@
  * device reports it done.
  */
 #include "defs.h"
+#include "virtio.h"
 
-#define MMIO_BASE   0x10001000UL   /* eight transports, 0x1000 apart, IRQs 1..8 */
-#define MMIO_COUNT  8
-#define REG(d, off) (*(volatile uint32_t *)((d)->base + (off)))
-enum {
-    MAGIC = 0x000, VERSION = 0x004, DEVICE_ID = 0x008, DEVICE_FEATURES = 0x010,
-    DEVICE_FEATURES_SEL = 0x014, DRIVER_FEATURES = 0x020, DRIVER_FEATURES_SEL = 0x024,
-    QUEUE_SEL = 0x030, QUEUE_NUM_MAX = 0x034, QUEUE_NUM = 0x038, QUEUE_READY = 0x044,
-    QUEUE_NOTIFY = 0x050, INTERRUPT_STATUS = 0x060, INTERRUPT_ACK = 0x064, STATUS = 0x070,
-    QUEUE_DESC_LOW = 0x080, QUEUE_DESC_HIGH = 0x084, QUEUE_DRIVER_LOW = 0x090,
-    QUEUE_DRIVER_HIGH = 0x094, QUEUE_DEVICE_LOW = 0x0a0, QUEUE_DEVICE_HIGH = 0x0a4,
-    CONFIG = 0x100,
-};
-enum { STATUS_ACKNOWLEDGE = 1, STATUS_DRIVER = 2, STATUS_DRIVER_OK = 4, STATUS_FEATURES_OK = 8 };
-#define VIRTIO_MAGIC      0x74726976u   /* "virt" */
-#define VIRTIO_DEVICE_BLK 2
-#define DESC_NEXT  1
-#define DESC_WRITE 2                    /* the device writes this buffer */
+#define REG(d, off) VIRTIO_REG((d)->base, off)
 #define BLK_IN   0                      /* read from the disk */
 #define BLK_OUT  1                      /* write to the disk */
 #define SECTORS_PER_BLOCK (DM_DISK_BLOCK / 512)
 
-#define QUEUE_SIZE 16
-#define SLOTS      (QUEUE_SIZE / 3)     /* requests in flight per disk */
-
-struct descriptor { uint64_t addr; uint32_t len; uint16_t flags, next; };
-struct queue {                          /* one page, zeroed */
-    struct descriptor desc[QUEUE_SIZE];
-    struct { uint16_t flags, idx, ring[QUEUE_SIZE], used_event; } avail;
-    uint8_t pad[64];
-    struct { uint16_t flags, idx; struct { uint32_t id, len; } ring[QUEUE_SIZE]; } used;
-};
+#define SLOTS (VIRTQ_SIZE / 3)          /* requests in flight per disk */
 
 struct request {
     int      busy;
@@ -63,8 +39,7 @@ struct disk {
     uintptr_t base;
     int irq;
     uint64_t blocks;
-    struct queue *queue;
-    uint16_t last_used;
+    struct virtq *queue;                /* one page */
     int area_slot;                      /* kernel link slot of the attached area, or -1 */
     struct request requests[SLOTS];
 };
@@ -74,52 +49,30 @@ static int ndisks;
 
 static int disk_setup(struct disk *d)
 {
-    REG(d, STATUS) = 0;
-    REG(d, STATUS) = STATUS_ACKNOWLEDGE | STATUS_DRIVER;
-    REG(d, DRIVER_FEATURES_SEL) = 0;
-    REG(d, DRIVER_FEATURES) = 0;        /* nothing optional */
-    REG(d, DRIVER_FEATURES_SEL) = 1;
-    REG(d, DRIVER_FEATURES) = 1;        /* VIRTIO_F_VERSION_1 (bit 32) */
-    REG(d, STATUS) = STATUS_ACKNOWLEDGE | STATUS_DRIVER | STATUS_FEATURES_OK;
-    if (!(REG(d, STATUS) & STATUS_FEATURES_OK))
-        return -1;
-    REG(d, QUEUE_SEL) = 0;
-    if (REG(d, QUEUE_READY) || REG(d, QUEUE_NUM_MAX) < QUEUE_SIZE)
-        return -1;
-    if (!(d->queue = page_alloc()))
+    if (virtio_start(d->base, 0) < 0 || !(d->queue = page_alloc()))   /* no optional features */
         return -1;
     for (int i = 0; i < SLOTS; i++)
         if (!(d->requests[i].bounce = page_alloc()))
             return -1;
-    REG(d, QUEUE_NUM) = QUEUE_SIZE;
-    uint64_t desc = (uint64_t)d->queue->desc, avail = (uint64_t)&d->queue->avail;
-    uint64_t used = (uint64_t)&d->queue->used;
-    REG(d, QUEUE_DESC_LOW) = (uint32_t)desc;
-    REG(d, QUEUE_DESC_HIGH) = (uint32_t)(desc >> 32);
-    REG(d, QUEUE_DRIVER_LOW) = (uint32_t)avail;
-    REG(d, QUEUE_DRIVER_HIGH) = (uint32_t)(avail >> 32);
-    REG(d, QUEUE_DEVICE_LOW) = (uint32_t)used;
-    REG(d, QUEUE_DEVICE_HIGH) = (uint32_t)(used >> 32);
-    REG(d, QUEUE_READY) = 1;
+    if (virtio_queue_setup(d->base, 0, d->queue) < 0)
+        return -1;
     uint64_t sectors = (uint64_t)REG(d, CONFIG) | ((uint64_t)REG(d, CONFIG + 4) << 32);
     d->blocks = sectors / SECTORS_PER_BLOCK;
     d->area_slot = -1;
-    REG(d, STATUS) = STATUS_ACKNOWLEDGE | STATUS_DRIVER | STATUS_FEATURES_OK | STATUS_DRIVER_OK;
+    virtio_driver_ok(d->base);
     return 0;
 }
 
-/* Find every virtio block device; returns how many there are. QEMU's virt
- * machine gives the first -device on its command line the highest
- * transport, so the slots are searched from the top down: disk 0 is the
- * first disk given, which holds the file system. */
+/* Find every virtio block device, in command-line order (virtio_next):
+ * disk 0 is the first disk given, which holds the file system. Returns how
+ * many there are. */
 int disk_init(void)
 {
-    for (int i = MMIO_COUNT - 1; i >= 0 && ndisks < DM_MAX_DISKS; i--) {
+    for (int slot = virtio_next(VIRTIO_MMIO_COUNT, VIRTIO_DEVICE_BLK); slot >= 0 && ndisks < DM_MAX_DISKS;
+         slot = virtio_next(slot, VIRTIO_DEVICE_BLK)) {
         struct disk *d = &disks[ndisks];
-        d->base = MMIO_BASE + 0x1000UL * i;
-        d->irq = 1 + i;
-        if (REG(d, MAGIC) != VIRTIO_MAGIC || REG(d, VERSION) != 2 || REG(d, DEVICE_ID) != VIRTIO_DEVICE_BLK)
-            continue;
+        d->base = virtio_base(slot);
+        d->irq = 1 + slot;
         if (disk_setup(d) < 0) {
             kprintf("disk at %p: set-up failed\n", d->base);
             continue;
@@ -173,17 +126,14 @@ static int64_t disk_start(struct disk *d, int write, uint64_t block, uint64_t of
     r->header.sector = block * SECTORS_PER_BLOCK;
     r->status = 0xff;
 
-    struct descriptor *desc = d->queue->desc;
+    struct virtq_desc *desc = d->queue->desc;
     int head = 3 * slot;
-    desc[head] = (struct descriptor){ (uint64_t)&r->header, sizeof r->header, DESC_NEXT, (uint16_t)(head + 1) };
-    desc[head + 1] = (struct descriptor){ (uint64_t)r->bounce, DM_DISK_BLOCK,
-                                          (uint16_t)(DESC_NEXT | (write ? 0 : DESC_WRITE)), (uint16_t)(head + 2) };
-    desc[head + 2] = (struct descriptor){ (uint64_t)&r->status, 1, DESC_WRITE, 0 };
-    struct queue *q = d->queue;
-    q->avail.ring[q->avail.idx % QUEUE_SIZE] = (uint16_t)head;
-    __sync_synchronize();
-    q->avail.idx++;
-    __sync_synchronize();
+    desc[head] = (struct virtq_desc){ (uint64_t)&r->header, sizeof r->header, VIRTQ_DESC_NEXT, (uint16_t)(head + 1) };
+    desc[head + 1] = (struct virtq_desc){ (uint64_t)r->bounce, DM_DISK_BLOCK,
+                                          (uint16_t)(VIRTQ_DESC_NEXT | (write ? 0 : VIRTQ_DESC_WRITE)),
+                                          (uint16_t)(head + 2) };
+    desc[head + 2] = (struct virtq_desc){ (uint64_t)&r->status, 1, VIRTQ_DESC_WRITE, 0 };
+    virtq_post(d->queue, (uint16_t)head);
     REG(d, QUEUE_NOTIFY) = 0;
     return 0;
 }
@@ -211,9 +161,8 @@ void disk_interrupt(int irq)
             continue;
         REG(d, INTERRUPT_ACK) = REG(d, INTERRUPT_STATUS) & 3;
         __sync_synchronize();
-        while (d->last_used != *(volatile uint16_t *)&d->queue->used.idx) {
-            uint32_t head = d->queue->used.ring[d->last_used % QUEUE_SIZE].id;
-            d->last_used++;
+        uint32_t head, len;
+        while (virtq_take_used(d->queue, &head, &len)) {
             if (head % 3 == 0 && head / 3 < SLOTS && d->requests[head / 3].busy)
                 disk_finish(d, &d->requests[head / 3]);
         }

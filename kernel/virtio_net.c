@@ -15,106 +15,45 @@
  */
 #include "defs.h"
 #include "netframe.h"
+#include "virtio.h"
 
-#define MMIO_BASE   0x10001000UL   /* eight transports, 0x1000 apart, IRQs 1..8 */
-#define MMIO_COUNT  8
-#define REG(off) (*(volatile uint32_t *)(nic_base + (off)))
-enum {
-    MAGIC = 0x000, VERSION = 0x004, DEVICE_ID = 0x008, DEVICE_FEATURES = 0x010,
-    DEVICE_FEATURES_SEL = 0x014, DRIVER_FEATURES = 0x020, DRIVER_FEATURES_SEL = 0x024,
-    QUEUE_SEL = 0x030, QUEUE_NUM_MAX = 0x034, QUEUE_NUM = 0x038, QUEUE_READY = 0x044,
-    QUEUE_NOTIFY = 0x050, INTERRUPT_STATUS = 0x060, INTERRUPT_ACK = 0x064, STATUS = 0x070,
-    QUEUE_DESC_LOW = 0x080, QUEUE_DESC_HIGH = 0x084, QUEUE_DRIVER_LOW = 0x090,
-    QUEUE_DRIVER_HIGH = 0x094, QUEUE_DEVICE_LOW = 0x0a0, QUEUE_DEVICE_HIGH = 0x0a4,
-    CONFIG = 0x100,
-};
-enum { STATUS_ACKNOWLEDGE = 1, STATUS_DRIVER = 2, STATUS_DRIVER_OK = 4, STATUS_FEATURES_OK = 8 };
-#define VIRTIO_MAGIC      0x74726976u   /* "virt" */
-#define VIRTIO_DEVICE_NET 1
+#define REG(off) VIRTIO_REG(nic_base, off)
 #define FEATURE_MAC       (1u << 5)     /* the device has a MAC address in its config */
-#define DESC_WRITE        2             /* the device writes this buffer */
-#define AVAIL_NO_INTERRUPT 1            /* do not interrupt when using this queue's buffers */
 #define RX_QUEUE 0
 #define TX_QUEUE 1
 
-#define QUEUE_SIZE  16                  /* buffers per queue */
 #define NET_HEADER  12                  /* struct virtio_net_hdr with num_buffers (VERSION_1) */
 #define BUFFER_SIZE (NET_HEADER + 1514) /* a whole Ethernet frame without FCS */
 #define DRAIN_LIMIT_NS 1000000000ULL    /* 1 s */
 
-struct descriptor { uint64_t addr; uint32_t len; uint16_t flags, next; };
-struct queue {
-    struct descriptor desc[QUEUE_SIZE];
-    struct { uint16_t flags, idx, ring[QUEUE_SIZE], used_event; } avail;
-    uint8_t pad[64];
-    struct { uint16_t flags, idx; struct { uint32_t id, len; } ring[QUEUE_SIZE]; } used;
-    uint16_t last_used;                 /* the driver's: used entries handled so far */
-};
 
 static uintptr_t nic_base;              /* 0: no NIC */
 static int nic_irq;
-static struct queue rx_queue __attribute__((aligned(4096)));
-static struct queue tx_queue __attribute__((aligned(4096)));
-static uint8_t rx_buffers[QUEUE_SIZE][BUFFER_SIZE];
-static uint8_t tx_buffers[QUEUE_SIZE][BUFFER_SIZE];
-static uint8_t tx_busy[QUEUE_SIZE];     /* buffer given to the device, not yet used */
+static struct virtq rx_queue __attribute__((aligned(4096)));
+static struct virtq tx_queue __attribute__((aligned(4096)));
+static uint8_t rx_buffers[VIRTQ_SIZE][BUFFER_SIZE];
+static uint8_t tx_buffers[VIRTQ_SIZE][BUFFER_SIZE];
+static uint8_t tx_busy[VIRTQ_SIZE];     /* buffer given to the device, not yet used */
 static uint32_t tx_in_flight;
 
 uint8_t net_mac[6];
 struct net_counters net_counters;
 
-/* Give queue n its rings; -1 if the device cannot take QUEUE_SIZE buffers. */
-static int queue_setup(int n, struct queue *q)
-{
-    REG(QUEUE_SEL) = (uint32_t)n;
-    if (REG(QUEUE_READY) || REG(QUEUE_NUM_MAX) < QUEUE_SIZE)
-        return -1;
-    REG(QUEUE_NUM) = QUEUE_SIZE;
-    uint64_t desc = (uint64_t)q->desc, avail = (uint64_t)&q->avail, used = (uint64_t)&q->used;
-    REG(QUEUE_DESC_LOW) = (uint32_t)desc;
-    REG(QUEUE_DESC_HIGH) = (uint32_t)(desc >> 32);
-    REG(QUEUE_DRIVER_LOW) = (uint32_t)avail;
-    REG(QUEUE_DRIVER_HIGH) = (uint32_t)(avail >> 32);
-    REG(QUEUE_DEVICE_LOW) = (uint32_t)used;
-    REG(QUEUE_DEVICE_HIGH) = (uint32_t)(used >> 32);
-    REG(QUEUE_READY) = 1;
-    return 0;
-}
-
-/* Put descriptor `id` in q's available ring (the caller notifies). */
-static void queue_post(struct queue *q, uint16_t id)
-{
-    q->avail.ring[q->avail.idx % QUEUE_SIZE] = id;
-    __sync_synchronize();
-    q->avail.idx++;
-    __sync_synchronize();
-}
-
 /* Negotiate features (the MAC only), set up both queues, read the MAC and
  * post every receive buffer; -1 if the device refuses. */
 static int nic_setup(void)
 {
-    REG(STATUS) = 0;
-    REG(STATUS) = STATUS_ACKNOWLEDGE | STATUS_DRIVER;
-    REG(DEVICE_FEATURES_SEL) = 0;
-    uint32_t offered = REG(DEVICE_FEATURES);
-    REG(DRIVER_FEATURES_SEL) = 0;
-    REG(DRIVER_FEATURES) = offered & FEATURE_MAC;
-    REG(DRIVER_FEATURES_SEL) = 1;
-    REG(DRIVER_FEATURES) = 1;           /* VIRTIO_F_VERSION_1 (bit 32) */
-    REG(STATUS) = STATUS_ACKNOWLEDGE | STATUS_DRIVER | STATUS_FEATURES_OK;
-    if (!(REG(STATUS) & STATUS_FEATURES_OK) || !(offered & FEATURE_MAC))
-        return -1;
-    if (queue_setup(RX_QUEUE, &rx_queue) < 0 || queue_setup(TX_QUEUE, &tx_queue) < 0)
+    if (virtio_start(nic_base, FEATURE_MAC) < 0 || virtio_queue_setup(nic_base, RX_QUEUE, &rx_queue) < 0 ||
+        virtio_queue_setup(nic_base, TX_QUEUE, &tx_queue) < 0)
         return -1;
     for (int i = 0; i < 6; i++)
         net_mac[i] = *(volatile uint8_t *)(nic_base + CONFIG + i);
-    tx_queue.avail.flags = AVAIL_NO_INTERRUPT;
-    for (uint16_t i = 0; i < QUEUE_SIZE; i++) {
-        rx_queue.desc[i] = (struct descriptor){ (uint64_t)rx_buffers[i], BUFFER_SIZE, DESC_WRITE, 0 };
-        queue_post(&rx_queue, i);
+    tx_queue.avail.flags = VIRTQ_AVAIL_NO_INTERRUPT;
+    for (uint16_t i = 0; i < VIRTQ_SIZE; i++) {
+        rx_queue.desc[i] = (struct virtq_desc){ (uint64_t)rx_buffers[i], BUFFER_SIZE, VIRTQ_DESC_WRITE, 0 };
+        virtq_post(&rx_queue, i);
     }
-    REG(STATUS) = STATUS_ACKNOWLEDGE | STATUS_DRIVER | STATUS_FEATURES_OK | STATUS_DRIVER_OK;
+    virtio_driver_ok(nic_base);
     REG(QUEUE_NOTIFY) = RX_QUEUE;
     return 0;
 }
@@ -124,10 +63,8 @@ static int nic_setup(void)
  * command line is the one used. Called at boot before processes exist. */
 int net_init(void)
 {
-    for (int i = MMIO_COUNT - 1; i >= 0; i--) {
-        nic_base = MMIO_BASE + 0x1000UL * i;
-        if (REG(MAGIC) != VIRTIO_MAGIC || REG(VERSION) != 2 || REG(DEVICE_ID) != VIRTIO_DEVICE_NET)
-            continue;
+    for (int i = virtio_next(VIRTIO_MMIO_COUNT, VIRTIO_DEVICE_NET); i >= 0; i = virtio_next(i, VIRTIO_DEVICE_NET)) {
+        nic_base = virtio_base(i);
         if (nic_setup() < 0) {
             kprintf("net at %p: set-up failed\n", nic_base);
             continue;
@@ -143,11 +80,9 @@ int net_init(void)
 /* Take back the transmit buffers the device has used. */
 static void tx_reclaim(void)
 {
-    while (tx_queue.last_used != *(volatile uint16_t *)&tx_queue.used.idx) {
-        __sync_synchronize();
-        uint32_t id = tx_queue.used.ring[tx_queue.last_used % QUEUE_SIZE].id;
-        tx_queue.last_used++;
-        if (id < QUEUE_SIZE && tx_busy[id]) {
+    uint32_t id, len;
+    while (virtq_take_used(&tx_queue, &id, &len)) {
+        if (id < VIRTQ_SIZE && tx_busy[id]) {
             tx_busy[id] = 0;
             tx_in_flight--;
         }
@@ -163,18 +98,18 @@ int net_send(const void *frame, uint32_t len)
         return E_BADREQ;
     tx_reclaim();
     uint16_t id = 0;
-    while (id < QUEUE_SIZE && tx_busy[id])
+    while (id < VIRTQ_SIZE && tx_busy[id])
         id++;
-    if (id == QUEUE_SIZE) {
+    if (id == VIRTQ_SIZE) {
         net_counters.tx_full++;
         return E_QFULL;
     }
     memset(tx_buffers[id], 0, NET_HEADER);
     memcpy(tx_buffers[id] + NET_HEADER, frame, len);
-    tx_queue.desc[id] = (struct descriptor){ (uint64_t)tx_buffers[id], NET_HEADER + len, 0, 0 };
+    tx_queue.desc[id] = (struct virtq_desc){ (uint64_t)tx_buffers[id], NET_HEADER + len, 0, 0 };
     tx_busy[id] = 1;
     tx_in_flight++;
-    queue_post(&tx_queue, id);
+    virtq_post(&tx_queue, id);
     REG(QUEUE_NOTIFY) = TX_QUEUE;
     net_counters.frames_sent++;
     net_counters.bytes_sent += len;
@@ -215,12 +150,9 @@ static int addressed_here(const uint8_t *frame)
 static void rx_deliver(void)
 {
     int posted = 0;
-    while (rx_queue.last_used != *(volatile uint16_t *)&rx_queue.used.idx) {
-        __sync_synchronize();
-        uint32_t id = rx_queue.used.ring[rx_queue.last_used % QUEUE_SIZE].id;
-        uint32_t len = rx_queue.used.ring[rx_queue.last_used % QUEUE_SIZE].len;
-        rx_queue.last_used++;
-        if (id >= QUEUE_SIZE)
+    uint32_t id, len;
+    while (virtq_take_used(&rx_queue, &id, &len)) {
+        if (id >= VIRTQ_SIZE)
             continue;                   /* the device broke the protocol: no buffer to repost */
         const uint8_t *frame = rx_buffers[id] + NET_HEADER;
         if (len < NET_HEADER + NETFRAME_ETH_LEN || len > BUFFER_SIZE || !addressed_here(frame)) {
@@ -230,7 +162,7 @@ static void rx_deliver(void)
             net_counters.bytes_received += len - NET_HEADER;
             net_receive(frame, len - NET_HEADER);
         }
-        queue_post(&rx_queue, (uint16_t)id);
+        virtq_post(&rx_queue, (uint16_t)id);
         posted = 1;
     }
     if (posted)

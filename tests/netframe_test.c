@@ -10,19 +10,8 @@
 #include <string.h>
 #include "netframe.h"
 
-static int checks, failures;
-
-#define CHECK(cond) check((cond), __FILE__, __LINE__, #cond)
-
-/* Count a check; report it if it failed. */
-static void check(int ok, const char *file, int line, const char *what)
-{
-    checks++;
-    if (!ok) {
-        failures++;
-        fprintf(stderr, "netframe_test: %s:%d: failed: %s\n", file, line, what);
-    }
-}
+#define TEST_NAME "netframe_test"
+#include "host_check.h"
 
 /* An announcement as the wire format says it must look, written byte by
  * byte here rather than by netframe_build_announce. */

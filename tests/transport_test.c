@@ -28,20 +28,8 @@
 #define RUN_LIMIT_NS   (40000 * MS)
 #define DEAD_BOUND_NS  (3820 * MS)     /* 20+40+80+160+320+5*640 ms: transport.h */
 
-static int checks, failures;
-
-#define CHECK(cond) check((cond), __FILE__, __LINE__, #cond)
-
-/* Count a check; report it if it failed. */
-static void check(int ok, const char *file, int line, const char *what)
-{
-    checks++;
-    if (!ok) {
-        failures++;
-        if (failures < 20)
-            fprintf(stderr, "transport_test: %s:%d: failed: %s\n", file, line, what);
-    }
-}
+#define TEST_NAME "transport_test"
+#include "host_check.h"
 
 /* The seeded pseudo-random numbers of one run (xorshift64). */
 static uint64_t prng_state;
