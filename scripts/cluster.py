@@ -1,31 +1,45 @@
 #!/usr/bin/env python3
 """cluster.py -- boot a cluster of N nodes on one virtual Ethernet switch.
 
-    python3 scripts/cluster.py [--nodes N] [--disk IMAGE] [--logs DIR]
+    python3 scripts/cluster.py [--nodes N] [--disk IMAGE] [--logs DIR] [--faults SPEC]
 
 starts an unprivileged VDE switch (vde_switch) and N QEMU nodes plugged into
 it. Node 0's console is this terminal (or the piped input and output); the
 other nodes' consoles go to DIR/node1.log ... (default build/cluster/). `halt`
 on node 0 ends the whole cluster, with node 0's exit status; Ctrl-C or SIGTERM
 ends it with a non-zero status. A node other than 0 that exits or crashes is
-reported on stderr and the others go on. No QEMU or vde_switch process of the
-cluster outlives the launcher, however it ends.
+reported on stderr and the others go on. No QEMU, vde_switch or wirefilter
+process of the cluster outlives the launcher, however it ends, and a small
+cleaner process removes the launcher's private directory in /tmp even when the
+launcher is killed outright.
 
 Node K of N has the MAC address 52:54:00:4d:NN:KK (NN = N, KK = K, two hex
 digits each): the kernel learns from it which node it is and how many there are.
 Node 0 boots from IMAGE (default build/disk.img, written to); the others boot
 from the system disk in snapshot mode (their writes are thrown away).
 
+With --faults SPEC (e.g. "loss=10 dup=5 delay=2"; see parse_faults) every node
+gets a switch of its own, joined to the central switch by a VDE wirefilter
+that loses, duplicates and delays the frames going into the node:
+
+    node K -- switch-nodeK -- wirefilter -- switch (central) -- ... other nodes
+
+so every frame from one node to another crosses exactly one faulty wire, the
+receiver's (each receiver of a broadcast loses its copy independently).
+
 As a module, for tests (every console is a pipe, driven by harness.Node):
 
-    with Cluster(nodes=4) as cluster:
+    with Cluster(nodes=4, faults="loss=10") as cluster:
         cluster.node(2).command("run hello")
         cluster.kill(2)
         cluster.exited()          # [(2, -9)]: nodes that ended since the last call
+        cluster.restart(2)        # node 2 boots again, with a new epoch
+        cluster.node(2).command("run hello")
 """
 import argparse
 import atexit
 import ctypes
+import math
 import os
 import select
 import shutil
@@ -42,12 +56,62 @@ DEFAULT_NODES = 4
 MAX_NODES = 255                       # the node count is one byte of the MAC address
 DEFAULT_LOGS = os.path.join(ROOT, "build", "cluster")
 SWITCH = "vde_switch"
-STOP_GRACE = 5                        # seconds a node has to end after SIGTERM before SIGKILL
+WIREFILTER = "wirefilter"             # Debian's vde-wirefilter package names it so, not vde_wirefilter
+STOP_GRACE = 5                        # seconds a process has to end after SIGTERM before SIGKILL
+START_TIMEOUT = 5                     # seconds a switch or wirefilter has to come up
 PR_SET_PDEATHSIG = 1                  # prctl option, <linux/prctl.h>
+
+# The faults --faults can ask for: key -> (wirefilter option, largest value, meaning).
+# Each is applied on the wire into each node: `wirefilter -v CENTRAL:NODE` calls
+# the direction from its first plug to its second LR, so every value is given
+# to wirefilter as LR<value>.
+FAULTS = {
+    "loss":  ("-l", 100, "percentage of frames lost"),
+    "burst": ("-L", None, "mean length of a burst of losses, in frames (Gilbert model; with loss)"),
+    "dup":   ("-D", 99, "percentage of frames duplicated (a copy is duplicated again with the "
+                        "same chance)"),
+    "delay": ("-d", None, "extra delay of every frame, in milliseconds"),
+}
 
 
 class ClusterError(Exception):
     pass
+
+
+def parse_faults(spec):
+    """The faults of a FAULTS specification such as "loss=10 dup=5 delay=2" (keys
+    separated by spaces or commas, each at most once, values non-negative numbers)
+    as a dict {key: value}; ClusterError names what is wrong."""
+    faults = {}
+    for item in spec.replace(",", " ").split():
+        key, equals, value = item.partition("=")
+        if key not in FAULTS or not equals:
+            raise ClusterError("faults: %r is not KEY=VALUE with KEY one of %s" % (item, ", ".join(FAULTS)))
+        if key in faults:
+            raise ClusterError("faults: %s given twice" % key)
+        try:
+            number = float(value)
+        except ValueError:
+            raise ClusterError("faults: %s=%s: not a number" % (key, value)) from None
+        largest = FAULTS[key][1]
+        if not math.isfinite(number) or number < 0 or (largest is not None and number > largest):
+            allowed = "from 0 to %d" % largest if largest is not None else "0 or more"
+            raise ClusterError("faults: %s=%s: must be a number %s" % (key, value, allowed))
+        faults[key] = number
+    return faults
+
+
+def describe_faults(faults):
+    """A dict of faults as a FAULTS specification: "loss=10 dup=5"."""
+    return " ".join("%s=%g" % (key, value) for key, value in faults.items()) or "none"
+
+
+def wirefilter_options(faults):
+    """The wirefilter options that apply a dict of faults to the wire into a node."""
+    options = []
+    for key, value in faults.items():
+        options += [FAULTS[key][0], "LR%g" % value]
+    return options
 
 
 def node_mac(number, count):
@@ -56,8 +120,9 @@ def node_mac(number, count):
 
 
 def end_with_parent():
-    """In a child before it runs QEMU or the switch: have the kernel send it SIGTERM
-    when the launcher dies, even by SIGKILL, so that no node outlives the launcher."""
+    """In a child before it runs QEMU, a switch or a wirefilter: have the kernel send
+    it SIGTERM when the launcher dies, even by SIGKILL, so that it does not outlive
+    the launcher."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
@@ -67,6 +132,29 @@ def detach_and_end_with_parent():
     the terminal reaches the launcher (which then ends the node) and not the node."""
     os.setsid()
     end_with_parent()
+
+
+def start_cleaner(directory):
+    """A process that removes `directory` once the launcher has ended, however it
+    ended: it waits for the end of its input, a pipe only the launcher holds (the
+    kernel closes it when the launcher dies, even by SIGKILL). It is in a session of
+    its own and not ended with its parent, on purpose."""
+    return subprocess.Popen(["sh", "-c", 'cat >/dev/null; rm -rf -- "$1"', "cluster-cleaner", directory],
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+
+
+def stop_process(proc):
+    """End a switch or a wirefilter: close its input (each ends by itself at its
+    end), then SIGTERM, then SIGKILL after STOP_GRACE seconds."""
+    proc.stdin.close()
+    if proc.poll() is None:
+        proc.terminate()
+    try:
+        proc.wait(STOP_GRACE)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def shown_path(path):
@@ -90,53 +178,97 @@ class Cluster:
     launcher's own stdin/stdout and the other consoles go to files in `logs` (the
     command line's way); otherwise every node is a harness.Node with pipes (the
     tests' way). extra_per_node(k) gives more QEMU arguments for node k.
-    wait_prompt: with pipes, wait until every node shows its shell prompt."""
+    wait_prompt: with pipes, wait until every node shows its shell prompt.
+    faults: None, or a FAULTS specification ("loss=10 dup=5", see parse_faults):
+    each node then has a switch of its own, joined to the central switch by a
+    wirefilter that applies the faults to the frames going into the node."""
 
     def __init__(self, nodes=DEFAULT_NODES, disk=None, logs=None, console=False, extra_per_node=None,
-                 kernel=KERNEL, boot_timeout=60, wait_prompt=True):
+                 kernel=KERNEL, boot_timeout=60, wait_prompt=True, faults=None):
         if not 1 <= nodes <= MAX_NODES:
             raise ClusterError("the node count must be between 1 and %d, not %d" % (MAX_NODES, nodes))
         self.count = nodes
         self.console = console
+        self.kernel = kernel
+        self.faults = parse_faults(faults) if faults is not None else None
         self.procs = []               # the QEMU process of node k, k = 0..count-1
         self.nodes = []               # with pipes: the harness.Node of node k
+        self.qemu_extra = []          # node k's QEMU arguments after qemu_command's own
         self.reported = set()         # nodes whose exit exited() has already returned
-        self.switch = None
+        self.switches = []            # the central switch, then node k's switch (with faults)
+        self.wirefilters = []         # with faults: the wirefilter into node k
         self.private = tempfile.mkdtemp(prefix="demos-cluster-")
+        self.cleaner = start_cleaner(self.private)
         self.switch_dir = os.path.join(self.private, "switch")
         self.logs = logs if logs else (DEFAULT_LOGS if console else self.private)
         atexit.register(self.close)
         try:
             os.makedirs(self.logs, exist_ok=True)
             try:
-                self._start_switch()
-                self._start_nodes(disk, extra_per_node or (lambda k: []), kernel)
+                with open(os.path.join(self.logs, "switch.log"), "w") as log:
+                    self._start_switch(self.switch_dir, log)
+                if self.faults is not None:
+                    for k in range(self.count):
+                        self._start_wire(k)
+                self._start_nodes(disk, extra_per_node or (lambda k: []))
             except FileNotFoundError as e:
                 raise ClusterError("%s: not found (scripts/setup.sh installs it)" % e.filename) from None
             if wait_prompt and not console:
-                for k, node in enumerate(self.nodes):
-                    try:
-                        node.expect(r"\$ ", boot_timeout)
-                    except Exception as e:
-                        raise ClusterError("node %d did not reach its prompt: %s" % (k, e)) from None
+                for k in range(self.count):
+                    self._wait_prompt(k, boot_timeout)
         except BaseException:
             self.close()
             raise
 
-    def _start_switch(self):
-        """Start vde_switch in the foreground with a pipe as its stdin: it ends by
-        itself at end of input, that is when the launcher ends. Wait for its socket."""
-        log_path = os.path.join(self.logs, "switch.log")
-        with open(log_path, "w") as log:
-            self.switch = subprocess.Popen([SWITCH, "--sock", self.switch_dir], stdin=subprocess.PIPE,
-                                           stdout=subprocess.DEVNULL, stderr=log,
-                                           preexec_fn=detach_and_end_with_parent)
-        deadline = time.monotonic() + 5
-        while not os.path.exists(os.path.join(self.switch_dir, "ctl")):
-            if self.switch.poll() is not None or time.monotonic() > deadline:
-                with open(log_path) as log:
-                    raise ClusterError("%s did not start: %s" % (SWITCH, log.read().strip()))
+    def _wait_prompt(self, k, timeout):
+        """Wait until node k (with pipes) shows its shell prompt."""
+        try:
+            self.nodes[k].expect(r"\$ ", timeout)
+        except Exception as e:
+            raise ClusterError("node %d did not reach its prompt: %s" % (k, e)) from None
+
+    def _start_switch(self, directory, log):
+        """Start vde_switch with its socket in `directory`, in the foreground with a
+        pipe as its stdin: it ends by itself at end of input, that is when the
+        launcher ends. Its messages go to the file `log`. Wait for its socket."""
+        switch = subprocess.Popen([SWITCH, "--sock", directory], stdin=subprocess.PIPE,
+                                  stdout=subprocess.DEVNULL, stderr=log, preexec_fn=detach_and_end_with_parent)
+        self.switches.append(switch)
+        self._wait_start(switch, log.name, lambda: os.path.exists(os.path.join(directory, "ctl")))
+
+    def _wait_start(self, proc, log_path, started):
+        """Wait until started() is true; ClusterError with its log if `proc` ends
+        first or START_TIMEOUT seconds pass."""
+        deadline = time.monotonic() + START_TIMEOUT
+        while not started():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                with open(log_path, errors="replace") as log:
+                    raise ClusterError("%s did not start: %s" % (proc.args[0], log.read().strip()))
             time.sleep(0.01)
+
+    def node_switch_dir(self, k):
+        """The socket directory node k plugs into: its own switch's with faults,
+        else the central switch's."""
+        return self.switch_dir + "-node%d" % k if self.faults is not None else self.switch_dir
+
+    def _start_wire(self, k):
+        """Start node k's own switch and the wirefilter that joins it to the central
+        switch (left plug) and applies the faults from left to right, into the node.
+        Both write to nodeK-net.log; wait until the wirefilter has both plugs in, so
+        that no frame of the node's boot is lost for want of a wire."""
+        log_path = os.path.join(self.logs, "node%d-net.log" % k)
+        with open(log_path, "w") as log:
+            self._start_switch(self.node_switch_dir(k), log)
+            command = [WIREFILTER, "-v", "%s:%s" % (self.switch_dir, self.node_switch_dir(k)),
+                       *wirefilter_options(self.faults)]
+            wire = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=log, stderr=log,
+                                    preexec_fn=detach_and_end_with_parent)
+        self.wirefilters.append(wire)
+
+        def plugged():
+            with open(log_path, errors="replace") as log:
+                return "starting..." in log.read()
+        self._wait_start(wire, log_path, plugged)
 
     def _snapshot_disk(self, disk):
         """The image nodes 1..N-1 boot from in snapshot mode: the system disk, or a
@@ -149,28 +281,35 @@ class Cluster:
             return copy
         return SYSTEM_DISK
 
-    def _start_nodes(self, disk, extra_per_node, kernel):
-        """Start every node's QEMU, plugged into the switch with its MAC address."""
+    def _start_nodes(self, disk, extra_per_node):
+        """Start every node's QEMU, plugged into its switch with its MAC address."""
         shared = self._snapshot_disk(disk)
         for k in range(self.count):
             if k == 0 and disk:
                 drive = disk_args(disk, 0)
             else:
                 drive = disk_args(shared, 0, snapshot=True)
-            net = ["-netdev", "vde,id=n0,sock=%s" % self.switch_dir,
+            net = ["-netdev", "vde,id=n0,sock=%s" % self.node_switch_dir(k),
                    "-device", "virtio-net-device,netdev=n0,mac=%s" % node_mac(k, self.count)]
-            command = qemu_command(kernel, extra=drive + net + list(extra_per_node(k)))
-            if not self.console:
-                node = Node(command=command, wait_prompt=False, preexec_fn=detach_and_end_with_parent)
-                self.nodes.append(node)
-                self.procs.append(node.proc)
-            elif k == 0:
-                self.procs.append(subprocess.Popen(command, preexec_fn=end_with_parent))
-            else:
-                with open(self.log_path(k), "w") as log:
-                    self.procs.append(subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
-                                                       stderr=subprocess.STDOUT,
-                                                       preexec_fn=detach_and_end_with_parent))
+            self.qemu_extra.append(drive + net + list(extra_per_node(k)))
+            self.procs.append(None)
+            self.nodes.append(None)
+            self._start_node(k)
+
+    def _start_node(self, k, again=False):
+        """Start node k's QEMU with a fresh boot epoch (qemu_command makes one).
+        again: a restart, whose console log is appended to the first boot's."""
+        command = qemu_command(self.kernel, extra=self.qemu_extra[k])
+        if not self.console:
+            node = Node(command=command, wait_prompt=False, preexec_fn=detach_and_end_with_parent)
+            self.nodes[k] = node
+            self.procs[k] = node.proc
+        elif k == 0:
+            self.procs[k] = subprocess.Popen(command, preexec_fn=end_with_parent)
+        else:
+            with open(self.log_path(k), "a" if again else "w") as log:
+                self.procs[k] = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
+                                                 stderr=subprocess.STDOUT, preexec_fn=detach_and_end_with_parent)
 
     def log_path(self, k):
         """The file node k's console goes to (with console=True, for k >= 1)."""
@@ -178,22 +317,47 @@ class Cluster:
 
     def start_line(self):
         """The line the launcher prints when the cluster is up."""
-        return "cluster: %d node%s, switch at %s, logs in %s" % (
+        line = "cluster: %d node%s, switch at %s, logs in %s" % (
             self.count, "" if self.count == 1 else "s", self.switch_dir, shown_path(self.logs))
+        if self.faults is not None:
+            line += ", faults into each node: %s" % describe_faults(self.faults)
+        return line
 
     def node(self, k):
-        """Node k as a harness.Node (with pipes only): expect(), command(), type()."""
+        """Node k as a harness.Node (with pipes only): expect(), command(), type().
+        After restart(k), the Node of the new boot."""
         return self.nodes[k]
 
     def pid(self, k):
         """The process id of node k's QEMU."""
         return self.procs[k].pid
 
+    def pids(self):
+        """The process ids of every process the cluster has running now: QEMU
+        nodes, switches, wirefilters and the cleaner."""
+        procs = self.procs + self.wirefilters + self.switches + [self.cleaner]
+        return [proc.pid for proc in procs if proc is not None and proc.poll() is None]
+
     def kill(self, k):
         """Kill node k's QEMU at once (SIGKILL), as a crash would end it."""
         if self.procs[k].poll() is None:
             self.procs[k].kill()
             self.procs[k].wait()
+
+    def restart(self, k, wait_prompt=True, boot_timeout=60):
+        """Boot node k again, as a reset would: its QEMU is killed if it still runs,
+        and a new one starts with the same MAC address and disk and a new boot
+        epoch. With pipes, node(k) is then the new boot's Node, and wait_prompt
+        waits for its shell prompt. An exit of the old boot that exited() has not
+        returned yet is forgotten."""
+        self.kill(k)
+        if self.nodes[k] is not None:
+            self.nodes[k].kill()      # closes the old boot's pipes
+        self.reported.discard(k)
+        self._start_node(k, again=True)
+        if wait_prompt and not self.console:
+            self._wait_prompt(k, boot_timeout)
+        return self.nodes[k]
 
     def exited(self):
         """[(k, status)] for every node that has ended since the last call."""
@@ -234,28 +398,27 @@ class Cluster:
 
     def close(self):
         """Stop every node (SIGTERM, SIGKILL after STOP_GRACE seconds), then the
-        switch, and remove the private directory. Safe to call more than once."""
-        for proc in self.procs:
+        wirefilters and the switches, remove the private directory and end the
+        cleaner. Safe to call more than once."""
+        procs = [proc for proc in self.procs if proc is not None]
+        for proc in procs:
             if proc.poll() is None:
                 proc.terminate()
         deadline = time.monotonic() + STOP_GRACE
-        for proc in self.procs:
+        for proc in procs:
             try:
                 proc.wait(max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
         for node in self.nodes:
-            node.kill()               # the node has ended: this closes its pipes
-        if self.switch is not None:
-            self.switch.stdin.close()
-            self.switch.terminate()
-            try:
-                self.switch.wait(STOP_GRACE)
-            except subprocess.TimeoutExpired:
-                self.switch.kill()
-                self.switch.wait()
+            if node is not None:
+                node.kill()           # the node has ended: this closes its pipes
+        for proc in self.wirefilters + self.switches[::-1]:
+            stop_process(proc)
         shutil.rmtree(self.private, ignore_errors=True)
+        self.cleaner.stdin.close()    # it removes what rmtree could not, and ends
+        self.cleaner.wait()
         atexit.unregister(self.close)
 
     def __enter__(self):
@@ -300,8 +463,13 @@ def parse_arguments(argv):
                              "build/disk.img); the other nodes boot from the system disk in "
                              "snapshot mode")
     parser.add_argument("--logs", default=DEFAULT_LOGS, metavar="DIR",
-                        help="where nodeK.log (node K's console) and switch.log go "
-                             "(default build/cluster)")
+                        help="where nodeK.log (node K's console), switch.log and, with --faults, "
+                             "nodeK-net.log (node K's switch and wirefilter) go (default build/cluster)")
+    parser.add_argument("--faults", metavar="SPEC",
+                        help="put a VDE wirefilter on the wire into every node, applying SPEC: "
+                             "KEY=VALUE items separated by spaces or commas, e.g. "
+                             "'loss=10 dup=5 delay=2'; keys: " +
+                             "; ".join("%s, %s" % (key, meaning) for key, (_, _, meaning) in FAULTS.items()))
     parser.add_argument("--gdb", metavar="SOCKET",
                         help="start node 0 stopped, waiting for GDB on the unix socket SOCKET")
     return parser.parse_args(argv)
@@ -316,6 +484,12 @@ def main(argv=None):
     if not os.path.exists(args.disk):
         print("cluster: %s: no such disk image" % args.disk, file=sys.stderr)
         return 2
+    if args.faults is not None:
+        try:
+            parse_faults(args.faults)
+        except ClusterError as e:
+            print("cluster: %s" % e, file=sys.stderr)
+            return 2
     gdb = ["-gdb", "unix:%s,server=on,wait=off" % args.gdb, "-S"] if args.gdb else []
     terminal = None
     if os.isatty(0) and os.tcgetpgrp(0) == os.getpgrp():
@@ -326,7 +500,7 @@ def main(argv=None):
     status = 1
     try:
         cluster = Cluster(args.nodes, disk=args.disk, logs=args.logs, console=True,
-                          extra_per_node=lambda k: gdb if k == 0 else [])
+                          extra_per_node=lambda k: gdb if k == 0 else [], faults=args.faults)
         print(cluster.start_line(), file=sys.stderr, flush=True)
         node0 = cluster.wait_node0(report=report)
         status = node0 if node0 >= 0 else 128 - node0

@@ -1,10 +1,12 @@
 """The cluster launcher (scripts/cluster.py): N nodes on a VDE switch boot to
 their shells, answer commands, idle without using the host's CPU; a node that
-is killed is reported and the others go on; `halt` on node 0, Ctrl-C, SIGTERM,
-a node 0 that cannot start and even a launcher killed outright leave no QEMU
-or vde_switch process of the cluster behind; `make run NODES=3` works with
-piped input; 10 nodes boot on this 2-core host; node k of N says `machine k
-of N` (its kernel reads both from its MAC address).
+is killed is reported and the others go on; a node restarted boots with a new
+epoch and the others hear of it; with faults, every node's frames cross a
+wirefilter; `halt` on node 0, Ctrl-C, SIGTERM, a node 0 that cannot start and
+even a launcher killed outright leave no QEMU, vde_switch or wirefilter process
+of the cluster behind, nor its private directory; `make run NODES=3 FAULTS=...`
+works with piped input; 10 nodes boot on this 2-core host; node k of N says
+`machine k of N` (its kernel reads both from its MAC address).
 """
 import os
 import re
@@ -16,11 +18,12 @@ import tempfile
 import time
 
 from harness import Node, ROOT, SYSTEM_DISK, run_make
-from cluster import Cluster, ClusterError
+import cluster as cluster_module
+from cluster import Cluster, ClusterError, parse_faults, wirefilter_options
 
 LAUNCHER = os.path.join(ROOT, "scripts", "cluster.py")
 HELLO = r"hello from process \d+\.\d+\.\d+ on machine \d+\n"
-START_LINE = r"cluster: (\d+) nodes?, switch at (\S+), logs in (\S+)\n"
+START_LINE = r"cluster: (\d+) nodes?, switch at (\S+), logs in (\S+?)(?:, faults into each node: (.*))?\n"
 live = []            # clusters, nodes and directories to clean up
 four = None          # the 4-node cluster several tests share
 
@@ -73,6 +76,39 @@ def cpu_seconds(pids):
             fields = f.read().rsplit(")", 1)[1].split()
         ticks += int(fields[11]) + int(fields[12])        # utime, stime
     return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def alive(pid):
+    """Whether process `pid` exists (the cluster reaps its children, so an ended
+    one is gone, not a zombie)."""
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+def command_line(pid):
+    """The arguments of process `pid`, as a list."""
+    with open("/proc/%d/cmdline" % pid, "rb") as f:
+        return f.read().decode().split("\0")[:-1]
+
+
+def assert_ended(pids, private, timeout=5):
+    """Within `timeout` seconds none of `pids` runs and the directory `private` is gone."""
+    deadline = time.monotonic() + timeout
+    while [p for p in pids if alive(p)] or os.path.exists(private):
+        if time.monotonic() > deadline:
+            left = [" ".join(command_line(p)) for p in pids if alive(p)]
+            raise AssertionError("left: %s%s" % ("\n".join(left), "\n" + private if os.path.exists(private) else ""))
+        time.sleep(0.05)
+
+
+def boot_epoch(node, k, count):
+    """The boot epoch node k of `count` printed as it booted (kernel/main.c)."""
+    m = re.search(r"DEMOS/MP kernel: machine %d of %d, epoch (\d+)\n" % (k, count), node.output)
+    assert m, node.output
+    return int(m.group(1))
 
 
 def wait_for_text(path, text, timeout=30):
@@ -156,6 +192,95 @@ def test_killed_node_is_reported_and_the_others_go_on():
     assert_none_left(switch_dir, timeout=0)
 
 
+def test_restarted_node_boots_with_a_new_epoch_and_is_heard():
+    """kill(2) then restart(2): node 2 boots again with the same MAC and a new epoch,
+    node(2) is the new boot, and every other node hears of that epoch; restart(1)
+    of a running node kills the old boot first."""
+    cluster = Cluster(4)
+    live.append(cluster)
+    old = cluster.node(2)
+    first = boot_epoch(old, 2, 4)
+    cluster.kill(2)
+    assert cluster.exited() == [(2, -signal.SIGKILL)]
+    heard_from = [len(cluster.node(k).output) for k in range(4)]
+    start = time.monotonic()
+    node2 = cluster.restart(2)
+    assert node2 is cluster.node(2) and node2 is not old
+    second = boot_epoch(node2, 2, 4)
+    assert second != first, "node 2 booted again with epoch %d" % first
+    for k in (0, 1, 3):
+        cluster.node(k).expect(r"machine %d: machine 2 is up \(epoch %d\)\n" % (k, second), 10, since=heard_from[k])
+    note("node 2 restarted and heard by the 3 others in %.1f s" % (time.monotonic() - start))
+    assert re.search(HELLO, node2.command("run hello"))
+    assert cluster.exited() == []
+    running = cluster.node(1)
+    node1 = cluster.restart(1)
+    assert running.proc.returncode == -signal.SIGKILL
+    assert boot_epoch(node1, 1, 4) != boot_epoch(running, 1, 4)
+    assert cluster.node(1).command("echo again") == "again\n"
+    pids, private = cluster.pids(), cluster.private
+    cluster.close()
+    assert_ended(pids, private, timeout=0)
+
+
+def test_faults_specification():
+    """FAULTS: KEY=VALUE items, by spaces or commas, each applied on the wire into the
+    node (wirefilter's left-to-right direction); anything else is refused by name."""
+    assert parse_faults("loss=10 dup=5 delay=2") == {"loss": 10, "dup": 5, "delay": 2}
+    assert parse_faults(" loss=2.5,burst=3 ") == {"loss": 2.5, "burst": 3}
+    assert parse_faults("") == {}
+    assert wirefilter_options(parse_faults("loss=10 burst=3 dup=5 delay=2")) == \
+        ["-l", "LR10", "-L", "LR3", "-D", "LR5", "-d", "LR2"]
+    for spec, complaint in (("lose=10", "'lose=10' is not KEY=VALUE"), ("loss", "'loss' is not KEY=VALUE"),
+                            ("loss=ten", "loss=ten: not a number"), ("loss=101", "from 0 to 100"),
+                            ("dup=100", "from 0 to 99"), ("delay=-1", "0 or more"), ("delay=inf", "0 or more"),
+                            ("loss=1 loss=2", "loss given twice")):
+        try:
+            parse_faults(spec)
+        except ClusterError as e:
+            assert complaint in str(e), "%r: %s" % (spec, e)
+        else:
+            raise AssertionError("%r was accepted" % spec)
+    run = subprocess.run([sys.executable, LAUNCHER, "--faults", "loss=200"], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=10)
+    assert run.returncode == 2, run
+    assert b"cluster: faults: loss=200: must be a number from 0 to 100" in run.stdout, run.stdout
+
+
+def test_faults_boot_four_nodes_and_leave_nothing():
+    """With loss=10 dup=5, 4 nodes boot to their prompts; node k plugs into a switch of
+    its own that a wirefilter joins to the central switch; close() ends every QEMU,
+    vde_switch and wirefilter process the cluster started."""
+    start = time.monotonic()
+    cluster = Cluster(4, faults="loss=10 dup=5")
+    live.append(cluster)
+    note("4 nodes with faults booted to their prompts in %.1f s" % (time.monotonic() - start))
+    for k in range(4):
+        assert "DEMOS/MP shell" in cluster.node(k).output, cluster.node(k).output
+    pids = cluster.pids()
+    names = [command_line(p)[0] for p in pids]
+    counts = {name: names.count(name) for name in ("qemu-system-riscv64", "vde_switch", "wirefilter")}
+    assert counts == {"qemu-system-riscv64": 4, "vde_switch": 5, "wirefilter": 4}, names
+    central = cluster.switch_dir
+    wires = sorted(command_line(p)[1:] for p in pids if command_line(p)[0] == "wirefilter")
+    assert wires == [["-v", "%s:%s-node%d" % (central, central, k), "-l", "LR10", "-D", "LR5"] for k in range(4)], wires
+    for k in range(4):
+        assert "vde,id=n0,sock=%s-node%d" % (central, k) in command_line(cluster.pid(k)), k
+    private = cluster.private
+    cluster.close()
+    assert_ended(pids, private, timeout=0)
+
+
+def test_every_frame_crosses_a_wirefilter():
+    """With loss=100 on the wire into each node, no node hears of another (without
+    faults each hears of every other: the restart test above)."""
+    with Cluster(3, faults="loss=100") as cluster:
+        time.sleep(0.5)                               # every node has announced itself at boot
+        for k in range(3):
+            cluster.node(k).command("echo read")     # reads what the node printed meanwhile
+            assert "is up" not in cluster.node(k).output, cluster.node(k).output
+
+
 def test_launcher_reports_a_crash_and_halt_ends_the_cluster():
     node0, switch_dir, logs = launcher(3)
     node0.expect(r"\$ ", 30)
@@ -174,17 +299,21 @@ def test_launcher_reports_a_crash_and_halt_ends_the_cluster():
 
 def test_signals_end_the_cluster_and_leave_nothing():
     """SIGINT and SIGTERM end it with status 128+signal; a launcher killed outright
-    (SIGKILL) takes its nodes and its switch with it all the same."""
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
-        node0, switch_dir, _ = launcher(2)
+    (SIGKILL) takes its nodes, its switches and its wirefilters with it all the same,
+    and its cleaner removes its private directory."""
+    for sig, faults in ((signal.SIGINT, None), (signal.SIGTERM, "loss=10"), (signal.SIGKILL, None),
+                        (signal.SIGKILL, "loss=10 dup=5")):
+        node0, switch_dir, logs = launcher(2, *(("--faults", faults) if faults else ()))
         node0.expect(r"\$ ", 30)
+        if faults:
+            assert os.path.exists(os.path.join(logs, "node1-net.log"))
+            assert len(processes_with(switch_dir)) == 2 + 3 + 2, "2 nodes, 3 switches, 2 wirefilters"
         node0.proc.send_signal(sig)
         status = node0.proc.wait(15)
         assert status == (-sig if sig == signal.SIGKILL else 128 + sig), "%s: status %s" % (sig.name, status)
-        assert_none_left(switch_dir)
         private = os.path.dirname(switch_dir)
-        assert os.path.exists(private) == (sig == signal.SIGKILL), "only SIGKILL leaves %s" % private
-        shutil.rmtree(private, ignore_errors=True)
+        assert_none_left(private)                     # the cleaner's command line names it too
+        assert not os.path.exists(private), "%s: %s is left" % (sig.name, private)
 
 
 def test_node0_that_cannot_start_ends_the_cluster():
@@ -196,20 +325,27 @@ def test_node0_that_cannot_start_ends_the_cluster():
 
 
 def test_cluster_that_fails_to_start_leaves_nothing():
-    """A node that cannot boot (no such kernel) makes Cluster() raise, after it has
-    stopped the nodes it started and the switch."""
+    """A node that cannot boot (no such kernel), or a wirefilter that cannot start,
+    makes Cluster() raise, after it has stopped the nodes, switches and wirefilters
+    it started and removed its private directory."""
     before = set(os.listdir(tempfile.gettempdir()))
     running = set(processes_with("demos-cluster-"))       # other clusters', if any
-    try:
-        Cluster(3, kernel="/nonexistent/kernel.elf", boot_timeout=10)
-    except ClusterError as e:
-        assert "node 0 did not reach its prompt" in str(e), e
-    else:
-        raise AssertionError("Cluster() started without a kernel")
-    made = [d for d in set(os.listdir(tempfile.gettempdir())) - before if d.startswith("demos-cluster-")]
-    assert made == [], "private directories left: %s" % made
-    left = set(processes_with("demos-cluster-")) - running - {os.getpid()}
-    assert left == set(), "processes left: %s" % left
+    for options, wirefilter, complaint in (
+            ({"kernel": "/nonexistent/kernel.elf"}, "wirefilter", "node 0 did not reach its prompt"),
+            ({"faults": "loss=10"}, "no-such-wirefilter", "no-such-wirefilter: not found")):
+        cluster_module.WIREFILTER = wirefilter
+        try:
+            Cluster(3, boot_timeout=10, **options)
+        except ClusterError as e:
+            assert complaint in str(e), e
+        else:
+            raise AssertionError("Cluster() started with %s" % options)
+        finally:
+            cluster_module.WIREFILTER = "wirefilter"
+        made = [d for d in set(os.listdir(tempfile.gettempdir())) - before if d.startswith("demos-cluster-")]
+        assert made == [], "private directories left: %s" % made
+        left = set(processes_with("demos-cluster-")) - running - {os.getpid()}
+        assert left == set(), "processes left: %s" % left
     try:
         Cluster(0)
     except ClusterError:
@@ -218,13 +354,13 @@ def test_cluster_that_fails_to_start_leaves_nothing():
         raise AssertionError("a cluster of 0 nodes")
 
 
-def test_make_run_three_nodes_with_piped_input():
-    status, out = run_make("run", "NODES=3", input=b"run hello\nhalt\n")
+def test_make_run_three_nodes_with_faults_and_piped_input():
+    status, out = run_make("run", "NODES=3", "FAULTS=dup=5 delay=1", input=b"run hello\nhalt\n")
     assert status == 0, out
     assert re.search(HELLO, out), out
     m = re.search(START_LINE, out)
-    assert m and m.group(1) == "3", out
-    assert_none_left(m.group(2))
+    assert m and m.group(1) == "3" and m.group(4) == "dup=5 delay=1", out
+    assert_none_left(os.path.dirname(m.group(2)))
 
 
 def test_ten_nodes_boot_on_two_cores():
