@@ -30,7 +30,7 @@ CRT0      := $(B)/user/lib/crt0.o
 SERVERS  := pm switchboard console timer
 FS_PROCS := di bm dm ri
 PROGRAMS := shell hello ping pong fsstat sync ls cat cp mv rm mkdir
-TESTS    := ktest libctest disktest bmtest dmtest fstest filetest fswriter
+TESTS    := ktest libctest disktest bmtest dmtest fstest filetest fswriter nettest
 BENCHES  := callbench fsbench
 BOOT_ELVES := $(SERVERS:%=$(B)/servers/%.elf) $(FS_PROCS:%=$(B)/fs/%.elf)
 DISK_ELVES := $(PROGRAMS:%=$(B)/user/%.elf) $(TESTS:%=$(B)/user/tests/%.elf) $(BENCHES:%=$(B)/user/bench/%.elf)

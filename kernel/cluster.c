@@ -2,15 +2,22 @@
  * cluster.c — this node among the others: who it is, and who else is up.
  *
  * A node's number and the node count come from its NIC's MAC address
- * (netframe.h). At boot a node broadcasts one announcement, "machine N,
- * epoch E is up"; a node that hears of a machine it did not know (or of a
- * new boot of it) prints so and answers that machine directly with its own
- * announcement. So whatever the order of boots, every node learns of every
- * other: a node booted later hears the earlier ones' answers. Announcements
- * are not retransmitted; the reliable transport is built over this later.
+ * (netframe.h). At boot a node broadcasts an announcement, "machine N,
+ * epoch E is up", and again every ANNOUNCE_INTERVAL_NS while there is a
+ * machine it has not heard from (announcements may be lost like any frame).
+ * A node answers every broadcast announcement with its own, sent to that
+ * machine alone. So whatever the order of boots, every node learns of every
+ * other: a node booted later hears the earlier ones' answers.
+ *
+ * What a node hears of another machine goes to the transport (a new epoch
+ * means a reboot: what was under way with the former boot fails) and to
+ * the process manager if it runs here (a process-control link to that
+ * machine's kernel). DATA and ACK frames go to the transport (remote.c).
  */
 #include "defs.h"
 #include "netframe.h"
+
+#define ANNOUNCE_INTERVAL_NS 1000000000ull
 
 /* What this node knows of another machine. */
 struct peer {
@@ -22,6 +29,8 @@ struct peer {
 static struct peer peers[NETFRAME_MAX_NODES];
 static int has_nic;
 static int is_member;                   /* the MAC follows the convention */
+static uint32_t peers_known;
+static uint64_t next_announce = UINT64_MAX;
 static const uint8_t broadcast_mac[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 
 /* Learn this node's number and the node count from the NIC's MAC address;
@@ -41,8 +50,7 @@ static void announce(const uint8_t destination[6], uint8_t type)
     memcpy(f.source, net_mac, 6);
     uint8_t frame[NETFRAME_MIN_LEN];
     uint32_t len = netframe_build_announce(frame, &f, type);
-    if (net_send(frame, len) < 0)
-        kprintf("machine %u: announcement not sent (transmit queue full)\n", this_machine);
+    net_send(frame, len);   /* if the transmit queue is full, a later announcement will do */
 }
 
 /* Print the NIC and, if the node is a cluster member, broadcast that it is
@@ -53,29 +61,70 @@ void cluster_announce(void)
         return;
     kprintf("net: %02x:%02x:%02x:%02x:%02x:%02x%s\n", net_mac[0], net_mac[1], net_mac[2], net_mac[3],
             net_mac[4], net_mac[5], is_member ? "" : " (not a cluster address: no announcement)");
-    if (is_member)
-        announce(broadcast_mac, NETFRAME_ANNOUNCE);
+    if (!is_member)
+        return;
+    announce(broadcast_mac, NETFRAME_ANNOUNCE);
+    if (node_count > 1)
+        next_announce = machine_clock_ns() + ANNOUNCE_INTERVAL_NS;
 }
 
-/* A frame arrived (virtio_net.c, from its interrupt). Announcements from a
- * machine of the same cluster that this node has not heard of in that
- * epoch are recorded, printed, and, if broadcast, answered. Transport
- * frames (DATA, ACK) are dropped: the transport is not yet in the kernel. */
+/* The timer (remote.c): announce again while some machine is unheard of. */
+void cluster_tick(uint64_t now)
+{
+    if (now < next_announce)
+        return;
+    if (peers_known + 1 >= node_count) {
+        next_announce = UINT64_MAX;
+        return;
+    }
+    announce(broadcast_mac, NETFRAME_ANNOUNCE);
+    next_announce = now + ANNOUNCE_INTERVAL_NS;
+}
+
+uint64_t cluster_next_time(void)
+{
+    return next_announce;
+}
+
+/* Tell the process manager (if here) of every machine known so far: it
+ * has just asked for notices (KOP_NOTIFY). */
+void cluster_notify_known(void)
+{
+    for (uint32_t m = 0; m < node_count; m++)
+        if (peers[m].known)
+            notify_machine_up(m, peers[m].epoch);
+}
+
+/* A frame arrived (virtio_net.c, from its interrupt). Transport frames go
+ * to remote.c. An announcement from a machine of the same cluster that is
+ * new, or in a new epoch, is recorded, printed and passed on; a broadcast
+ * one is answered. */
 void net_receive(const uint8_t *frame, uint32_t len)
 {
     struct netframe f;
     if (!is_member || netframe_parse(frame, len, &f) != NETFRAME_OK || f.node_count != node_count ||
-        f.machine == this_machine || (f.type != NETFRAME_ANNOUNCE && f.type != NETFRAME_ANNOUNCE_REPLY)) {
+        f.machine == this_machine) {
+        net_counters.rx_drops++;
+        return;
+    }
+    if (f.type == NETFRAME_DATA || f.type == NETFRAME_ACK) {
+        remote_frame(frame, len);
+        return;
+    }
+    if (f.type != NETFRAME_ANNOUNCE && f.type != NETFRAME_ANNOUNCE_REPLY) {
         net_counters.rx_drops++;
         return;
     }
     struct peer *p = &peers[f.machine];
+    if (f.type == NETFRAME_ANNOUNCE)
+        announce(f.source, NETFRAME_ANNOUNCE_REPLY);
     if (p->known && p->epoch == f.epoch)
         return;
+    peers_known += !p->known;
     p->known = 1;
     p->epoch = f.epoch;
     memcpy(p->mac, f.source, 6);
     kprintf("machine %u: machine %u is up (epoch %u)\n", this_machine, f.machine, f.epoch);
-    if (f.type == NETFRAME_ANNOUNCE)
-        announce(p->mac, NETFRAME_ANNOUNCE_REPLY);
+    remote_peer_up(f.machine, f.epoch);
+    notify_machine_up(f.machine, f.epoch);
 }

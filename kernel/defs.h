@@ -64,6 +64,29 @@ struct receive_target {
     struct dm_msg_info *info_kernel;
     uint32_t channel;            /* RECEIVE's channel, or DM_ANY_CHANNEL */
 };
+/* A MOVEDATA copy with an area on another machine (remote.c): each side is
+ * a process, on any machine, and an address in its memory. */
+struct move {
+    dm_pid   dst, src;
+    uint64_t dst_address, src_address;
+    uint64_t length, done;     /* bytes in all, bytes copied so far */
+    uint32_t chunk;            /* bytes of the chunk under way */
+};
+
+/* What a process waits for from other machines (remote.c): the kernel of
+ * `machine` (and of `machine2`, 0xff if none) must answer operation `op`. */
+struct remote_wait {
+    uint8_t  active;
+    uint8_t  machine, machine2;
+    uint8_t  sent;             /* SEND, CALL: the message has left, its links with it */
+    int8_t   via_slot, pass_slot;   /* SEND, CALL: slots of the link sent over and the one passed, or -1 */
+    uint8_t  via_reply;        /* the link sent over was a reply link (used up when sent) */
+    uint8_t  reserved;
+    uint64_t op;               /* the answer's number: CALL's reply id, or new_reply_id() */
+    struct link pass;          /* the passed link while it travels */
+    struct move move;
+};
+
 struct trapframe {
     uint64_t regs[32];     /* x0..x31; regs[10] is a0 */
     uint64_t sepc;
@@ -94,6 +117,7 @@ struct proc {
         uint64_t writable;
     } recent[2];
     uint64_t proctime;       /* instructions charged to it */
+    struct remote_wait remote;  /* PS_SENDING, PS_MOVING, PS_CALLING: waiting on another machine */
     struct proc *run_next;   /* run queue */
     uint8_t  on_runq;
     uint64_t fp_regs[33];    /* f0..f31 and fcsr, saved lazily */
@@ -160,6 +184,24 @@ void cluster_init(void);
 void cluster_announce(void);
 void net_receive(const uint8_t *frame, uint32_t len);
 
+struct outgoing;
+/* remote.c: messages, MOVEDATA and requests between kernels, over the transport. */
+void remote_init(void);
+int remote_reachable(dm_pid dest);
+int remote_send(struct outgoing *o);
+void remote_reply_dropped(const struct link *l);
+int64_t remote_movedata(struct proc *p, const struct move *m);
+int64_t remote_create(struct dm_kreq *q, uint32_t len, const struct link *image, struct link *reply);
+void remote_frame(const uint8_t *frame, uint32_t len);
+void remote_peer_up(uint32_t machine, uint32_t epoch);
+void remote_tick(void);
+uint64_t remote_next_time(void);
+void remote_print_counters(void);
+void remote_halt_later(int code);
+void cluster_tick(uint64_t now);
+void cluster_notify_known(void);
+uint64_t cluster_next_time(void);
+
 /* page.c */
 void page_init(void);
 void *page_alloc(void);            /* zeroed page, or 0 */
@@ -198,12 +240,14 @@ void make_runnable(struct proc *p);
 void schedule(void) __attribute__((noreturn));
 void request_reschedule(void);
 void set_exit_notify_slot(int slot);
+void notify_machine_up(uint32_t machine, uint32_t epoch);
 
 /* elf.c */
 /* A program image: in kernel memory (kernel != 0), or `size` bytes at
  * `address` in process owner's memory. */
 struct image_source {
     const uint8_t *kernel;
+    uint8_t *const *pages;     /* or in these kernel pages, one after the other */
     struct proc   *owner;
     uint64_t       address, size;
 };
@@ -218,6 +262,21 @@ void link_clear(struct link *l);
 uint32_t link_count(struct proc *p);
 
 /* msg.c */
+/* What a message delivered to a process is made of (msg_deliver). */
+struct delivery {
+    dm_pid   sender;
+    uint64_t code;
+    uint32_t channel;
+    uint32_t flags;
+    uint32_t length;
+    struct proc *data_proc;      /* data in this process's memory at data_uva ... */
+    uint64_t data_uva;
+    const uint8_t *data_kernel;  /* ... or here, as the kernel sees it */
+    struct link *link;           /* passed link, or 0 */
+    struct link *reply;          /* reply link, or 0 */
+};
+#define SEND_PENDING 1           /* msg_send: the sender now waits for another machine */
+
 struct outgoing {
     struct proc *sender;       /* a process, or kernel_proc */
     const void *kdata;         /* data in kernel memory, or 0: then udata */
@@ -229,6 +288,7 @@ struct outgoing {
 };
 void msg_init(void);
 int msg_send(struct outgoing *o);
+int msg_deliver(struct proc *r, struct delivery *d, uint64_t reply_id);
 int set_receive_target(struct proc *p, uint64_t info, uint64_t buf, uint64_t cap, uint32_t channel);
 int64_t msg_receive(struct proc *p, uint64_t info, uint64_t buf, uint64_t cap, uint32_t channel, int block);
 void msg_discard_queue(struct proc *p);
@@ -236,7 +296,8 @@ void reply_link_dropped(const struct link *l);
 uint64_t new_reply_id(void);
 
 /* kreq.c */
-int kreq_handle(struct outgoing *o);
+int kreq_handle(struct outgoing *o);   /* o->sender 0: a request from another machine */
+void kernel_halt(int code) __attribute__((noreturn));
 void kernel_reply_slot(int slot, int64_t status, uint64_t value, const void *data, uint32_t len);
 void timer_check_alarms(void);
 uint64_t next_alarm_time(void);

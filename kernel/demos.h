@@ -115,8 +115,9 @@ enum dm_error {
     E_NOTFOUND  = -17,  /* request: no such program image, process or name */
     E_BADREQ    = -18,  /* request: malformed, or not allowed over this link */
     E_STATE     = -19,  /* request: the process is not in a state that allows it */
+    E_NODE      = -20,  /* the destination's machine is down or unreachable (after a bounded wait) */
 };
-#define DM_NERRORS 20
+#define DM_NERRORS 21
 
 /* ---- Limits and special values. --------------------------------------- */
 #define DM_MSG_MAX      4096        /* bytes of data in one message */
@@ -212,7 +213,9 @@ enum dm_kop {
                         is its own work while no process is current (interrupts,
                         scheduling); the time it waits idle in wfi is no one's,
                         so the proctimes add up to every instruction executed */
-    KOP_NOTIFY,      /* the passed link receives struct dm_exit_notice messages */
+    KOP_NOTIFY,      /* the passed link receives struct dm_notice messages: when a
+                        process of this machine ends, and, if the link leads to a
+                        process on this machine, when another machine comes up */
     KOP_HALT,        /* drain the console and power off; arg[0] = exit code */
     /* console */
     KOP_CONS_WRITE,  /* data: bytes to print. Reply when queued; value = count */
@@ -258,16 +261,25 @@ struct dm_kproc {
 
 enum dm_proc_state {
     PS_FREE = 0, PS_CREATED, PS_RUNNABLE, PS_RECEIVING, PS_CALLING, PS_STOPPED, PS_KERNEL,
+    PS_SENDING,   /* SEND to another machine: waiting until its kernel has the message */
+    PS_MOVING,    /* MOVEDATA with an area on another machine: waiting for the copy */
 };
 
 /* Exit statuses the kernel gives a process it ends. */
 #define DM_EXIT_KILLED (-1000)   /* destroyed by the process manager */
 #define DM_EXIT_FAULT  (-1001)   /* a fault: bad memory access, illegal instruction */
 
-/* What the kernel sends over the KOP_NOTIFY link when a process ends. */
-struct dm_exit_notice {
-    dm_pid  pid;
-    int64_t status;
+/* What the kernel sends over the KOP_NOTIFY link. */
+struct dm_notice {
+    uint32_t kind;       /* enum dm_notice_kind */
+    uint32_t machine;    /* the machine it is about */
+    dm_pid   pid;        /* DM_NOTICE_EXIT: the process that ended */
+    int64_t  status;     /* DM_NOTICE_EXIT: its exit status */
+};
+enum dm_notice_kind {
+    DM_NOTICE_EXIT = 1,     /* process `pid` ended with `status` */
+    DM_NOTICE_MACHINE = 2,  /* `machine` is up (in a new epoch): the message passes a
+                               process-control link to its kernel */
 };
 
 /* ---- The process's info page: read-only, at DM_INFO_PAGE in every process.

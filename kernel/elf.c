@@ -38,6 +38,16 @@ static int image_read(const struct image_source *image, uint64_t offset, void *d
         memcpy(dst, image->kernel + offset, len);
         return 0;
     }
+    if (image->pages) {
+        for (uint64_t done = 0; done < len;) {
+            uint64_t at = offset + done, n = PAGE_SIZE - at % PAGE_SIZE;
+            if (n > len - done)
+                n = len - done;
+            memcpy((uint8_t *)dst + done, image->pages[at / PAGE_SIZE] + at % PAGE_SIZE, n);
+            done += n;
+        }
+        return 0;
+    }
     return copy_in(image->owner, dst, image->address + offset, len) ? E_BADREQ : 0;
 }
 

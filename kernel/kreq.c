@@ -56,7 +56,8 @@ static int keep_reply(struct link *reply)
 
 /* KOP_CREATE: the program is the passed link's data area (read right), or
  * without one the boot image of that name. */
-static int64_t kop_create(struct dm_kreq *q, uint32_t len, struct link *pass, uint64_t *value)
+static int64_t kop_create(struct dm_kreq *q, uint32_t len, struct link *pass, struct link *reply,
+                          uint64_t *value, int *later)
 {
     const char *data = (const char *)(q + 1);
     uint32_t data_len = len - sizeof *q;
@@ -73,13 +74,18 @@ static int64_t kop_create(struct dm_kreq *q, uint32_t len, struct link *pass, ui
         strings += args[i] == 0;
     if (strings != q->arg[0] + q->arg[1] || (args_len && args[args_len - 1]))
         return E_BADREQ;
-    struct image_source image;
+    struct image_source image = { 0 };
     int err;
     if (pass) {
         if (pass->area_len == 0)
             return E_NOAREA;
         if (!(pass->flags & LINK_READ))
             return E_RIGHTS;
+        if (PID_MACHINE(pass->dest) != this_machine) {   /* fetched first: the answer comes later */
+            int64_t err = remote_create(q, len, pass, reply);
+            *later = err == 0;
+            return err;
+        }
         if (!(image.owner = proc_lookup(pass->dest)))
             return E_DEAD;
         image.kernel = 0;
@@ -138,11 +144,20 @@ static int64_t kop_ps(int64_t first, uint8_t *out, uint32_t *out_len, uint64_t *
     return 0;
 }
 
-static int64_t process_control(struct dm_kreq *q, uint32_t len, struct link *pass, uint64_t *value,
-                               uint32_t *answer_len)
+/* Print what the network did, and power off. */
+void kernel_halt(int code)
+{
+    net_print_counters();
+    remote_print_counters();
+    kprintf("machine %u: halted\n", this_machine);
+    power_off(code);
+}
+
+static int64_t process_control(struct dm_kreq *q, uint32_t len, struct link *pass, struct link *reply,
+                               uint64_t *value, uint32_t *answer_len, int *later, int from_here)
 {
     if (q->op == KOP_CREATE)
-        return kop_create(q, len, pass, value);
+        return kop_create(q, len, pass, reply, value, later);
     if (q->op == KOP_PS)
         return kop_ps(q->arg[0], answer + sizeof(struct dm_kreply), answer_len, value);
     if (q->op == KOP_NOTIFY) {
@@ -153,12 +168,15 @@ static int64_t process_control(struct dm_kreq *q, uint32_t len, struct link *pas
             return E_LINKFULL;
         link_clear(pass);
         set_exit_notify_slot(slot);
+        cluster_notify_known();
         return 0;
     }
     if (q->op == KOP_HALT) {
-        net_print_counters();
-        kprintf("machine %u: halted\n", this_machine);
-        power_off((int)q->arg[0]);
+        if (!from_here) {   /* from another machine: answer it first */
+            remote_halt_later((int)q->arg[0]);
+            return 0;
+        }
+        kernel_halt((int)q->arg[0]);
     }
     struct proc *p = proc_lookup(q->pid);
     if (!p || p == kernel_proc)
@@ -364,7 +382,7 @@ int kreq_handle(struct outgoing *o)
     switch (KLINK_KIND(o->via->code)) {
     case KLINK_PROCESS_CONTROL:
         status = (q->op >= KOP_CREATE && q->op <= KOP_HALT)
-                     ? process_control(q, len, o->pass, &value, &answer_len)
+                     ? process_control(q, len, o->pass, o->reply, &value, &answer_len, &later, o->sender != 0)
                      : E_BADREQ;
         break;
     case KLINK_CONSOLE:

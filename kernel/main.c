@@ -1,6 +1,6 @@
 /*
  * main.c — the kernel's start in S-mode: devices, memory, the process table,
- * then the process manager, which starts everything else.
+ * then, on machine 0, the process manager, which starts everything else.
  */
 #include "defs.h"
 
@@ -22,6 +22,7 @@ void main(void)
     fdt_read_bootargs();   /* before page_init gives its memory out */
     clock_init();
     cluster_init();
+    remote_init();
     kprintf("DEMOS/MP kernel: machine %u of %u, epoch %u\n", this_machine, node_count, boot_epoch);
     page_init();
     vm_init();
@@ -33,6 +34,14 @@ void main(void)
     CSR_WRITE(scounteren, 7);
     CSR_WRITE(sie, SIE_SEIE | SIE_STIE);
     cluster_announce();
+    int disks = disk_init();
+    if (this_machine != 0) {
+        /* One process manager for the system, on machine 0: this kernel
+         * waits for its requests (it learns of this machine from the
+         * announcement). */
+        kprintf("machine %u: waiting for the process manager on machine 0\n", this_machine);
+        schedule();
+    }
 
     static const char pm_args[] = "pm";
     struct image_source pm_image;
@@ -43,7 +52,6 @@ void main(void)
     give_kernel_link(pm, BOOT_SLOT_PROCESS_CONTROL, KLINK_PROCESS_CONTROL);
     give_kernel_link(pm, BOOT_SLOT_CONSOLE, KLINK_CONSOLE);
     give_kernel_link(pm, BOOT_SLOT_TIMER, KLINK_TIMER);
-    int disks = disk_init();
     for (int i = 0; i < disks; i++)
         give_kernel_link(pm, BOOT_SLOT_DISK0 + i, KLINK_DISK | (uint64_t)i << 8);
     make_runnable(pm);

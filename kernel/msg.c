@@ -35,20 +35,6 @@ static void msg_free(struct msg *m)
     msg_free_list = m;
 }
 
-/* Where a message's data, links and description come from. */
-struct delivery {
-    dm_pid   sender;
-    uint64_t code;
-    uint32_t channel;
-    uint32_t flags;
-    uint32_t length;
-    struct proc *data_proc;   /* data in this process's memory at data_uva ... */
-    uint64_t data_uva;
-    const uint8_t *data_kernel;  /* ... or here, as the kernel sees it */
-    struct link *link;        /* passed link, or 0 */
-    struct link *reply;       /* reply link, or 0 */
-};
-
 /* Put a travelling link into r's table; its slot, or DM_NO_LINK after
  * destroying it when the table is full (the receiver is told). */
 static int32_t receive_link(struct proc *r, struct link *l, uint32_t *flags)
@@ -113,6 +99,7 @@ static int channel_matches(uint32_t wanted, uint32_t channel)
 /* Deliver to a process blocked in RECEIVE or CALL, and wake it. */
 static void deliver_to_waiting(struct proc *r, struct delivery *d)
 {
+    r->remote.active = 0;      /* a CALL to another machine is answered */
     TF_A(&r->tf, 0) = (uint64_t)hand_over(r, d);
     make_runnable(r);
 }
@@ -157,11 +144,34 @@ static int enqueue(struct proc *r, struct delivery *d)
     return 0;
 }
 
+/* Give r a message: straight into its buffer if it waits for it, else
+ * into its queue. A CALL's answer (reply_id != 0) only to the CALL that
+ * waits for exactly that id. Returns 0, or an error and nothing moved. */
+int msg_deliver(struct proc *r, struct delivery *d, uint64_t reply_id)
+{
+    if (reply_id) {
+        /* The caller waits for exactly this id, or the caller is gone (and
+         * proc_lookup found its successor). */
+        if (r->state != PS_CALLING || r->wait_reply_id != reply_id)
+            return E_DEAD;
+        deliver_to_waiting(r, d);
+    } else if (r->state == PS_RECEIVING && channel_matches(r->wait.channel, d->channel)) {
+        deliver_to_waiting(r, d);
+    } else {
+        return enqueue(r, d);
+    }
+    return 0;
+}
+
 /* Send o's message over o->via. Returns 0 once the destination has it
- * (delivered, queued, or handled by the kernel), or an error and nothing
- * moved. On success the passed link has left the sender's table. */
+ * (delivered, queued, or handled by the kernel), SEND_PENDING when the
+ * destination is on another machine and the sending process now waits for
+ * its kernel's answer (remote.c), or an error and nothing moved. On
+ * success the passed link has left the sender's table. */
 int msg_send(struct outgoing *o)
 {
+    if (PID_MACHINE(o->via->dest) != this_machine)
+        return remote_send(o);
     struct proc *r = proc_lookup(o->via->dest);
     if (!r)
         return E_DEAD;
@@ -179,20 +189,9 @@ int msg_send(struct outgoing *o)
     d.data_kernel = o->kdata;
     d.link = o->pass;
     d.reply = o->reply;
-
-    if (o->via->reply_id) {
-        /* A CALL's answer: its caller is waiting for exactly this id, or
-         * the caller is gone (and proc_lookup found its successor). */
-        if (r->state != PS_CALLING || r->wait_reply_id != o->via->reply_id)
-            return E_DEAD;
-        deliver_to_waiting(r, &d);
-    } else if (r->state == PS_RECEIVING && channel_matches(r->wait.channel, d.channel)) {
-        deliver_to_waiting(r, &d);
-    } else {
-        int err = enqueue(r, &d);
-        if (err)
-            return err;
-    }
+    int err = msg_deliver(r, &d, o->via->reply_id);
+    if (err)
+        return err;
     if (o->pass)
         link_clear(o->pass);
     return 0;
@@ -250,8 +249,13 @@ void msg_discard_queue(struct proc *p)
 /* A CALL's reply link died unused: its caller, if still waiting, fails. */
 void reply_link_dropped(const struct link *l)
 {
+    if (PID_MACHINE(l->dest) != this_machine) {
+        remote_reply_dropped(l);
+        return;
+    }
     struct proc *caller = proc_lookup(l->dest);
     if (caller && caller->state == PS_CALLING && caller->wait_reply_id == l->reply_id) {
+        caller->remote.active = 0;
         TF_A(&caller->tf, 0) = (uint64_t)(int64_t)E_NOREPLY;
         make_runnable(caller);
     }

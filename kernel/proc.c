@@ -148,6 +148,10 @@ void proc_exit(struct proc *p, int64_t status)
     for (int i = 0; i < DM_NLINKS; i++)
         link_drop(&p->links[i]);
     msg_discard_queue(p);
+    if (p == current) {   /* off its page tables before they are freed (the devices are mapped there too) */
+        CSR_WRITE(satp, MAKE_SATP(kernel_pagetable));
+        sfence_vma();
+    }
     vm_free_space(p->pagetable);
     p->pagetable = 0;
     p->state = PS_FREE;
@@ -157,12 +161,27 @@ void proc_exit(struct proc *p, int64_t status)
     fp_forget(p);
 
     if (exit_notify_slot >= 0) {
-        struct dm_exit_notice notice = { pid, status };
+        struct dm_notice notice = { DM_NOTICE_EXIT, this_machine, pid, status };
         struct outgoing o = { kernel_proc, &notice, 0, sizeof notice,
                               &kernel_proc->links[exit_notify_slot], 0, 0 };
         if (msg_send(&o) == E_DEAD)
             set_exit_notify_slot(-1);
     }
+}
+
+/* Machine `machine` is up in `epoch` (cluster.c): if the notice link leads
+ * to a process on this machine (the process manager), give it a
+ * process-control link to that machine's kernel. */
+void notify_machine_up(uint32_t machine, uint32_t epoch)
+{
+    if (exit_notify_slot < 0 || PID_MACHINE(kernel_proc->links[exit_notify_slot].dest) != this_machine)
+        return;
+    struct link control = { .state = LINK_LIVE, .dest = PID_MAKE(machine, epoch, 0, 0),
+                            .code = KLINK_PROCESS_CONTROL };
+    struct dm_notice notice = { DM_NOTICE_MACHINE, machine, 0, 0 };
+    struct outgoing o = { kernel_proc, &notice, 0, sizeof notice, &kernel_proc->links[exit_notify_slot], &control, 0 };
+    if (msg_send(&o) == E_DEAD)
+        set_exit_notify_slot(-1);
 }
 
 /* Move p's break by increment bytes; the old break, or E_NOMEM. */

@@ -59,7 +59,8 @@ void clock_init(void)
 void timer_program(void)
 {
     uint64_t now = read_time();
-    uint64_t deadline = next_alarm_time() / NS_PER_TICK;
+    uint64_t soonest = next_alarm_time() < remote_next_time() ? next_alarm_time() : remote_next_time();
+    uint64_t deadline = soonest / NS_PER_TICK;
     if (current && now + QUANTUM_TICKS < deadline)
         deadline = now + QUANTUM_TICKS;
     if (now + IDLE_WAKE_TICKS < deadline)
@@ -70,6 +71,7 @@ void timer_program(void)
 static void timer_interrupt(void)
 {
     request_reschedule();
+    remote_tick();
     timer_check_alarms();   /* reprograms the timer */
 }
 

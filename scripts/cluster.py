@@ -41,6 +41,7 @@ import atexit
 import ctypes
 import math
 import os
+import re
 import select
 import shutil
 import signal
@@ -178,7 +179,9 @@ class Cluster:
     launcher's own stdin/stdout and the other consoles go to files in `logs` (the
     command line's way); otherwise every node is a harness.Node with pipes (the
     tests' way). extra_per_node(k) gives more QEMU arguments for node k.
-    wait_prompt: with pipes, wait until every node shows its shell prompt.
+    wait_prompt: with pipes, wait until node 0 shows its shell prompt and every
+    other node has booted (it has no shell: machine 0's process manager runs
+    its processes; wait_joined() waits until it knows them all).
     faults: None, or a FAULTS specification ("loss=10 dup=5", see parse_faults):
     each node then has a switch of its own, joined to the central switch by a
     wirefilter that applies the faults to the frames going into the node."""
@@ -221,11 +224,27 @@ class Cluster:
             raise
 
     def _wait_prompt(self, k, timeout):
-        """Wait until node k (with pipes) shows its shell prompt."""
+        """Wait until node k (with pipes) is up: node 0 shows its shell prompt,
+        another node says it waits for the process manager (on machine 0)."""
+        ready = r"\$ " if k == 0 else r"machine %d: waiting for the process manager" % k
         try:
-            self.nodes[k].expect(r"\$ ", timeout)
+            self.nodes[k].expect(ready, timeout, since=0)
         except Exception as e:
-            raise ClusterError("node %d did not reach its prompt: %s" % (k, e)) from None
+            raise ClusterError("node %d did not %s: %s" % (k, "reach its prompt" if k == 0 else "boot", e)) from None
+
+    def wait_joined(self, timeout=30, machines=None):
+        """Wait until the process manager (node 0's shell, `ps`) knows the kernel of
+        every machine in `machines` (default: all of them)."""
+        wanted = set(range(self.count) if machines is None else machines)
+        deadline = time.monotonic() + timeout
+        while True:
+            out = self.nodes[0].command("ps")
+            known = {int(m) for m in re.findall(r"^(\d+)\.0\.0 +kernel ", out, re.M)}
+            if wanted <= known:
+                return
+            if time.monotonic() > deadline:
+                raise ClusterError("machines %s never joined; ps says:\n%s" % (sorted(wanted - known), out))
+            time.sleep(0.2)
 
     def _start_switch(self, directory, log):
         """Start vde_switch with its socket in `directory`, in the foreground with a

@@ -1,8 +1,13 @@
 /*
- * pm.c — the process manager: the one process that holds the
- * process-control link to the kernel. It starts the system (switchboard,
- * console, timer, shell), creates, stops, resumes and destroys processes on
- * request, grows their memory, and tells waiters when a process has ended.
+ * pm.c — the process manager: the one process of the whole system that
+ * holds process-control links to the kernels, one per machine. It starts the
+ * system (switchboard, console, timer, file system, shell), creates, stops,
+ * resumes and destroys processes on any machine on request, grows their
+ * memory, and tells waiters when a process has ended.
+ *
+ * It runs on machine 0. Its own kernel gives it the process-control link
+ * to every other machine's kernel as that machine comes up (a
+ * DM_NOTICE_MACHINE notice); it then asks that kernel for exit notices too.
  *
  * Every process's link to the process manager (slot SLOT_PM) carries that
  * process's own id as its code, so a request always says who sent it
@@ -37,11 +42,14 @@ struct record {
 static struct record records[NRECORDS];
 static uint64_t end_counter;
 static long switchboard_slot = -1, console_slot = -1;
+static long control[PM_MAX_MACHINES];   /* process-control link to each machine's kernel, or -1 */
+static long notice_link = -1;           /* our notice channel, copied to every kernel */
 static uint8_t buffer[DM_MSG_MAX];
 
-/* A request to the kernel over the process-control link. */
-static long kernel_request2(uint32_t op, dm_pid pid, int64_t arg0, int64_t arg1, const void *data, uint32_t len,
-                            long pass, void *answer_data, uint32_t answer_cap, uint64_t *value)
+/* A request to the kernel of `machine` over its process-control link. */
+static long kernel_request_on(uint32_t machine, uint32_t op, dm_pid pid, int64_t arg0, int64_t arg1,
+                              const void *data, uint32_t len, long pass, void *answer_data, uint32_t answer_cap,
+                              uint64_t *value)
 {
     static uint8_t out[DM_MSG_MAX], in[DM_MSG_MAX];
     struct dm_kreq *q = (struct dm_kreq *)out;
@@ -52,9 +60,11 @@ static long kernel_request2(uint32_t op, dm_pid pid, int64_t arg0, int64_t arg1,
     q->arg[1] = arg1;
     if (len > sizeof out - sizeof *q)
         return E_TOOBIG;
+    if (machine >= PM_MAX_MACHINES || control[machine] < 0)
+        return E_NODE;
     memcpy(q + 1, data, len);
     struct dm_msg_info info;
-    long n = dm_call(BOOT_SLOT_PROCESS_CONTROL, out, sizeof *q + len, pass, in, sizeof in, &info);
+    long n = dm_call(control[machine], out, sizeof *q + len, pass, in, sizeof in, &info);
     if (n < 0)
         return n;
     struct dm_kreply *r = (struct dm_kreply *)in;
@@ -67,11 +77,13 @@ static long kernel_request2(uint32_t op, dm_pid pid, int64_t arg0, int64_t arg1,
     return r->status;
 }
 
-/* The same, for the requests that need only arg[0]. */
+/* The same, for the requests that need only arg[0], to the kernel of the
+ * machine of `pid` (of this machine when pid is 0). */
 static long kernel_request(uint32_t op, dm_pid pid, int64_t arg0, const void *data, uint32_t len, long pass,
                            void *answer_data, uint32_t answer_cap, uint64_t *value)
 {
-    return kernel_request2(op, pid, arg0, 0, data, len, pass, answer_data, answer_cap, value);
+    return kernel_request_on(pid ? PID_MACHINE(pid) : dm_machine(), op, pid, arg0, 0, data, len, pass,
+                             answer_data, answer_cap, value);
 }
 
 /* The process manager's own heap (newlib's malloc, for stdio's buffers)
@@ -172,8 +184,8 @@ static long read_program(const char *name, long *image_link, void **image)
  * area holds (DM_NO_LINK: the boot image of that name); give it its
  * standard links (and extra_link in extra_slot), start it. Returns 0 and
  * its pid in *pid_out, or an error. */
-static long create_process(const char *program, long image_link, const char *args, uint32_t args_len, int argc,
-                           int envc, long extra_link, long extra_slot, dm_pid *pid_out)
+static long create_process(uint32_t machine, const char *program, long image_link, const char *args,
+                           uint32_t args_len, int argc, int envc, long extra_link, long extra_slot, dm_pid *pid_out)
 {
     char data[DM_MSG_MAX];
     const char *base = strrchr(program, '/');
@@ -187,10 +199,13 @@ static long create_process(const char *program, long image_link, const char *arg
     memcpy(data, base, name_len);
     memcpy(data + name_len, args, args_len);
     uint64_t pid;
-    long err = kernel_request2(KOP_CREATE, 0, argc, envc, data, (uint32_t)(name_len + args_len), image_link, 0, 0,
-                               &pid);
-    if (err < 0)
+    long err = kernel_request_on(machine, KOP_CREATE, 0, argc, envc, data, (uint32_t)(name_len + args_len),
+                                 image_link, 0, 0, &pid);
+    if (err < 0) {
+        if (err == E_NODE && image_link >= 0)
+            dm_destroylink(image_link);
         return err;
+    }
     long link = dm_createlink(CHANNEL_REQUEST, pid, 0, 0, 0);
     err = link < 0 ? link : give_link(pid, SLOT_PM, link);
     if (err >= 0 && switchboard_slot >= 0) {
@@ -217,23 +232,53 @@ static long create_process(const char *program, long image_link, const char *arg
 }
 
 /* A process has ended (the kernel's notice): tell whoever waits. */
-static void process_ended(const struct dm_exit_notice *n)
+static void process_ended(dm_pid pid, int64_t status)
 {
-    struct record *r = find_record(n->pid);
-    if (!r)
+    struct record *r = find_record(pid);
+    if (!r || r->ended)
         return;
     r->ended = 1;
-    r->status = n->status;
+    r->status = status;
     r->ended_order = ++end_counter;
     for (int i = 0; i < r->nwaiters; i++)
         sv_reply(r->waiters[i], 0, r->status, 0, 0, DM_NO_LINK);
     r->nwaiters = 0;
 }
 
+/* Machine `machine` is up, in a new boot if we knew it before: keep the
+ * process-control link to its kernel (slot `link`), ask it for exit
+ * notices, and count the processes of its former boot as ended. */
+static void machine_up(uint32_t machine, long link)
+{
+    if (machine >= PM_MAX_MACHINES || machine == dm_machine()) {
+        dm_destroylink(link);
+        return;
+    }
+    if (control[machine] >= 0)
+        dm_destroylink(control[machine]);
+    control[machine] = link;
+    for (int i = 0; i < NRECORDS; i++)
+        if (records[i].pid && PID_MACHINE(records[i].pid) == machine && !records[i].ended)
+            process_ended(records[i].pid, DM_EXIT_KILLED);
+    long copy = dm_duplicatelink(notice_link);
+    if (copy >= 0 && kernel_request_on(machine, KOP_NOTIFY, 0, 0, 0, 0, 0, copy, 0, 0, 0) < 0)
+        printf("pm: machine %u does not take exit notices\n", machine);
+}
+
 /* The process named by a request's arg0 (epoch 0 matches any epoch). */
 static struct record *target(const struct sv_request *q)
 {
     return find_record((dm_pid)q->arg[0]);
+}
+
+/* Power every other machine off: a SEND each, which returns once that
+ * kernel has the request (it powers off a moment later). */
+static void halt_other_machines(int code)
+{
+    struct dm_kreq q = { .op = KOP_HALT, .arg = { code } };
+    for (uint32_t m = 0; m < PM_MAX_MACHINES; m++)
+        if (control[m] >= 0 && m != dm_machine())
+            dm_send(control[m], &q, sizeof q, DM_NO_LINK);
 }
 
 /* Before power-off: the buffer manager writes its changed blocks back. */
@@ -264,13 +309,18 @@ static void handle_request(const struct dm_msg_info *info, const struct sv_reque
             status = E_INVAL;
             break;
         }
+        uint32_t machine = q->arg[2] > 0 ? (uint32_t)(q->arg[2] - 1) : PID_MACHINE(caller);
+        if (machine >= PM_MAX_MACHINES || control[machine] < 0) {
+            status = E_NODE;
+            break;
+        }
         long image_link = DM_NO_LINK;
         void *image = 0;
         status = read_program(data, &image_link, &image);
         if (status == E_NOTFOUND && !strchr(data, '/'))
             status = 0;   /* not in the file system: perhaps in the boot image */
         if (status == 0)
-            status = create_process(data, image_link, data + name_len + 1, data_len - name_len - 1,
+            status = create_process(machine, data, image_link, data + name_len + 1, data_len - name_len - 1,
                                     (int)q->arg[0], (int)q->arg[1], -1, 0, &value);
         free(image);
         break;
@@ -299,8 +349,20 @@ static void handle_request(const struct dm_msg_info *info, const struct sv_reque
                                     r->pid, DM_EXIT_KILLED, 0, 0, DM_NO_LINK, 0, 0, 0);
         break;
     case PM_PS: {
+        /* From the cursor's machine and slot on; a machine with nothing
+         * more (or down) gives way to the next. */
         static uint8_t entries[DM_MSG_MAX];
-        status = kernel_request(KOP_PS, 0, q->arg[0], 0, 0, DM_NO_LINK, entries, sizeof entries, &value);
+        int64_t machine = q->arg[0] >> 16, slot = q->arg[0] & 0xffff;
+        for (; machine < PM_MAX_MACHINES; machine++, slot = 0) {
+            if (control[machine] < 0)
+                continue;
+            status = kernel_request_on((uint32_t)machine, KOP_PS, 0, slot, 0, 0, 0, DM_NO_LINK, entries,
+                                       sizeof entries, &value);
+            if (status >= 0 && value > 0)
+                break;
+        }
+        if (machine == PM_MAX_MACHINES)
+            status = 0, value = 0;
         if (status >= 0 && reply >= 0) {
             sv_reply(reply, 0, (int64_t)value, entries, (uint32_t)(value * sizeof(struct dm_kproc)), DM_NO_LINK);
             return;
@@ -312,6 +374,7 @@ static void handle_request(const struct dm_msg_info *info, const struct sv_reque
         break;
     case PM_HALT:
         flush_file_system();
+        halt_other_machines((int)q->arg[0]);
         kernel_request(KOP_HALT, 0, q->arg[0], 0, 0, DM_NO_LINK, 0, 0, 0);
         status = E_STATE;   /* only reached if the kernel refused */
         break;
@@ -346,8 +409,14 @@ static void serve_one(void)
     if (n < 0)
         return;
     if (info.channel == CHANNEL_NOTICE && (info.flags & DM_MSG_FROM_KERNEL) &&
-        (size_t)n >= sizeof(struct dm_exit_notice)) {
-        process_ended((const struct dm_exit_notice *)buffer);
+        (size_t)n >= sizeof(struct dm_notice)) {
+        const struct dm_notice *notice = (const struct dm_notice *)buffer;
+        if (notice->kind == DM_NOTICE_EXIT)
+            process_ended(notice->pid, notice->status);
+        else if (notice->kind == DM_NOTICE_MACHINE && info.link >= 0)
+            machine_up(notice->machine, info.link);
+        else if (info.link >= 0)
+            dm_destroylink(info.link);
     } else if (info.channel == CHANNEL_REQUEST && (size_t)n >= sizeof(struct sv_request)) {
         handle_request(&info, (const struct sv_request *)buffer, (uint32_t)n);
     } else if (info.reply >= 0) {
@@ -383,7 +452,7 @@ static int start_server(const char *name, const char *argument, long device_link
         argc++;
     }
     dm_pid pid;
-    long err = create_process(name, DM_NO_LINK, args, (uint32_t)len, argc, 0, device_link, 3, &pid);
+    long err = create_process(dm_machine(), name, DM_NO_LINK, args, (uint32_t)len, argc, 0, device_link, 3, &pid);
     if (err < 0) {
         printf("pm: cannot start %s: %s\n", name, dm_error_name(err));
         return 0;
@@ -421,7 +490,11 @@ int main(void)
     reserve_own_slots();
     records[0].pid = dm_self();
     snprintf(records[0].name, sizeof records[0].name, "pm");
-    long notice = dm_createlink(CHANNEL_NOTICE, 0, 0, 0, 0);
+    for (int m = 0; m < PM_MAX_MACHINES; m++)
+        control[m] = -1;
+    control[dm_machine()] = BOOT_SLOT_PROCESS_CONTROL;
+    notice_link = dm_createlink(CHANNEL_NOTICE, 0, 0, 0, 0);
+    long notice = dm_duplicatelink(notice_link);
     kernel_request(KOP_NOTIFY, 0, 0, 0, 0, notice, 0, 0, 0);
 
     start_server("switchboard", 0, -1, &switchboard_slot);
@@ -450,7 +523,7 @@ int main(void)
     void *image = 0;
     long err = read_program("shell", &image_link, &image);
     if (err == 0)
-        err = create_process("shell", image_link, shell_args, sizeof shell_args, 1, 0, -1, 0, &shell);
+        err = create_process(dm_machine(), "shell", image_link, shell_args, sizeof shell_args, 1, 0, -1, 0, &shell);
     free(image);
     if (err < 0) {   /* nothing can be done without it: say so and power off */
         printf("pm: cannot start the shell (/bin/shell%s): %s; powering off\n",

@@ -29,17 +29,20 @@ struct sv_reply {
 /* The process manager (every process's slot SLOT_PM; the link's code is the
  * caller's own pid, so the process manager knows who asks). */
 enum pm_op {
-    PM_RUN = 1,   /* arg0 = argc, arg1 = envc; data = program name NUL, argc argument
-                     strings then envc environment strings ("NAME=VALUE"), each
-                     NUL-ended (argv[0] first). The program is /bin/NAME in the file
-                     system (a name holding '/' is a path), else a boot image.
-                     value = the new pid */
+    PM_RUN = 1,   /* arg0 = argc, arg1 = envc, arg2 = machine + 1 (0: the caller's
+                     machine); data = program name NUL, argc argument strings then
+                     envc environment strings ("NAME=VALUE"), each NUL-ended (argv[0]
+                     first). The program is /bin/NAME in the file system (a name
+                     holding '/' is a path), else a boot image (machine 0 only).
+                     value = the new pid. E_NODE: no such machine, or it is down */
     PM_WAIT,      /* arg0 = pid: answer when it has ended; value = its exit status */
     PM_KILL,      /* arg0 = pid */
     PM_STOP,      /* arg0 = pid: suspend */
     PM_RESUME,    /* arg0 = pid */
-    PM_PS,        /* arg0 = index of the first entry wanted; data = struct pm_ps_entry[];
-                     value = entries in this answer */
+    PM_PS,        /* arg0 = cursor, PM_PS_CURSOR(machine, slot): the processes of
+                     every machine, machine by machine, from there on; data =
+                     struct dm_kproc[] (all of one machine); value = entries in
+                     this answer, 0 at the end (pm_ps_page) */
     PM_SBRK,      /* arg0 = increment; value = the old break */
     PM_HALT,      /* arg0 = exit code: power every machine off */
     PM_SERVE,     /* data = "switchboard" or "console"; the passed link is how
@@ -49,9 +52,8 @@ enum pm_op {
     PM_PROCESS_ENDED = 100,  /* internal: a kernel's exit notice */
 };
 
-struct pm_ps_entry {
-    struct dm_kproc k;   /* as the kernel reports it */
-};
+#define PM_PS_CURSOR(machine, slot) (((int64_t)(machine) << 16) | (slot))
+#define PM_MAX_MACHINES 255
 
 /* The switchboard (slot SLOT_SWITCHBOARD): names for links. */
 enum sb_op {

@@ -1,6 +1,7 @@
-"""The cluster launcher (scripts/cluster.py): N nodes on a VDE switch boot to
-their shells, answer commands, idle without using the host's CPU; a node that
-is killed is reported and the others go on; a node restarted boots with a new
+"""The cluster launcher (scripts/cluster.py): N nodes on a VDE switch boot,
+node 0 to the shell, from which `run @k` runs a process on every node; they
+idle without using the host's CPU; a node that is killed is reported, running
+a program there fails with a clear error, and the others go on; a node restarted boots with a new
 epoch and the others hear of it; with faults, every node's frames cross a
 wirefilter; `halt` on node 0, Ctrl-C, SIGTERM, a node 0 that cannot start and
 even a launcher killed outright leave no QEMU, vde_switch or wirefilter process
@@ -22,7 +23,9 @@ import cluster as cluster_module
 from cluster import Cluster, ClusterError, parse_faults, wirefilter_options
 
 LAUNCHER = os.path.join(ROOT, "scripts", "cluster.py")
-HELLO = r"hello from process \d+\.\d+\.\d+ on machine \d+\n"
+def hello_on(k):
+    """What `run @k hello` prints: a process of machine k, on machine k."""
+    return r"hello from process %d\.\d+\.\d+ on machine %d\n" % (k, k)
 START_LINE = r"cluster: (\d+) nodes?, switch at (\S+), logs in (\S+?)(?:, faults into each node: (.*))?\n"
 live = []            # clusters, nodes and directories to clean up
 four = None          # the 4-node cluster several tests share
@@ -148,15 +151,20 @@ def four_nodes():
         start = time.monotonic()
         four = Cluster(4)
         live.append(four)
-        note("4 nodes booted to their prompts in %.1f s" % (time.monotonic() - start))
+        four.wait_joined()
+        note("4 nodes booted and joined in %.1f s" % (time.monotonic() - start))
     return four
 
 
-def test_four_nodes_boot_and_each_answers():
+def test_four_nodes_boot_and_each_runs_a_process():
+    """Node 0 has the shell; `run @k hello` there makes a process on machine k,
+    which says so (its output comes to node 0's console)."""
     cluster = four_nodes()
+    assert "DEMOS/MP shell" in cluster.node(0).output, cluster.node(0).output
     for k in range(4):
-        assert "DEMOS/MP shell" in cluster.node(k).output, cluster.node(k).output
-        assert re.search(HELLO, cluster.node(k).command("run hello"))
+        if k:
+            assert "DEMOS/MP shell" not in cluster.node(k).output, cluster.node(k).output
+        assert re.search(hello_on(k), cluster.node(0).command("run @%d hello" % k))
 
 
 def test_each_node_knows_its_number():
@@ -186,7 +194,12 @@ def test_killed_node_is_reported_and_the_others_go_on():
     assert cluster.exited() == [(2, -signal.SIGKILL)]
     assert cluster.exit_message(2, -signal.SIGKILL) == "cluster: node 2 exited (signal SIGKILL)"
     for k in (0, 1, 3):
-        assert cluster.node(k).command("echo node %d still here" % k) == "node %d still here\n" % k
+        assert re.search(hello_on(k), cluster.node(0).command("run @%d hello" % k))
+    start = time.monotonic()
+    out = cluster.node(0).command("run @2 hello", timeout=30)
+    note("run @2 on the killed node failed after %.1f s" % (time.monotonic() - start))
+    assert out.endswith("run: hello: that machine is not up\n"), out
+    assert re.search(hello_on(3), cluster.node(0).command("run @3 hello"))
     switch_dir = cluster.switch_dir
     cluster.close()
     assert_none_left(switch_dir, timeout=0)
@@ -211,13 +224,14 @@ def test_restarted_node_boots_with_a_new_epoch_and_is_heard():
     for k in (0, 1, 3):
         cluster.node(k).expect(r"machine %d: machine 2 is up \(epoch %d\)\n" % (k, second), 10, since=heard_from[k])
     note("node 2 restarted and heard by the 3 others in %.1f s" % (time.monotonic() - start))
-    assert re.search(HELLO, node2.command("run hello"))
+    assert re.search(hello_on(2), cluster.node(0).command("run @2 hello"))
     assert cluster.exited() == []
     running = cluster.node(1)
     node1 = cluster.restart(1)
     assert running.proc.returncode == -signal.SIGKILL
     assert boot_epoch(node1, 1, 4) != boot_epoch(running, 1, 4)
-    assert cluster.node(1).command("echo again") == "again\n"
+    cluster.node(0).expect(r"machine 0: machine 1 is up \(epoch %d\)\n" % boot_epoch(node1, 1, 4), 10, since=0)
+    assert re.search(hello_on(1), cluster.node(0).command("run @1 hello"))
     pids, private = cluster.pids(), cluster.private
     cluster.close()
     assert_ended(pids, private, timeout=0)
@@ -254,9 +268,8 @@ def test_faults_boot_four_nodes_and_leave_nothing():
     start = time.monotonic()
     cluster = Cluster(4, faults="loss=10 dup=5")
     live.append(cluster)
-    note("4 nodes with faults booted to their prompts in %.1f s" % (time.monotonic() - start))
-    for k in range(4):
-        assert "DEMOS/MP shell" in cluster.node(k).output, cluster.node(k).output
+    note("4 nodes with faults booted in %.1f s" % (time.monotonic() - start))
+    assert "DEMOS/MP shell" in cluster.node(0).output, cluster.node(0).output
     pids = cluster.pids()
     names = [command_line(p)[0] for p in pids]
     counts = {name: names.count(name) for name in ("qemu-system-riscv64", "vde_switch", "wirefilter")}
@@ -275,23 +288,28 @@ def test_every_frame_crosses_a_wirefilter():
     """With loss=100 on the wire into each node, no node hears of another (without
     faults each hears of every other: the restart test above)."""
     with Cluster(3, faults="loss=100") as cluster:
-        time.sleep(0.5)                               # every node has announced itself at boot
+        time.sleep(2.5)                               # every node has announced itself, twice or more
+        cluster.node(0).command("echo read")         # reads what node 0 printed meanwhile
         for k in range(3):
-            cluster.node(k).command("echo read")     # reads what the node printed meanwhile
-            assert "is up" not in cluster.node(k).output, cluster.node(k).output
+            try:
+                cluster.node(k).expect("is up", 0.1)
+            except Exception:
+                pass
+            else:
+                raise AssertionError(cluster.node(k).output)
 
 
 def test_launcher_reports_a_crash_and_halt_ends_the_cluster():
     node0, switch_dir, logs = launcher(3)
     node0.expect(r"\$ ", 30)
     for k in (1, 2):
-        wait_for_text(os.path.join(logs, "node%d.log" % k), "DEMOS/MP shell")
+        wait_for_text(os.path.join(logs, "node%d.log" % k), "machine %d: machine 0 is up" % k)
     node2 = [p for p in processes_with(switch_dir)
              if b"mac=52:54:00:4d:03:02" in open("/proc/%d/cmdline" % p, "rb").read()]
     assert len(node2) == 1, node2
     os.kill(node2[0], signal.SIGKILL)
     node0.expect(r"cluster: node 2 exited \(signal SIGKILL\); see \S*node2\.log\n", 10, since=0)
-    assert re.search(HELLO, node0.command("run hello"))
+    assert re.search(hello_on(1), node0.command("run @1 hello"))
     assert len(processes_with(switch_dir)) == 3, "node 0, node 1 and the switch run on"
     assert node0.halt() == 0
     assert_none_left(switch_dir)
@@ -357,7 +375,7 @@ def test_cluster_that_fails_to_start_leaves_nothing():
 def test_make_run_three_nodes_with_faults_and_piped_input():
     status, out = run_make("run", "NODES=3", "FAULTS=dup=5 delay=1", input=b"run hello\nhalt\n")
     assert status == 0, out
-    assert re.search(HELLO, out), out
+    assert re.search(hello_on(0), out), out
     m = re.search(START_LINE, out)
     assert m and m.group(1) == "3" and m.group(4) == "dup=5 delay=1", out
     assert_none_left(os.path.dirname(m.group(2)))
@@ -366,9 +384,11 @@ def test_make_run_three_nodes_with_faults_and_piped_input():
 def test_ten_nodes_boot_on_two_cores():
     start = time.monotonic()
     with Cluster(10, boot_timeout=40) as cluster:
+        cluster.wait_joined()
         elapsed = time.monotonic() - start
-        note("10 nodes booted to their prompts in %.1f s on %d cores" % (elapsed, os.cpu_count()))
-        assert re.search(HELLO, cluster.node(9).command("run hello"))
+        note("10 nodes booted and joined in %.1f s on %d cores" % (elapsed, os.cpu_count()))
+        for k in range(10):
+            assert re.search(hello_on(k), cluster.node(0).command("run @%d hello" % k))
         switch_dir = cluster.switch_dir
     assert elapsed < 30, "10 nodes took %.1f s to boot" % elapsed
     assert_none_left(switch_dir, timeout=0)

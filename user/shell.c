@@ -2,6 +2,7 @@
  * shell.c — the command interpreter on the console.
  *
  *   run PROG ARGS [&]   run a program (in the background with &)
+ *   run @K PROG ARGS    the same on machine K
  *   PROG ARGS [&]       the same, for a program that is not a command
  *   ps                  every process: id, name, state, machine, CPU, links
  *   kill PID            end a process (PID as ps shows it: machine.slot.gen)
@@ -26,7 +27,9 @@
 
 static const char *state_name(uint32_t s)
 {
-    static const char *names[] = { "free", "created", "ready", "receiving", "calling", "stopped", "kernel" };
+    static const char *names[] = {
+        "free", "created", "ready", "receiving", "calling", "stopped", "kernel", "sending", "moving",
+    };
     return s < sizeof names / sizeof names[0] ? names[s] : "?";
 }
 
@@ -36,25 +39,18 @@ static void cmd_ps(FILE *out)
     char id[24];
     fprintf(out, "%-10s %-14s %-10s %4s %14s %5s %8s\n", "PID", "NAME", "STATE", "NODE", "CPU(instr)", "LINKS",
            "MEM(KiB)");
-    int64_t next = 0;
-    for (;;) {
-        struct sv_call c = { .op = PM_PS, .arg = { next }, .pass = DM_NO_LINK, .reply_data = entries,
-                             .reply_cap = sizeof entries };
-        long err = sv_call(SLOT_PM, &c);
-        if (err < 0) {
-            printf("ps: %s\n", dm_error_text(err));
-            return;
-        }
-        for (int64_t i = 0; i < c.value; i++) {
+    int64_t cursor = 0;
+    long n;
+    while ((n = pm_ps_page(&cursor, entries, sizeof entries)) > 0) {
+        for (long i = 0; i < n; i++) {
             struct dm_kproc *e = &entries[i];
             fprintf(out, "%-10s %-14s %-10s %4u %14llu %5u %8llu\n", dm_pid_string(e->pid, id), e->name,
                    state_name(e->state), PID_MACHINE(e->pid), (unsigned long long)e->proctime, e->links,
                    (unsigned long long)(e->memory / 1024));
         }
-        if (c.value == 0 || c.reply_len < sizeof entries)
-            return;
-        next = PID_SLOT(entries[c.value - 1].pid) + 1;
     }
+    if (n < 0)
+        printf("ps: %s\n", dm_error_text(n));
 }
 
 /* How a process ended, in words. */
@@ -72,15 +68,28 @@ static void report_status(const char *name, dm_pid pid, int64_t status)
 static void cmd_run(int argc, char **argv, int background, char **envp)
 {
     char id[24];
+    int machine = -1;
+    if (argc >= 1 && argv[0][0] == '@') {
+        char *end;
+        long k = strtol(argv[0] + 1, &end, 10);
+        if (end == argv[0] + 1 || *end || k < 0 || k >= PM_MAX_MACHINES) {
+            printf("run: %s: not a machine number (@0, @1, ...)\n", argv[0]);
+            return;
+        }
+        machine = (int)k;
+        argc--, argv++;
+    }
     if (argc < 1) {
         printf("run: which program?\n");
         return;
     }
-    long pid = pm_run_env(argv[0], argc, argv, envp);
+    long pid = pm_run_on(machine, argv[0], argc, argv, envp);
     if (pid < 0) {
         printf("run: %s: %s\n", argv[0],
                pid == E_NOTFOUND ? "no such program"
-               : pid == E_BADREQ ? "not a program (a RISC-V ELF executable)" : dm_error_text(pid));
+               : pid == E_BADREQ ? "not a program (a RISC-V ELF executable)"
+               : pid == E_NODE   ? "that machine is not up"
+                                 : dm_error_text(pid));
         return;
     }
     if (background) {
@@ -110,6 +119,7 @@ static void cmd_signal(const char *what, int argc, char **argv, long (*action)(d
 static void cmd_help(FILE *out)
 {
     fprintf(out, "run PROG ARGS [&]  run a program (background with &); 'PROG ARGS' works too\n"
+                 "run @K PROG ARGS   run it on machine K\n"
                  "CMD ... > FILE     standard output to FILE (>> FILE appends)\n"
                  "ps                 list processes\n"
                  "kill PID           end a process; stop PID, resume PID suspend and continue it\n"

@@ -63,21 +63,17 @@ static uint64_t machine_proctime(void)
 {
     static struct dm_kproc entries[DM_MSG_MAX / sizeof(struct dm_kproc)];
     uint64_t sum = 0;
-    int64_t next = 0;
-    for (;;) {
-        struct sv_call c = { .op = PM_PS, .arg = { next }, .pass = DM_NO_LINK, .reply_data = entries,
-                             .reply_cap = sizeof entries };
-        long err = sv_call(SLOT_PM, &c);
-        if (err < 0) {             /* no count: no figure rather than a wrong one */
-            printf("fsbench: the process manager's process list: %s\n", dm_error_name(err));
-            exit(1);
-        }
-        for (int64_t i = 0; i < c.value; i++)
+    int64_t cursor = PM_PS_CURSOR(dm_machine(), 0);
+    long n;
+    while ((n = pm_ps_page(&cursor, entries, sizeof entries)) > 0 &&
+           PID_MACHINE(entries[0].pid) == dm_machine())
+        for (long i = 0; i < n; i++)
             sum += entries[i].proctime;
-        if (c.value == 0 || c.reply_len < sizeof entries)
-            return sum;
-        next = PID_SLOT(entries[c.value - 1].pid) + 1;
+    if (n < 0) {                   /* no count: no figure rather than a wrong one */
+        printf("fsbench: the process manager's process list: %s\n", dm_error_name(n));
+        exit(1);
     }
+    return sum;
 }
 
 /* One measured span: instructions charged to processes, machine-clock ns,

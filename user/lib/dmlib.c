@@ -9,15 +9,24 @@
 static const char *const error_names[DM_NERRORS] = {
     "E_OK", "E_BADSLOT", "E_EMPTYSLOT", "E_FAULT", "E_TOOBIG", "E_DEAD", "E_RIGHTS",
     "E_BOUNDS", "E_NOAREA", "E_USED", "E_NOREPLY", "E_NOMSG", "E_INVAL", "E_QFULL",
-    "E_NOMEM", "E_LINKFULL", "E_NOSYS", "E_NOTFOUND", "E_BADREQ", "E_STATE",
+    "E_NOMEM", "E_LINKFULL", "E_NOSYS", "E_NOTFOUND", "E_BADREQ", "E_STATE", "E_NODE",
 };
 static const char *const error_texts[DM_NERRORS] = {
     "no error", "no such slot", "empty slot", "bad address", "too big", "process is gone",
     "not permitted by the link", "outside the data area", "link has no data area",
     "reply link already used", "no reply", "no message", "invalid argument", "queue full",
     "out of memory", "link table full", "no such call or request",
-    "not found", "bad request", "wrong state",
+    "not found", "bad request", "wrong state", "machine down or unreachable",
 };
+
+uint64_t dm_fnv1a(const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
 
 const char *dm_error_name(long err)
 {
@@ -129,6 +138,11 @@ long pm_run(const char *program, int argc, char *const argv[])
 
 long pm_run_env(const char *program, int argc, char *const argv[], char *const envp[])
 {
+    return pm_run_on(-1, program, argc, argv, envp);
+}
+
+long pm_run_on(int machine, const char *program, int argc, char *const argv[], char *const envp[])
+{
     char data[SV_DATA_MAX];
     size_t len = strlen(program) + 1;
     int envc = 0;
@@ -145,10 +159,24 @@ long pm_run_env(const char *program, int argc, char *const argv[], char *const e
         memcpy(data + len, s, n);
         len += n;
     }
-    struct sv_call c = { .op = PM_RUN, .arg = { argc, envc }, .data = data, .len = (uint32_t)len,
+    struct sv_call c = { .op = PM_RUN, .arg = { argc, envc, machine + 1 }, .data = data, .len = (uint32_t)len,
                          .pass = DM_NO_LINK };
     long status = sv_call(SLOT_PM, &c);
     return status < 0 ? status : c.value;
+}
+
+long pm_ps_page(int64_t *cursor, struct dm_kproc *entries, uint32_t cap)
+{
+    struct sv_call c = { .op = PM_PS, .arg = { *cursor }, .pass = DM_NO_LINK, .reply_data = entries,
+                         .reply_cap = cap };
+    long status = sv_call(SLOT_PM, &c);
+    if (status < 0)
+        return status;
+    if (c.value > 0) {
+        dm_pid last = entries[c.value - 1].pid;
+        *cursor = PM_PS_CURSOR(PID_MACHINE(last), PID_SLOT(last) + 1);
+    }
+    return (long)c.value;
 }
 
 long pm_wait(dm_pid pid, int64_t *status)

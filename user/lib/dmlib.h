@@ -7,6 +7,7 @@
 #ifndef DMLIB_H
 #define DMLIB_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "demos.h"
 #include "protocol.h"
@@ -48,6 +49,9 @@ static inline uint64_t dm_clock_ns(void)
     return v * 100;
 }
 
+/* The 64-bit FNV-1a hash of n bytes (tests compare data by it). */
+uint64_t dm_fnv1a(const void *p, size_t n);
+
 /* Print a pid as machine.slot.generation into buf (at least 24 bytes). */
 char *dm_pid_string(dm_pid pid, char *buf);
 /* Parse "m.s.g" (epoch left 0: the process manager matches the rest). */
@@ -74,6 +78,11 @@ long sv_reply(long reply_slot, int64_t status, int64_t value, const void *data, 
 long pm_run(const char *program, int argc, char *const argv[]);   /* pid or error */
 /* The same, with environment strings "NAME=VALUE" (envp ends with 0). */
 long pm_run_env(const char *program, int argc, char *const argv[], char *const envp[]);
+/* The same on machine `machine` (-1: the caller's); E_NODE if it is not up. */
+long pm_run_on(int machine, const char *program, int argc, char *const argv[], char *const envp[]);
+/* One page of the list of every machine's processes, from *cursor on (0 at
+ * first): the number of entries (0 at the end) or an error; moves *cursor. */
+long pm_ps_page(int64_t *cursor, struct dm_kproc *entries, uint32_t cap);
 long pm_wait(dm_pid pid, int64_t *status);
 long pm_kill(dm_pid pid);
 long pm_stop(dm_pid pid);

@@ -497,6 +497,8 @@ static void test_stoptask_and_requests(void)
     expect_ok(pm_wait((dm_pid)p, &status), "pm.wait");
     result(status == 42, "stoptask.status_reaches_waiter", "status %lld", (long long)status);
     expect_error(pm_run("no-such-program", 0, 0), E_NOTFOUND, "pm.run_unknown_program");
+    char *hello[] = { "hello", 0 };
+    expect_error(pm_run_on(200, "hello", 1, hello, 0), E_NODE, "pm.run_on_a_machine_that_is_not_up");
     expect_error(pm_kill(PID_MAKE(0, 0, 120, 77)), E_NOTFOUND, "pm.kill_unknown_process");
     p = spawn("never", "kt-resume", 0);
     expect_error(pm_resume((dm_pid)p), E_STATE, "pm.resume_running_process");

@@ -1,0 +1,975 @@
+/*
+ * remote.c — one system over many machines: what kernels ask of each other
+ * when a link leads to another machine.
+ *
+ * A link names a process by its global id, which holds its machine. When a
+ * SEND, a CALL, a CALL's answer, a MOVEDATA or a request to a kernel goes to
+ * another machine, this kernel turns it into a KERNEL MESSAGE to that
+ * machine's kernel and hands it to the reliable transport (transport.h),
+ * which delivers it there exactly once and in order, or reports that the
+ * machine is gone. The other kernel does the work as if it had been asked
+ * locally and answers. Kernel messages (struct rm_*, below) are:
+ *
+ *   RM_SEND     a message for process `dest`, with its links   -> RM_RESULT
+ *   RM_RESULT   "the message is delivered or queued", or the error
+ *   RM_NOREPLY  a CALL's reply link was destroyed unused
+ *   RM_READ     send me bytes of process `target`'s memory     -> RM_DATA
+ *   RM_DATA     those bytes, or the error
+ *   RM_WRITE    put these bytes into `target`'s memory          -> RM_RESULT
+ *   RM_READ_TO  read `target`'s bytes and write them into `to` (a third
+ *               machine's, or this one's): MOVEDATA between two areas that
+ *               are both elsewhere                              -> RM_RESULT
+ *   RM_PING     nothing: its acknowledgement shows the machine is alive
+ *
+ * Every request names its WAITER (a process, or a kernel for its own work)
+ * and an operation number; the answer goes to the waiter's machine and is
+ * taken only if the waiter still waits for that number, so an answer that
+ * comes too late is ignored.
+ *
+ * A process whose operation involves another machine waits (PS_SENDING,
+ * PS_MOVING, or PS_CALLING for a CALL) and its struct remote_wait says for
+ * what. A SEND returns once the destination kernel has the message (DESIGN.md:
+ * the sender gets an honest error and the system gets flow control). The
+ * links a message passes leave the sender's table when the message goes out
+ * and come back if the other kernel refuses it.
+ *
+ * Nothing waits forever: while a process waits on a machine, its kernel
+ * pings that machine every PING_INTERVAL_NS when nothing else is under way
+ * to it; the transport declares a machine that acknowledges nothing down
+ * (after about 4 s), and then every wait on it ends with E_NODE. A machine
+ * announced in a new epoch has lost its processes: waits on it end with
+ * E_DEAD, and links to its former processes give E_DEAD from then on.
+ *
+ * THE OUTBOX. The transport takes a message only when the receiver's window
+ * has room, and its hooks may not call back into it. So every kernel
+ * message is first an INTENT in its machine's outbox, and the outboxes are
+ * flushed in order whenever the transport may take more (after a frame
+ * arrives, on the timer, after a kernel call). An intent holds the message's
+ * fixed part; bytes of process memory are read only when the message is
+ * built, so a big MOVEDATA chunk occupies no kernel memory while it waits.
+ */
+#include "defs.h"
+#include "transport.h"
+
+enum rm_type {
+    RM_SEND = 1, RM_RESULT, RM_NOREPLY, RM_READ, RM_DATA, RM_WRITE, RM_READ_TO, RM_PING,
+};
+
+/* The start of every kernel message. */
+struct rm_header {
+    uint32_t type;              /* enum rm_type */
+    uint32_t reserved;
+    dm_pid   waiter;            /* who waits for the answer (its machine gets it); 0: no answer */
+    uint64_t op;                /* the waiter's operation number */
+};
+
+struct rm_send {                /* RM_SEND, then `length` bytes of data */
+    struct rm_header h;
+    dm_pid   dest, sender;
+    uint64_t code, reply_id;    /* of the link sent over */
+    uint32_t channel, flags, length;
+    uint8_t  has_link, has_reply, reserved[2];
+    struct link link, reply;    /* the passed link, the CALL's reply link */
+};
+
+struct rm_result {              /* RM_RESULT */
+    struct rm_header h;
+    int64_t status;
+};
+
+struct rm_noreply {             /* RM_NOREPLY */
+    struct rm_header h;
+    dm_pid   caller;
+    uint64_t reply_id;
+};
+
+struct rm_access {              /* RM_READ, RM_WRITE (then the bytes), RM_READ_TO */
+    struct rm_header h;
+    dm_pid   target;
+    uint64_t address;
+    uint32_t length, reserved;
+    dm_pid   to;                /* RM_READ_TO: where the bytes go */
+    uint64_t to_address;
+};
+
+struct rm_data {                /* RM_DATA, then the bytes if status is 0 */
+    struct rm_header h;
+    int64_t status;
+};
+
+#define MOVE_CHUNK        32768u            /* bytes per MOVEDATA request */
+#define PING_INTERVAL_NS  500000000ull
+#define NINTENTS          1024
+#define INTENT_BYTES      320               /* a message's fixed part and small data */
+#define CREATE_JOBS       4                 /* programs being fetched from other machines at once */
+#define CREATE_MAX        (4u << 20)        /* the largest program fetched from another machine */
+#define NO_MACHINE        0xff
+
+/* A kernel message waiting in an outbox. */
+enum intent_data { DATA_INLINE, DATA_PAGE, DATA_MEMORY };
+struct intent {
+    struct intent *next;
+    uint32_t machine;
+    uint8_t  data_kind;          /* enum intent_data: where the bytes after `length` come from */
+    uint32_t length;             /* of bytes[] */
+    uint32_t data_length;        /* DATA_PAGE, DATA_MEMORY */
+    uint8_t *page;               /* DATA_PAGE: a kernel copy */
+    dm_pid   data_pid;           /* DATA_MEMORY: read from this process's memory when sent */
+    uint64_t data_address;
+    union {
+        struct rm_header h;
+        uint8_t bytes[INTENT_BYTES];
+    } m;
+};
+
+static struct transport net;
+static struct intent intents[NINTENTS];
+static struct intent *free_intents;
+static struct { struct intent *head, *tail; } outbox[NETFRAME_MAX_NODES];
+static uint8_t message[NETFRAME_MAX_MESSAGE];    /* where a kernel message is built */
+static int inside_transport;                     /* in a transport call: its hooks may not call back */
+static int flushing;                             /* in flush(): what is queued meanwhile waits its turn */
+static uint64_t transport_due = TRANSPORT_NO_TIMER, next_ping = TRANSPORT_NO_TIMER;
+static uint64_t halt_at = TRANSPORT_NO_TIMER;    /* KOP_HALT from another machine */
+static int halt_code;
+static struct {
+    uint64_t intents_lost;       /* kernel messages dropped: no free intent */
+    uint64_t malformed;          /* kernel messages that made no sense */
+} counters;
+
+/* A program being fetched from another machine for KOP_CREATE. */
+struct create_job {
+    uint8_t  active;
+    uint8_t  machine;
+    int      reply_slot;         /* the request's reply link, in the kernel's table */
+    uint64_t op;
+    dm_pid   source;             /* the image: this process's memory ... */
+    uint64_t address, size, done;
+    uint32_t request_len;
+    uint8_t *pages[CREATE_MAX / PAGE_SIZE];
+    uint8_t  request[DM_MSG_MAX];
+};
+static struct create_job create_jobs[CREATE_JOBS];
+
+static void flush(void);
+static void fail_machine(uint32_t machine, int error);
+
+/* ---- the transport's environment ---- */
+
+static int hook_send_frame(void *context, const uint8_t *frame, uint32_t len)
+{
+    (void)context;
+    return net_send(frame, len);
+}
+
+static uint64_t hook_now(void *context)
+{
+    (void)context;
+    return machine_clock_ns();
+}
+
+static void receive(uint32_t machine, const uint8_t *bytes, uint32_t len);
+
+static void hook_deliver(void *context, uint32_t machine, const uint8_t *bytes, uint32_t len)
+{
+    (void)context;
+    receive(machine, bytes, len);
+}
+
+static void hook_failed(void *context, uint32_t machine, uint32_t sequence, int reason)
+{
+    (void)context, (void)sequence;
+    kprintf("machine %u: machine %u %s\n", this_machine, machine,
+            reason == TRANSPORT_FAIL_REBOOTED ? "rebooted" : "does not answer: taken to be down");
+    fail_machine(machine, reason == TRANSPORT_FAIL_REBOOTED ? E_DEAD : E_NODE);
+}
+
+static void hook_rebooted(void *context, uint32_t machine, uint32_t epoch)
+{
+    (void)context, (void)epoch;
+    fail_machine(machine, E_DEAD);
+}
+
+static const struct transport_hooks hooks = {
+    hook_send_frame, hook_now, hook_deliver, hook_failed, hook_rebooted,
+};
+
+void remote_init(void)
+{
+    transport_init(&net, this_machine, node_count, boot_epoch, &hooks, 0);
+    for (int i = 0; i < NINTENTS; i++) {
+        intents[i].next = free_intents;
+        free_intents = &intents[i];
+    }
+}
+
+/* Whether a process on another machine can be reached: 0, E_NODE (its
+ * machine is unknown or down), E_DEAD (it belonged to an earlier boot). */
+int remote_reachable(dm_pid dest)
+{
+    uint32_t m = PID_MACHINE(dest);
+    if (m >= node_count || m == this_machine)
+        return m == this_machine ? E_DEAD : E_NODE;
+    const struct transport_peer *peer = &net.peers[m];
+    if (peer->epoch == 0 || peer->down)
+        return E_NODE;
+    return PID_EPOCH(dest) == peer->epoch ? 0 : E_DEAD;
+}
+
+/* ---- the outbox ---- */
+
+static struct intent *intent_new(uint32_t machine, uint32_t type, dm_pid waiter, uint64_t op, uint32_t length)
+{
+    struct intent *i = free_intents;
+    if (!i) {
+        counters.intents_lost++;
+        return 0;
+    }
+    free_intents = i->next;
+    memset(i, 0, __builtin_offsetof(struct intent, m) + length);
+    i->machine = machine;
+    i->length = length;
+    i->m.h.type = type;
+    i->m.h.waiter = waiter;
+    i->m.h.op = op;
+    return i;
+}
+
+static void intent_free(struct intent *i)
+{
+    if (i->page)
+        page_free(i->page);
+    i->next = free_intents;
+    free_intents = i;
+}
+
+static void intent_queue(struct intent *i)
+{
+    i->next = 0;
+    if (outbox[i->machine].tail)
+        outbox[i->machine].tail->next = i;
+    else
+        outbox[i->machine].head = i;
+    outbox[i->machine].tail = i;
+    flush();
+}
+
+/* The process waiting for answer `op` from `machine`, or 0. */
+static struct proc *waiting_process(dm_pid waiter, uint64_t op)
+{
+    struct proc *p = proc_lookup(waiter);
+    if (!p || p == kernel_proc || !p->remote.active || p->remote.op != op)
+        return 0;
+    return p;
+}
+
+/* End p's wait with result a0 = `result`. */
+static void wake(struct proc *p, int64_t result)
+{
+    p->remote.active = 0;
+    TF_A(&p->tf, 0) = (uint64_t)result;
+    make_runnable(p);
+}
+
+/* A SEND or CALL of p's failed: the links that left with the message come
+ * back, and p learns why. */
+static void send_failed(struct proc *p, int error)
+{
+    struct remote_wait *w = &p->remote;
+    if (w->sent && w->pass_slot >= 0) {
+        if (p->links[w->pass_slot].state != LINK_LIVE)
+            p->links[w->pass_slot] = w->pass;
+        else if (link_install(p, &w->pass) < 0)
+            link_drop(&w->pass);
+    }
+    if (w->sent && w->via_reply && p->links[w->via_slot].state == LINK_USED)
+        p->links[w->via_slot].state = LINK_LIVE;
+    wake(p, error);
+}
+
+static void create_finished(struct create_job *job, int64_t status, uint64_t pid);
+static void answer_result(const struct rm_header *h, int64_t status);
+
+/* The operation an intent stands for cannot be done (its machine is down,
+ * or the memory it was to read is gone): its waiter, if on this machine,
+ * learns `error`. */
+static void intent_failed(struct intent *i, int error)
+{
+    struct rm_header *h = &i->m.h;
+    if (h->type == RM_DATA) {             /* an answer: say why there are no bytes */
+        ((struct rm_data *)h)->status = error;
+        i->data_kind = DATA_INLINE;
+        return;
+    }
+    if (!h->waiter || PID_MACHINE(h->waiter) != this_machine)
+        return;
+    if (PID_SLOT(h->waiter) == 0) {
+        for (int j = 0; j < CREATE_JOBS; j++)
+            if (create_jobs[j].active && create_jobs[j].op == h->op)
+                create_finished(&create_jobs[j], error, 0);
+        return;
+    }
+    struct proc *p = waiting_process(h->waiter, h->op);
+    if (!p)
+        return;
+    if (p->state == PS_MOVING)
+        wake(p, error);
+    else
+        send_failed(p, error);
+}
+
+/* A process's message has left: the link it passed goes with it, and a
+ * reply link it was sent over is used up. */
+static void send_left(struct intent *i)
+{
+    struct proc *p = waiting_process(i->m.h.waiter, i->m.h.op);
+    if (!p || p->remote.sent)
+        return;
+    struct remote_wait *w = &p->remote;
+    w->sent = 1;
+    if (w->pass_slot >= 0) {
+        w->pass = p->links[w->pass_slot];
+        link_clear(&p->links[w->pass_slot]);
+    }
+    if (w->via_reply)
+        p->links[w->via_slot].state = LINK_USED;
+}
+
+/* Put intent i together in message[]; its length, or 0 if it is not to be
+ * sent after all. */
+static uint32_t build(struct intent *i)
+{
+    memcpy(message, i->m.bytes, i->length);
+    uint32_t len = i->length;
+    if (i->data_kind == DATA_PAGE) {
+        memcpy(message + len, i->page, i->data_length);
+        len += i->data_length;
+    } else if (i->data_kind == DATA_MEMORY) {
+        struct proc *p = proc_lookup(i->data_pid);
+        int err = !p ? E_DEAD : copy_in(p, message + len, i->data_address, i->data_length) ? E_FAULT : 0;
+        if (err) {
+            switch (i->m.h.type) {
+            case RM_DATA:                 /* the answer says why there are no bytes */
+                ((struct rm_data *)message)->status = err;
+                return i->length;
+            case RM_WRITE:                /* the move's waiter learns it failed */
+                if (PID_MACHINE(i->m.h.waiter) == this_machine)
+                    intent_failed(i, err);
+                else
+                    answer_result(&i->m.h, err);
+                return 0;
+            default:                      /* the sender is gone: nothing to send */
+                return 0;
+            }
+        }
+        len += i->data_length;
+    }
+    return len;
+}
+
+/* Hand the transport what it will take, machine by machine, in order. */
+static void flush(void)
+{
+    if (inside_transport || flushing)
+        return;
+    flushing = 1;
+    for (uint32_t m = 0; m < node_count; m++) {
+        while (outbox[m].head) {
+            struct intent *i = outbox[m].head;
+            uint32_t len = build(i);
+            if (len) {
+                int64_t r = transport_send(&net, m, message, len);
+                if (r == TRANSPORT_E_WINDOW || r == TRANSPORT_E_NOSPACE)
+                    break;                  /* later, when acknowledgements make room */
+                if (r < 0)
+                    intent_failed(i, E_NODE);
+                else if (i->m.h.type == RM_SEND)
+                    send_left(i);
+            }
+            outbox[m].head = i->next;
+            if (!outbox[m].head)
+                outbox[m].tail = 0;
+            intent_free(i);
+        }
+    }
+    flushing = 0;
+    inside_transport = 1;
+    transport_due = transport_tick(&net);
+    inside_transport = 0;
+    timer_program();
+}
+
+/* ---- waits that cannot end ---- */
+
+/* Machine `machine` is down (E_NODE) or rebooted (E_DEAD): drop what waits
+ * to go to it, and end every wait on it. */
+static void fail_machine(uint32_t machine, int error)
+{
+    while (outbox[machine].head) {
+        struct intent *i = outbox[machine].head;
+        outbox[machine].head = i->next;
+        intent_failed(i, error);
+        intent_free(i);
+    }
+    outbox[machine].tail = 0;
+    for (int s = 1; s < NPROC; s++) {
+        struct proc *p = &procs[s];
+        if (p->state == PS_FREE || !p->remote.active ||
+            (p->remote.machine != machine && p->remote.machine2 != machine))
+            continue;
+        if (p->state == PS_SENDING || p->state == PS_CALLING)
+            send_failed(p, error);
+        else if (p->state == PS_MOVING)
+            wake(p, error);
+    }
+    for (int j = 0; j < CREATE_JOBS; j++)
+        if (create_jobs[j].active && create_jobs[j].machine == machine)
+            create_finished(&create_jobs[j], error, 0);
+}
+
+/* A wait on another machine began: make sure pings will watch it. */
+static void wait_started(void)
+{
+    if (next_ping == TRANSPORT_NO_TIMER)
+        next_ping = machine_clock_ns() + PING_INTERVAL_NS;
+}
+
+/* ---- sending ---- */
+
+static void fill_send(struct rm_send *m, const struct outgoing *o)
+{
+    m->dest = o->via->dest;
+    m->sender = o->sender->pid;
+    m->code = o->via->code;
+    m->reply_id = o->via->reply_id;
+    m->channel = o->via->channel;
+    m->flags = o->sender == kernel_proc ? DM_MSG_FROM_KERNEL : 0;
+    m->length = o->len;
+    if ((m->has_link = o->pass != 0))
+        m->link = *o->pass;
+    if ((m->has_reply = o->reply != 0))
+        m->reply = *o->reply;
+}
+
+/* msg_send for a destination on another machine. A process now waits
+ * (SEND_PENDING) for that machine's answer; the kernel's own messages (its
+ * answers to requests, exit notices) go without waiting. */
+int remote_send(struct outgoing *o)
+{
+    int err = remote_reachable(o->via->dest);
+    if (err)
+        return err;
+    uint32_t machine = PID_MACHINE(o->via->dest);
+    struct proc *p = o->sender;
+    if (p == kernel_proc) {
+        struct intent *i = intent_new(machine, RM_SEND, 0, 0, sizeof(struct rm_send));
+        if (!i)
+            return E_NOMEM;
+        fill_send((struct rm_send *)&i->m.h, o);
+        i->data_length = o->len;
+        if (o->len <= INTENT_BYTES - i->length) {
+            memcpy(i->m.bytes + i->length, o->kdata, o->len);
+            i->length += o->len;
+        } else if (o->len) {
+            if (!(i->page = page_alloc())) {
+                intent_free(i);
+                return E_NOMEM;
+            }
+            memcpy(i->page, o->kdata, o->len);
+            i->data_kind = DATA_PAGE;
+        }
+        if (o->pass)
+            link_clear(o->pass);
+        intent_queue(i);
+        return 0;
+    }
+
+    struct remote_wait *w = &p->remote;
+    uint64_t op = o->reply ? o->reply->reply_id : new_reply_id();
+    struct intent *i = intent_new(machine, RM_SEND, p->pid, op, sizeof(struct rm_send));
+    if (!i)
+        return E_NOMEM;
+    fill_send((struct rm_send *)&i->m.h, o);
+    i->data_kind = DATA_MEMORY;
+    i->data_pid = p->pid;
+    i->data_address = o->udata;
+    i->data_length = o->len;
+    memset(w, 0, sizeof *w);
+    w->active = 1;
+    w->machine = (uint8_t)machine;
+    w->machine2 = NO_MACHINE;
+    w->op = op;
+    w->via_slot = (int8_t)(o->via - p->links);
+    w->pass_slot = o->pass ? (int8_t)(o->pass - p->links) : -1;
+    w->via_reply = (o->via->flags & LINK_REPLY) != 0;
+    if (!o->reply)
+        p->state = PS_SENDING;
+    wait_started();
+    intent_queue(i);
+    return SEND_PENDING;
+}
+
+/* A reply link to a process on another machine died unused: tell its kernel. */
+void remote_reply_dropped(const struct link *l)
+{
+    if (remote_reachable(l->dest))
+        return;
+    struct intent *i = intent_new(PID_MACHINE(l->dest), RM_NOREPLY, 0, 0, sizeof(struct rm_noreply));
+    if (!i)
+        return;
+    struct rm_noreply *m = (struct rm_noreply *)&i->m.h;
+    m->caller = l->dest;
+    m->reply_id = l->reply_id;
+    intent_queue(i);
+}
+
+/* Send the answer `status` for request h (which came from a machine whose
+ * kernel waits, or whose process does). */
+static void answer_result(const struct rm_header *h, int64_t status)
+{
+    if (!h->waiter)
+        return;
+    struct intent *i = intent_new(PID_MACHINE(h->waiter), RM_RESULT, h->waiter, h->op, sizeof(struct rm_result));
+    if (!i)
+        return;
+    ((struct rm_result *)&i->m.h)->status = status;
+    intent_queue(i);
+}
+
+/* ---- MOVEDATA across machines ---- */
+
+/* Ask for the next chunk of p's move, or end the move. */
+static void move_next(struct proc *p)
+{
+    struct move *m = &p->remote.move;
+    if (m->done == m->length) {
+        wake(p, (int64_t)m->length);
+        return;
+    }
+    m->chunk = m->length - m->done < MOVE_CHUNK ? (uint32_t)(m->length - m->done) : MOVE_CHUNK;
+    p->remote.op = new_reply_id();
+    int src_here = PID_MACHINE(m->src) == this_machine;
+    uint32_t type = src_here ? RM_WRITE : PID_MACHINE(m->dst) == this_machine ? RM_READ : RM_READ_TO;
+    uint32_t machine = src_here ? PID_MACHINE(m->dst) : PID_MACHINE(m->src);
+    struct intent *i = intent_new(machine, type, p->pid, p->remote.op, sizeof(struct rm_access));
+    if (!i) {
+        wake(p, E_NOMEM);
+        return;
+    }
+    struct rm_access *a = (struct rm_access *)&i->m.h;
+    a->target = src_here ? m->dst : m->src;
+    a->address = (src_here ? m->dst_address : m->src_address) + m->done;
+    a->length = m->chunk;
+    if (type == RM_WRITE) {
+        i->data_kind = DATA_MEMORY;
+        i->data_pid = m->src;
+        i->data_address = m->src_address + m->done;
+        i->data_length = m->chunk;
+    } else if (type == RM_READ_TO) {
+        a->to = m->dst;
+        a->to_address = m->dst_address + m->done;
+    }
+    intent_queue(i);
+}
+
+/* MOVEDATA where an area is on another machine: p waits while the move goes
+ * chunk by chunk. */
+int64_t remote_movedata(struct proc *p, const struct move *m)
+{
+    struct remote_wait *w = &p->remote;
+    memset(w, 0, sizeof *w);
+    w->active = 1;
+    w->move = *m;
+    w->machine = (uint8_t)(PID_MACHINE(m->src) != this_machine ? PID_MACHINE(m->src) : PID_MACHINE(m->dst));
+    w->machine2 = PID_MACHINE(m->src) != this_machine && PID_MACHINE(m->dst) != this_machine &&
+                          PID_MACHINE(m->src) != PID_MACHINE(m->dst)
+                      ? (uint8_t)PID_MACHINE(m->dst)
+                      : NO_MACHINE;
+    w->pass_slot = -1;
+    p->state = PS_MOVING;
+    wait_started();
+    if (m->length == 0) {
+        wake(p, 0);
+        return 0;
+    }
+    move_next(p);
+    return RESULT_PENDING;
+}
+
+/* A chunk of p's move is done (status 0) or failed. */
+static void move_answered(struct proc *p, int64_t status)
+{
+    if (status < 0) {
+        wake(p, status);
+        return;
+    }
+    p->remote.move.done += p->remote.move.chunk;
+    move_next(p);
+}
+
+/* ---- process creation from a program on another machine ---- */
+
+static void create_free_pages(struct create_job *job)
+{
+    for (uint64_t i = 0; i < CREATE_MAX / PAGE_SIZE && job->pages[i]; i++) {
+        page_free(job->pages[i]);
+        job->pages[i] = 0;
+    }
+}
+
+static void create_finished(struct create_job *job, int64_t status, uint64_t pid)
+{
+    kernel_reply_slot(job->reply_slot, status, pid, 0, 0);
+    create_free_pages(job);
+    job->active = 0;
+}
+
+static void create_fetch(struct create_job *job)
+{
+    job->op = new_reply_id();
+    uint32_t n = job->size - job->done < MOVE_CHUNK ? (uint32_t)(job->size - job->done) : MOVE_CHUNK;
+    struct intent *i = intent_new(job->machine, RM_READ, kernel_proc->pid, job->op, sizeof(struct rm_access));
+    if (!i) {
+        create_finished(job, E_NOMEM, 0);
+        return;
+    }
+    struct rm_access *a = (struct rm_access *)&i->m.h;
+    a->target = job->source;
+    a->address = job->address + job->done;
+    a->length = n;
+    intent_queue(i);
+}
+
+/* KOP_CREATE whose program is a data area on another machine (the process
+ * manager's memory, typically): fetch it into kernel pages, then create the
+ * process from them, and answer over `reply` then. Returns 0 when the
+ * answer will come later, or an error now. */
+int64_t remote_create(struct dm_kreq *q, uint32_t len, const struct link *image, struct link *reply)
+{
+    int err = remote_reachable(image->dest);
+    if (err)
+        return err;
+    if (!reply)
+        return E_BADREQ;
+    if (image->area_len > CREATE_MAX)
+        return E_TOOBIG;
+    struct create_job *job = 0;
+    for (int j = 0; j < CREATE_JOBS && !job; j++)
+        if (!create_jobs[j].active)
+            job = &create_jobs[j];
+    if (!job)
+        return E_NOMEM;
+    for (uint64_t at = 0; at < image->area_len; at += PAGE_SIZE) {
+        if (!(job->pages[at / PAGE_SIZE] = page_alloc())) {
+            create_free_pages(job);
+            return E_NOMEM;
+        }
+    }
+    if ((job->reply_slot = link_install(kernel_proc, reply)) < 0) {
+        create_free_pages(job);
+        return E_LINKFULL;
+    }
+    link_clear(reply);
+    job->active = 1;
+    job->machine = (uint8_t)PID_MACHINE(image->dest);
+    job->source = image->dest;
+    job->address = image->area_addr;
+    job->size = image->area_len;
+    job->done = 0;
+    job->request_len = len;
+    memcpy(job->request, q, len);
+    wait_started();
+    create_fetch(job);
+    return 0;
+}
+
+/* Bytes of the program arrived for `job`. */
+static void create_data(struct create_job *job, const struct rm_data *d, const uint8_t *bytes, uint32_t n)
+{
+    if (d->status < 0) {
+        create_finished(job, d->status, 0);
+        return;
+    }
+    for (uint32_t k = 0; k < n;) {
+        uint64_t at = job->done + k;
+        uint32_t part = PAGE_SIZE - at % PAGE_SIZE < n - k ? (uint32_t)(PAGE_SIZE - at % PAGE_SIZE) : n - k;
+        memcpy(job->pages[at / PAGE_SIZE] + at % PAGE_SIZE, bytes + k, part);
+        k += part;
+    }
+    job->done += n;
+    if (job->done < job->size) {
+        create_fetch(job);
+        return;
+    }
+    struct dm_kreq *q = (struct dm_kreq *)job->request;
+    const char *name = (const char *)(q + 1);
+    uint32_t name_len = strlen(name);
+    struct image_source source = { .pages = job->pages, .size = job->size };
+    int err;
+    struct proc *p = proc_create(name, &source, name + name_len + 1,
+                                 job->request_len - sizeof *q - name_len - 1, (int)q->arg[0], (int)q->arg[1], &err);
+    create_finished(job, p ? 0 : err, p ? p->pid : 0);
+}
+
+/* ---- receiving ---- */
+
+/* An RM_SEND: deliver its message here (to a process, or to this kernel as
+ * a request), and answer whether it was taken. */
+static void receive_send(const struct rm_send *m, const uint8_t *data)
+{
+    struct link link = m->link, reply = m->reply;
+    struct proc *r = proc_lookup(m->dest);
+    int status;
+    if (!r) {
+        status = E_DEAD;
+    } else if (r == kernel_proc) {
+        struct link via = { .state = LINK_LIVE, .dest = m->dest, .code = m->code, .channel = m->channel };
+        struct outgoing o = { 0, data, 0, m->length, &via, m->has_link ? &link : 0, m->has_reply ? &reply : 0 };
+        status = (m->flags & DM_MSG_FROM_KERNEL) ? E_INVAL : kreq_handle(&o);
+    } else {
+        struct delivery d = {
+            .sender = m->sender, .code = m->code, .channel = m->channel,
+            .flags = m->flags & DM_MSG_FROM_KERNEL, .length = m->length, .data_kernel = data,
+            .link = m->has_link ? &link : 0, .reply = m->has_reply ? &reply : 0,
+        };
+        status = msg_deliver(r, &d, m->reply_id);
+    }
+    answer_result(&m->h, status);
+}
+
+/* An RM_READ or RM_READ_TO: the bytes go back, or on to `to`. */
+static void receive_read(const struct rm_access *a)
+{
+    struct proc *p = proc_lookup(a->target);
+    if (a->h.type == RM_READ_TO && PID_MACHINE(a->to) == this_machine) {
+        struct proc *to = proc_lookup(a->to);
+        int err = !p || !to ? E_DEAD : copy_user_to_user(to, a->to_address, p, a->address, a->length);
+        answer_result(&a->h, err);
+        return;
+    }
+    uint32_t to_machine = a->h.type == RM_READ ? PID_MACHINE(a->h.waiter) : PID_MACHINE(a->to);
+    uint32_t type = a->h.type == RM_READ ? RM_DATA : RM_WRITE;
+    uint32_t fixed = type == RM_DATA ? sizeof(struct rm_data) : sizeof(struct rm_access);
+    struct intent *i = intent_new(to_machine, type, a->h.waiter, a->h.op, fixed);
+    if (!i)
+        return;
+    if (type == RM_WRITE) {                   /* on to the third machine, which answers the waiter */
+        struct rm_access *w = (struct rm_access *)&i->m.h;
+        w->target = a->to;
+        w->address = a->to_address;
+        w->length = a->length;
+    }
+    if (!p) {
+        intent_failed(i, E_DEAD);
+        if (type != RM_DATA) {
+            intent_free(i);
+            answer_result(&a->h, E_DEAD);
+            return;
+        }
+    } else {
+        i->data_kind = DATA_MEMORY;
+        i->data_pid = a->target;
+        i->data_address = a->address;
+        i->data_length = a->length;
+    }
+    intent_queue(i);
+}
+
+/* A kernel message from `machine`. */
+static void receive(uint32_t machine, const uint8_t *message_bytes, uint32_t len)
+{
+    /* The fixed part is copied out to be aligned; the data is used in place. */
+    union {
+        struct rm_header h;
+        struct rm_send send;
+        struct rm_access access;
+        uint8_t bytes[sizeof(struct rm_send)];
+    } fixed;
+    (void)machine;
+    if (len < sizeof fixed.h) {
+        counters.malformed++;
+        return;
+    }
+    memcpy(&fixed, message_bytes, len < sizeof fixed ? len : sizeof fixed);
+    const uint8_t *bytes = fixed.bytes;
+    const struct rm_header *h = &fixed.h;
+    switch (h->type) {
+    case RM_SEND: {
+        const struct rm_send *m = (const struct rm_send *)bytes;
+        if (len < sizeof *m || m->length > DM_MSG_MAX || len != sizeof *m + m->length)
+            break;
+        receive_send(m, message_bytes + sizeof *m);
+        return;
+    }
+    case RM_RESULT: {
+        const struct rm_result *r = (const struct rm_result *)bytes;
+        if (len != sizeof *r)
+            break;
+        struct proc *p = waiting_process(h->waiter, h->op);
+        if (!p)
+            return;
+        if (p->state == PS_MOVING)
+            move_answered(p, r->status);
+        else if (r->status < 0)
+            send_failed(p, (int)r->status);
+        else if (p->state == PS_SENDING)
+            wake(p, 0);
+        return;                             /* a CALL goes on waiting for its answer */
+    }
+    case RM_NOREPLY: {
+        const struct rm_noreply *n = (const struct rm_noreply *)bytes;
+        if (len != sizeof *n)
+            break;
+        struct link l = { .state = LINK_LIVE, .dest = n->caller, .reply_id = n->reply_id };
+        if (PID_MACHINE(n->caller) == this_machine)
+            reply_link_dropped(&l);
+        return;
+    }
+    case RM_READ:
+    case RM_READ_TO:
+    case RM_WRITE: {
+        const struct rm_access *a = (const struct rm_access *)bytes;
+        if (len < sizeof *a || a->length > MOVE_CHUNK ||
+            len != sizeof *a + (h->type == RM_WRITE ? a->length : 0))
+            break;
+        if (h->type != RM_WRITE) {
+            receive_read(a);
+            return;
+        }
+        struct proc *p = proc_lookup(a->target);
+        answer_result(h, !p ? E_DEAD : copy_out(p, a->address, message_bytes + sizeof *a, a->length) ? E_FAULT : 0);
+        return;
+    }
+    case RM_DATA: {
+        const struct rm_data *d = (const struct rm_data *)bytes;
+        if (len < sizeof *d || len - sizeof *d > MOVE_CHUNK)
+            break;
+        uint32_t n = len - sizeof *d;
+        if (PID_SLOT(h->waiter) == 0) {
+            for (int j = 0; j < CREATE_JOBS; j++)
+                if (create_jobs[j].active && create_jobs[j].op == h->op)
+                    create_data(&create_jobs[j], d, message_bytes + sizeof *d, n);
+            return;
+        }
+        struct proc *p = waiting_process(h->waiter, h->op);
+        if (!p || p->state != PS_MOVING)
+            return;
+        struct move *m = &p->remote.move;
+        if (d->status < 0 || n != m->chunk) {
+            wake(p, d->status < 0 ? d->status : E_FAULT);
+            return;
+        }
+        struct proc *dst = proc_lookup(m->dst);
+        int err = !dst ? E_DEAD : copy_out(dst, m->dst_address + m->done, message_bytes + sizeof *d, n) ? E_FAULT : 0;
+        move_answered(p, err);
+        return;
+    }
+    case RM_PING:
+        return;
+    }
+    counters.malformed++;
+}
+
+/* ---- the network and the clock ---- */
+
+/* A DATA or ACK frame arrived (cluster.c). */
+void remote_frame(const uint8_t *frame, uint32_t len)
+{
+    inside_transport = 1;
+    transport_frame(&net, frame, len);
+    inside_transport = 0;
+    flush();
+}
+
+/* Machine `machine` announced itself in `epoch` (cluster.c). */
+void remote_peer_up(uint32_t machine, uint32_t epoch)
+{
+    inside_transport = 1;
+    transport_peer_up(&net, machine, epoch);
+    inside_transport = 0;
+    flush();
+}
+
+/* Ping every machine that a wait depends on and that has nothing else under
+ * way from here, so that a machine that died is noticed. */
+static void ping_waited_machines(void)
+{
+    uint8_t waited[NETFRAME_MAX_NODES] = { 0 };
+    int any = 0;
+    for (int s = 1; s < NPROC; s++) {
+        struct proc *p = &procs[s];
+        if (p->state != PS_FREE && p->remote.active) {
+            waited[p->remote.machine] = 1;
+            if (p->remote.machine2 != NO_MACHINE)
+                waited[p->remote.machine2] = 1;
+            any = 1;
+        }
+    }
+    for (int j = 0; j < CREATE_JOBS; j++)
+        if (create_jobs[j].active)
+            waited[create_jobs[j].machine] = any = 1;
+    for (uint32_t m = 0; m < node_count; m++) {
+        if (waited[m] && !outbox[m].head && transport_pending(&net, m) == 0 && remote_reachable(PID_MAKE(m, net.peers[m].epoch, 0, 0)) == 0) {
+            struct intent *i = intent_new(m, RM_PING, 0, 0, sizeof(struct rm_header));
+            if (i)
+                intent_queue(i);
+        }
+    }
+    next_ping = any ? machine_clock_ns() + PING_INTERVAL_NS : TRANSPORT_NO_TIMER;
+}
+
+/* KOP_HALT from another machine: power off soon, once the answer is out. */
+#define HALT_DELAY_NS 100000000ull
+void remote_halt_later(int code)
+{
+    halt_code = code;
+    halt_at = machine_clock_ns() + HALT_DELAY_NS;
+}
+
+/* The timer fired (trap.c): retransmissions, pings, announcements. */
+void remote_tick(void)
+{
+    uint64_t now = machine_clock_ns();
+    if (now >= halt_at)
+        kernel_halt(halt_code);
+    cluster_tick(now);
+    if (now >= next_ping || next_ping == TRANSPORT_NO_TIMER)
+        ping_waited_machines();
+    if (now >= transport_due) {
+        inside_transport = 1;
+        transport_due = transport_tick(&net);
+        inside_transport = 0;
+    }
+    flush();
+}
+
+/* When remote_tick must run next (machine-clock ns). */
+uint64_t remote_next_time(void)
+{
+    uint64_t t = transport_due;
+    if (next_ping < t)
+        t = next_ping;
+    if (cluster_next_time() < t)
+        t = cluster_next_time();
+    if (halt_at < t)
+        t = halt_at;
+    return t;
+}
+
+/* The transport's counters for every other machine (at halt, and `netstat`). */
+void remote_print_counters(void)
+{
+    for (uint32_t m = 0; m < node_count; m++) {
+        const struct transport_counters *c = transport_counters(&net, m);
+        if (m == this_machine || !c || (c->messages_sent == 0 && c->messages_delivered == 0))
+            continue;
+        kprintf("transport %u->%u: sent %u delivered %u failed %u frames %u retransmitted %u timeouts %u "
+                "duplicates %u out-of-order %u stale %u\n",
+                this_machine, m, c->messages_sent, c->messages_delivered, c->messages_failed, c->frames_sent,
+                c->retransmissions, c->timeouts, c->duplicates_dropped, c->out_of_order_dropped,
+                c->stale_dropped);
+    }
+    if (counters.intents_lost || counters.malformed)
+        kprintf("remote: %lu kernel messages lost (no intent free), %lu malformed\n", counters.intents_lost,
+                counters.malformed);
+}

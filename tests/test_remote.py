@@ -1,0 +1,75 @@
+"""One system over several machines (issue 4): from node 0's shell, processes
+on other machines talk through links as if they were local. user/tests/nettest
+checks SEND, CALL and its answer, link passing, MOVEDATA between areas on two
+and on three machines, DESTROYLINK and the errors of a dead remote process,
+with its client on machine 0 and on machine 1; programs on every machine use
+the file system of machine 0; `ps` shows every machine's processes; kill,
+stop and resume work across machines."""
+import re
+import time
+
+from cluster import Cluster
+
+cluster = Cluster(3)   # closed by teardown() whatever happens
+cluster.wait_joined()
+
+
+def teardown():
+    cluster.close()
+
+
+def run_checks(report, command, prefix, timeout=180):
+    """Run a test program that prints `ok NAME` / `not ok NAME: why` and a
+    summary; report each check; return the output."""
+    out = cluster.node(0).command(command, timeout=timeout)
+    checks = 0
+    for m in re.finditer(r"^(ok|not ok) (\S+)(?:: (.*))?$", out, re.M):
+        checks += 1
+        report("%s.%s" % (prefix, m.group(2)), m.group(1) == "ok", m.group(3) or "")
+    assert checks >= 20, out[-2000:]
+    assert re.search(r"nettest: \d+ passed, 0 failed", out), out[-1500:]
+    return out
+
+
+def test_nettest_client_on_machine_0(report):
+    run_checks(report, "run nettest 1 2", "nettest0")
+
+
+def test_nettest_client_on_machine_1_servers_on_2_and_0(report):
+    run_checks(report, "run @1 nettest 2 0", "nettest1")
+
+
+def test_nettest_client_and_servers_on_one_other_machine(report):
+    """Both servers on machine 2, the client on 1: a move between two areas of
+    the same other machine."""
+    run_checks(report, "run @1 nettest 2 2", "nettest2")
+
+
+def test_programs_on_every_machine_use_the_file_system():
+    n = cluster.node(0)
+    for k in range(3):
+        out = n.command("run @%d filetest /remote%d" % (k, k), timeout=180)
+        assert re.search(r"filetest: \d+ passed, 0 failed", out), "machine %d:\n%s" % (k, out[-1500:])
+    n.command("run @2 cp /bin/hello /hello2")
+    assert n.command("run @1 ls /") == "bin\nhello2\n"
+    n.command("run @1 rm /hello2")
+    assert n.command("ls /") == "bin\n"
+
+
+def test_ps_kill_stop_resume_across_machines():
+    n = cluster.node(0)
+    out = n.command("run @2 hello 60 &")
+    pid = re.search(r"\[(2\.\d+\.\d+)\] hello", out).group(1)
+    ps = n.command("ps")
+    assert re.search(r"^%s +hello +\w+ +2 " % re.escape(pid), ps, re.M), ps
+    for k in range(3):
+        assert re.search(r"^%d\.0\.0 +kernel +kernel +%d " % (k, k), ps, re.M), ps
+    n.command("stop %s" % pid)
+    assert re.search(r"^%s +hello +stopped " % re.escape(pid), n.command("ps"), re.M)
+    n.command("resume %s" % pid)
+    assert not re.search(r"^%s +hello +stopped " % re.escape(pid), n.command("ps"), re.M)
+    n.command("kill %s" % pid)
+    deadline = time.monotonic() + 10
+    while pid in n.command("ps"):
+        assert time.monotonic() < deadline, "the killed process is still listed"
+        time.sleep(0.2)

@@ -1,0 +1,344 @@
+/*
+ * nettest — the kernel calls across machines (issue 4): SEND, CALL and its
+ * answer, link passing, MOVEDATA between areas on different machines (two
+ * and three of them), DESTROYLINK, and the errors a dead process gives.
+ * Prints one line per check, as ktest does:
+ *     ok NAME            or     not ok NAME: what went wrong
+ * and ends with `nettest: N passed, M failed`.
+ *
+ *     nettest [K [J]]        servers on machines K and J (default 1 and 2,
+ *                            or the last machine when there are only two)
+ *     nettest serve NAME     a server: registers under NAME with the
+ *                            switchboard and answers the client's requests
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dmlib.h"
+
+enum op {
+    OP_ECHO = 1,     /* answer with the request's data */
+    OP_SEQUENCE,     /* (SEND) arg = the next number in order */
+    OP_COUNT,        /* answer: value = numbers received, arg = whether all were in order */
+    OP_AREA,         /* answer passes a read-write link to the server's area */
+    OP_USE_LINK,     /* the passed link leads to the client's area (arg bytes):
+                        SEND "over the passed link" over it, read the area,
+                        write its bytes reversed back; value = hash of what was read */
+    OP_FILL,         /* fill arg bytes of the area with pattern seed arg2; value = their hash */
+    OP_HASH,         /* value = hash of arg bytes of the area */
+    OP_DROP,         /* destroy the reply link unanswered */
+    OP_EXIT,         /* answer, then end */
+};
+
+struct request {
+    uint32_t op;
+    uint32_t reserved;
+    uint64_t arg, arg2;
+    uint8_t  data[];
+};
+
+struct answer {
+    int64_t  status;
+    uint64_t value, arg;
+};
+
+#define AREA_SIZE (1u << 20)
+static uint8_t area[AREA_SIZE] __attribute__((aligned(4096)));
+static uint8_t mine[AREA_SIZE] __attribute__((aligned(4096)));
+static uint8_t message[DM_MSG_MAX];
+static int passed, failed;
+
+static void result(int ok, const char *name, const char *fmt, ...)
+{
+    if (ok) {
+        passed++;
+        printf("ok %s\n", name);
+        return;
+    }
+    failed++;
+    printf("not ok %s: ", name);
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+}
+
+static void fill(uint8_t *p, uint32_t n, uint64_t seed)
+{
+    uint64_t x = seed * 6364136223846793005ull + 1442695040888963407ull;
+    for (uint32_t i = 0; i < n; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        p[i] = (uint8_t)(x >> 56);
+    }
+}
+
+/* ---- the server ---- */
+
+static void answer(long reply, int64_t status, uint64_t value, uint64_t arg, long pass)
+{
+    struct answer a = { status, value, arg };
+    dm_send(reply, &a, sizeof a, pass);
+}
+
+static int serve(const char *name)
+{
+    long me = dm_createlink(0, 0, 0, 0, 0);
+    if (me < 0 || sb_register(name, me) < 0) {
+        printf("nettest serve %s: cannot register\n", name);
+        return 1;
+    }
+    uint64_t expected = 0, received = 0, in_order = 1;
+    for (;;) {
+        struct dm_msg_info info;
+        long n = dm_receive(&info, message, sizeof message, DM_ANY_CHANNEL);
+        if (n < (long)sizeof(struct request))
+            continue;
+        struct request *q = (struct request *)message;
+        long reply = info.reply;
+        switch (q->op) {
+        case OP_ECHO:
+            dm_send(reply, q->data, (uint32_t)n - sizeof *q, DM_NO_LINK);
+            break;
+        case OP_SEQUENCE:
+            in_order &= q->arg == expected;
+            expected = q->arg + 1;
+            received++;
+            break;
+        case OP_COUNT:
+            answer(reply, 0, received, in_order, DM_NO_LINK);
+            break;
+        case OP_AREA: {
+            long l = dm_createlink(1, 0, LINK_READ | LINK_WRITE, area, AREA_SIZE);
+            answer(reply, l < 0 ? l : 0, AREA_SIZE, 0, l < 0 ? DM_NO_LINK : l);
+            break;
+        }
+        case OP_USE_LINK: {
+            long l = info.link;
+            uint32_t len = (uint32_t)q->arg;
+            long err = l < 0 ? E_EMPTYSLOT : len > AREA_SIZE ? E_TOOBIG : 0;
+            static const char words[] = "over the passed link";
+            if (!err)
+                err = dm_send(l, words, sizeof words, DM_NO_LINK);
+            if (!err)
+                err = dm_movedata(DM_SELF, (uint64_t)area, l, 0, len);
+            uint64_t hash = dm_fnv1a(area, len);
+            for (uint32_t i = 0; err >= 0 && i < len / 2; i++) {
+                uint8_t t = area[i];
+                area[i] = area[len - 1 - i];
+                area[len - 1 - i] = t;
+            }
+            if (err >= 0)
+                err = dm_movedata(l, 0, DM_SELF, (uint64_t)area, len);
+            if (l >= 0)
+                dm_destroylink(l);
+            answer(reply, err < 0 ? err : 0, hash, 0, DM_NO_LINK);
+            break;
+        }
+        case OP_FILL:
+            fill(area, (uint32_t)q->arg, q->arg2);
+            answer(reply, 0, dm_fnv1a(area, (uint32_t)q->arg), 0, DM_NO_LINK);
+            break;
+        case OP_HASH:
+            answer(reply, 0, dm_fnv1a(area, (uint32_t)q->arg), 0, DM_NO_LINK);
+            break;
+        case OP_DROP:
+            dm_destroylink(reply);
+            break;
+        case OP_EXIT:
+            answer(reply, 0, 0, 0, DM_NO_LINK);
+            return 0;
+        default:
+            if (reply >= 0)
+                answer(reply, E_NOSYS, 0, 0, DM_NO_LINK);
+        }
+        if (info.link >= 0 && q->op != OP_USE_LINK)
+            dm_destroylink(info.link);
+    }
+}
+
+/* ---- the client ---- */
+
+/* A CALL with a request; the answer in *a. Returns the CALL's result. */
+static long ask(long server, uint32_t op, uint64_t arg, uint64_t arg2, long pass, struct answer *a)
+{
+    struct request q = { .op = op, .arg = arg, .arg2 = arg2 };
+    struct dm_msg_info info;
+    long n = dm_call(server, &q, sizeof q, pass, a, sizeof *a, &info);
+    if (n >= 0 && a->status < 0)
+        return a->status;
+    if (n >= 0 && info.link >= 0)
+        return info.link;
+    return n < 0 ? n : 0;
+}
+
+/* Start a server on `machine` and find its link. */
+static long start_server(int machine, const char *name, dm_pid *pid)
+{
+    char *argv[] = { "nettest", "serve", (char *)name, 0 };
+    long p = pm_run_on(machine, "nettest", 3, argv, 0);
+    if (p < 0)
+        return p;
+    *pid = (dm_pid)p;
+    return sb_lookup_wait(name, 20000000000ull);
+}
+
+static void check_echo(long server, const char *where)
+{
+    static const uint32_t sizes[] = { 0, 1, 10, 100, 1000, 4000 };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        uint32_t len = sizes[i];
+        struct request *q = (struct request *)message;
+        q->op = OP_ECHO;
+        fill(q->data, len, len);
+        static uint8_t back[DM_MSG_MAX];
+        struct dm_msg_info info;
+        long n = dm_call(server, q, sizeof *q + len, DM_NO_LINK, back, sizeof back, &info);
+        char name[64];
+        snprintf(name, sizeof name, "%s.call_%u_bytes", where, len);
+        result(n == (long)len && memcmp(back, q->data, len) == 0 && !(info.flags & DM_MSG_FROM_KERNEL), name,
+               "answer of %ld bytes (%s)", n, n < 0 ? dm_error_name(n) : "wrong bytes?");
+    }
+}
+
+static void check_sequence(long server, const char *where, int count)
+{
+    long err = 0;
+    for (int i = 0; i < count && err >= 0; i++) {
+        struct request q = { .op = OP_SEQUENCE, .arg = (uint64_t)i };
+        err = dm_send(server, &q, sizeof q, DM_NO_LINK);
+    }
+    struct answer a;
+    long got = err < 0 ? err : ask(server, OP_COUNT, 0, 0, DM_NO_LINK, &a);
+    char name[64];
+    snprintf(name, sizeof name, "%s.send_%d_in_order", where, count);
+    result(got >= 0 && a.value == (uint64_t)count && a.arg == 1, name, "%s; %lu received, in order: %lu",
+           got < 0 ? dm_error_name(got) : "answered", got < 0 ? 0 : a.value, got < 0 ? 0 : a.arg);
+}
+
+/* Pass a link to our own area: the server sends over it and moves data
+ * through it in both directions. */
+static void check_link_passing(long server, const char *where)
+{
+    const uint32_t len = 200000;
+    fill(mine, len, 77);
+    uint64_t hash = dm_fnv1a(mine, len);
+    long l = dm_createlink(5, 1234, LINK_READ | LINK_WRITE, mine, len);
+    struct answer a;
+    long err = l < 0 ? l : ask(server, OP_USE_LINK, len, 0, l, &a);
+    char name[64];
+    snprintf(name, sizeof name, "%s.passed_link_moves_data", where);
+    /* The server wrote our bytes back reversed: check by reversing again. */
+    for (uint32_t i = 0; i < len / 2; i++) {
+        uint8_t t = mine[i];
+        mine[i] = mine[len - 1 - i];
+        mine[len - 1 - i] = t;
+    }
+    int reversed = dm_fnv1a(mine, len) == hash;
+    result(err >= 0 && a.value == hash && reversed, name, "%s; server read hash %lx (want %lx); written back %s",
+           err < 0 ? dm_error_name(err) : "answered", err < 0 ? 0 : a.value, hash, reversed ? "right" : "wrong");
+    struct dm_msg_info info;
+    static char words[64];
+    long n = dm_areceive(&info, words, sizeof words, 5);
+    snprintf(name, sizeof name, "%s.send_over_passed_link", where);
+    result(n > 0 && strcmp(words, "over the passed link") == 0 && info.code == 1234 && info.channel == 5, name,
+           "got %ld (%s), code %lu", n, n < 0 ? dm_error_name(n) : words, n < 0 ? 0 : info.code);
+}
+
+/* MOVEDATA into and out of a server's area from here. */
+static void check_movedata(long server, long server_area, const char *where)
+{
+    const uint32_t len = AREA_SIZE;
+    fill(mine, len, 5);
+    uint64_t hash = dm_fnv1a(mine, len);
+    long moved = dm_movedata(server_area, 0, DM_SELF, (uint64_t)mine, len);
+    struct answer a;
+    long err = ask(server, OP_HASH, len, 0, DM_NO_LINK, &a);
+    char name[64];
+    snprintf(name, sizeof name, "%s.movedata_1MiB_there", where);
+    result(moved == (long)len && err >= 0 && a.value == hash, name, "moved %ld (%s), hash there %lx want %lx",
+           moved, moved < 0 ? dm_error_name(moved) : "", err < 0 ? 0 : a.value, hash);
+    memset(mine, 0, len);
+    moved = dm_movedata(DM_SELF, (uint64_t)mine, server_area, 0, len);
+    snprintf(name, sizeof name, "%s.movedata_1MiB_back", where);
+    result(moved == (long)len && dm_fnv1a(mine, len) == hash, name, "moved %ld (%s)", moved,
+           moved < 0 ? dm_error_name(moved) : "bytes differ");
+    moved = dm_movedata(DM_SELF, (uint64_t)mine, server_area, 1000, 777);
+    snprintf(name, sizeof name, "%s.movedata_odd_offset", where);
+    fill(area, len, 5);            /* what the server's area holds */
+    result(moved == 777 && memcmp(mine, area + 1000, 777) == 0, name, "moved %ld", moved);
+    moved = dm_movedata(DM_SELF, (uint64_t)mine, server_area, AREA_SIZE - 10, 11);
+    snprintf(name, sizeof name, "%s.movedata_bounds", where);
+    result(moved == E_BOUNDS, name, "returned %ld", moved);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 3 && strcmp(argv[1], "serve") == 0)
+        return serve(argv[2]);
+    uint32_t nodes = ((const struct dm_info *)DM_INFO_PAGE)->nodes;
+    int k = argc > 1 ? atoi(argv[1]) : 1;
+    int j = argc > 2 ? atoi(argv[2]) : (nodes > 2 ? 2 : (int)nodes - 1);
+    if (nodes < 2) {
+        printf("nettest: needs two machines or more (this is one of %u)\n", nodes);
+        return 1;
+    }
+    dm_pid kpid = 0, jpid = 0;
+    char kname[48], jname[48], id[24];   /* names of this run's own: an earlier run's may linger */
+    snprintf(kname, sizeof kname, "nettest.%s.k", dm_pid_string(dm_self(), id));
+    snprintf(jname, sizeof jname, "nettest.%s.j", id);
+    long ks = start_server(k, kname, &kpid);
+    long js = start_server(j, jname, &jpid);
+    result(ks >= 0 && PID_MACHINE(kpid) == (uint32_t)k, "start_server_k", "%s", dm_error_name(ks));
+    result(js >= 0 && PID_MACHINE(jpid) == (uint32_t)j, "start_server_j", "%s", dm_error_name(js));
+    if (ks < 0 || js < 0)
+        goto end;
+
+    check_echo(ks, "k");
+    check_sequence(ks, "k", 2000);
+    check_link_passing(ks, "k");
+
+    struct answer a;
+    long karea = ask(ks, OP_AREA, 0, 0, DM_NO_LINK, &a);
+    long jarea = ask(js, OP_AREA, 0, 0, DM_NO_LINK, &a);
+    result(karea >= 0 && jarea >= 0, "area_links_passed_back", "%s %s", dm_error_name(karea), dm_error_name(jarea));
+    if (karea >= 0) {
+        check_movedata(ks, karea, "k");
+        /* Both areas elsewhere: from k's area to j's (k == j: within one machine). */
+        long err = ask(ks, OP_FILL, AREA_SIZE, 99, DM_NO_LINK, &a);
+        uint64_t hash = a.value;
+        long moved = err < 0 ? err : dm_movedata(jarea, 0, karea, 0, AREA_SIZE);
+        err = ask(js, OP_HASH, AREA_SIZE, 0, DM_NO_LINK, &a);
+        result(moved == AREA_SIZE && err >= 0 && a.value == hash, "movedata_between_two_other_machines",
+               "moved %ld (%s)", moved, moved < 0 ? dm_error_name(moved) : "hash differs");
+    }
+
+    long err = ask(ks, OP_DROP, 0, 0, DM_NO_LINK, &a);
+    result(err == E_NOREPLY, "dropped_reply_link_gives_E_NOREPLY", "returned %ld (%s)", err, dm_error_name(err));
+
+    long copy = dm_duplicatelink(ks);
+    err = copy < 0 ? copy : dm_destroylink(copy);
+    result(err == 0, "destroylink_of_a_remote_link", "%s", dm_error_name(err));
+
+    err = ask(ks, OP_EXIT, 0, 0, DM_NO_LINK, &a);
+    int64_t status = -1;
+    long w = pm_wait(kpid, &status);
+    result(err >= 0 && w >= 0 && status == 0, "server_exits", "%s, wait %s, status %ld", dm_error_name(err),
+           dm_error_name(w), (long)status);
+    err = ask(ks, OP_ECHO, 0, 0, DM_NO_LINK, &a);
+    result(err == E_DEAD, "call_to_dead_remote_process_gives_E_DEAD", "returned %ld (%s)", err, dm_error_name(err));
+    struct request q = { .op = OP_SEQUENCE };
+    err = dm_send(ks, &q, sizeof q, DM_NO_LINK);
+    result(err == E_DEAD, "send_to_dead_remote_process_gives_E_DEAD", "returned %ld (%s)", err, dm_error_name(err));
+    if (karea >= 0) {
+        err = dm_movedata(DM_SELF, (uint64_t)mine, karea, 0, 100);
+        result(err == E_DEAD, "movedata_from_dead_remote_process_gives_E_DEAD", "returned %ld (%s)", err,
+               dm_error_name(err));
+    }
+    ask(js, OP_EXIT, 0, 0, DM_NO_LINK, &a);
+    pm_wait(jpid, &status);
+end:
+    printf("nettest: %d passed, %d failed\n", passed, failed);
+    return failed != 0;
+}
