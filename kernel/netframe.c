@@ -19,6 +19,19 @@ static void put32(uint8_t *p, uint32_t v)
         p[i] = (uint8_t)(v >> (8 * i));
 }
 
+/* A little-endian uint64 at p. */
+static uint64_t get64(const uint8_t *p)
+{
+    return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+/* Store v little-endian at p. */
+static void put64(uint8_t *p, uint64_t v)
+{
+    put32(p, (uint32_t)v);
+    put32(p + 4, (uint32_t)(v >> 32));
+}
+
 /* Copy a 6-byte MAC address. */
 static void copy_mac(uint8_t *to, const uint8_t *from)
 {
@@ -78,9 +91,11 @@ static int parse_data(const uint8_t *payload, uint32_t len, struct netframe *out
     out->message_length = get32(payload + 24);
     out->fragment_offset = get32(payload + 28);
     out->fragment_length = get16(payload + 32);
+    out->flags = get16(payload + 34);
+    out->stamp = get32(payload + 36);
     out->payload = payload + NETFRAME_DATA_HEADER_LEN;
-    if (get16(payload + 34) != 0 || out->sequence == 0 || out->message_length > NETFRAME_MAX_MESSAGE ||
-        out->fragment_offset % NETFRAME_FRAGMENT_MAX != 0)
+    if ((out->flags & ~(uint32_t)NETFRAME_DATA_ACK_NOW) != 0 || out->sequence == 0 ||
+        out->message_length > NETFRAME_MAX_MESSAGE || out->fragment_offset % NETFRAME_FRAGMENT_MAX != 0)
         return NETFRAME_E_FIELD;
     if (out->fragment_offset >= out->message_length && !(out->fragment_offset == 0 && out->message_length == 0))
         return NETFRAME_E_FIELD;
@@ -91,12 +106,44 @@ static int parse_data(const uint8_t *payload, uint32_t len, struct netframe *out
     return NETFRAME_OK;
 }
 
+/* Read and check an ACK frame's own fields; `payload` is after the
+ * Ethernet header and the frame holds `len` bytes in all. */
+static int parse_ack(const uint8_t *payload, uint32_t len, struct netframe *out)
+{
+    out->receiver_epoch = get32(payload + 16);
+    out->ack = get32(payload + 20);
+    out->echo = get32(payload + 24);
+    out->whole = get32(payload + 28);
+    out->partial = get32(payload + 32);
+    uint32_t named = out->whole | out->partial, highest = 0, maps = 0;
+    for (uint32_t i = 0; i < 32; i++) {
+        if (named & (1u << i))
+            highest = i;
+        if (out->partial & (1u << i))
+            maps++;
+    }
+    if (len < NETFRAME_ETH_LEN + NETFRAME_ACK_LEN + 8 * maps)
+        return NETFRAME_E_SHORT;
+    if ((out->whole & 1) || (out->whole & out->partial) || (named && (uint64_t)out->ack + 1 + highest > UINT32_MAX))
+        return NETFRAME_E_FIELD;
+    for (uint32_t n = 0; n < maps; n++) {
+        out->fragments[n] = get64(payload + NETFRAME_ACK_LEN + 8 * n);
+        if (out->fragments[n] == 0 || out->fragments[n] >> NETFRAME_MAX_FRAGMENTS != 0)
+            return NETFRAME_E_FIELD;
+    }
+    return NETFRAME_OK;
+}
+
 /* Clear the fields that only some frame types have. */
 static void clear_transport_fields(struct netframe *out)
 {
-    out->receiver_epoch = out->sequence = out->ack = 0;
+    out->receiver_epoch = out->sequence = 0;
     out->message_length = out->fragment_offset = out->fragment_length = 0;
+    out->flags = out->stamp = 0;
     out->payload = 0;
+    out->ack = out->echo = out->whole = out->partial = 0;
+    for (uint32_t i = 0; i < NETFRAME_ACK_MAX_PARTIAL; i++)
+        out->fragments[i] = 0;
 }
 
 int netframe_parse(const uint8_t *frame, uint32_t len, struct netframe *out)
@@ -130,10 +177,8 @@ int netframe_parse(const uint8_t *frame, uint32_t len, struct netframe *out)
     }
     if (out->type == NETFRAME_DATA)
         return parse_data(payload, len, out);
-    if (out->type == NETFRAME_ACK) {
-        out->receiver_epoch = get32(payload + 16);
-        out->ack = get32(payload + 20);
-    }
+    if (out->type == NETFRAME_ACK)
+        return parse_ack(payload, len, out);
     return NETFRAME_OK;
 }
 
@@ -170,6 +215,8 @@ uint32_t netframe_build_data(uint8_t *buf, const struct netframe *f)
     put32(payload + 24, f->message_length);
     put32(payload + 28, f->fragment_offset);
     put16(payload + 32, f->fragment_length);
+    put16(payload + 34, f->flags);
+    put32(payload + 36, f->stamp);
     for (uint32_t i = 0; i < f->fragment_length; i++)
         payload[NETFRAME_DATA_HEADER_LEN + i] = f->payload[i];
     uint32_t len = NETFRAME_ETH_LEN + NETFRAME_DATA_HEADER_LEN + f->fragment_length;
@@ -181,7 +228,17 @@ uint32_t netframe_build_ack(uint8_t *buf, const struct netframe *f)
     uint8_t *payload = build_header(buf, f, NETFRAME_ACK);
     put32(payload + 16, f->receiver_epoch);
     put32(payload + 20, f->ack);
-    return NETFRAME_MIN_LEN;
+    put32(payload + 24, f->echo);
+    put32(payload + 28, f->whole);
+    put32(payload + 32, f->partial);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < 32; i++)
+        if (f->partial & (1u << i)) {
+            put64(payload + NETFRAME_ACK_LEN + 8 * n, f->fragments[n]);
+            n++;
+        }
+    uint32_t len = NETFRAME_ETH_LEN + NETFRAME_ACK_LEN + 8 * n;
+    return len < NETFRAME_MIN_LEN ? NETFRAME_MIN_LEN : len;
 }
 
 int netframe_identity(const uint8_t mac[6], uint32_t *machine, uint32_t *node_count)

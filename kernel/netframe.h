@@ -32,7 +32,7 @@
 #define NETFRAME_MAC_PREFIX3 0x4d
 
 #define NETFRAME_ETHERTYPE 0x88b5
-#define NETFRAME_VERSION   1
+#define NETFRAME_VERSION   2
 #define NETFRAME_ETH_LEN   14           /* destination, source, EtherType */
 #define NETFRAME_MIN_LEN   60           /* Ethernet's minimum, without the FCS */
 #define NETFRAME_MAX_NODES 255          /* the machine number is 8 bits in a pid */
@@ -42,7 +42,7 @@ enum netframe_type {
     NETFRAME_ANNOUNCE = 1,              /* "machine N, epoch E is up", broadcast at boot */
     NETFRAME_ANNOUNCE_REPLY = 2,        /* the same, unicast to a machine just heard from */
     NETFRAME_DATA = 3,                  /* transport: one fragment of a message */
-    NETFRAME_ACK = 4,                   /* transport: "I have every message up to N" */
+    NETFRAME_ACK = 4,                   /* transport: "I have every message up to N, and these after it" */
 };
 
 /* The header of every frame, and the whole payload of an announcement, as
@@ -62,13 +62,16 @@ enum netframe_type {
  *  24  uint32  message_length   the whole message's length in bytes
  *  28  uint32  fragment_offset  where this fragment starts in the message
  *  32  uint16  fragment_length  the bytes that follow the header
- *  34  uint16  reserved         zero
- *  36  ...     the fragment's bytes
+ *  34  uint16  flags            NETFRAME_DATA_ACK_NOW or zero; no other bit
+ *  36  uint32  stamp            the sender's clock when it sent the frame
+ *                               (microseconds, low 32 bits), echoed in ACKs
+ *  40  ...     the fragment's bytes
  * A message of L bytes travels as fragments of NETFRAME_FRAGMENT_MAX bytes
  * at offsets 0, NETFRAME_FRAGMENT_MAX, ..., the last one shorter; an empty
  * message is one fragment of length 0. The parser accepts no other cut.
  */
-#define NETFRAME_DATA_HEADER_LEN 36
+#define NETFRAME_DATA_HEADER_LEN 40
+#define NETFRAME_DATA_ACK_NOW    1      /* flags: "answer this frame with an ACK at once" */
 #define NETFRAME_FRAGMENT_MAX    (NETFRAME_MAX_LEN - NETFRAME_ETH_LEN - NETFRAME_DATA_HEADER_LEN)
 #define NETFRAME_MAX_MESSAGE     65536
 #define NETFRAME_MAX_FRAGMENTS   ((NETFRAME_MAX_MESSAGE + NETFRAME_FRAGMENT_MAX - 1) / NETFRAME_FRAGMENT_MAX)
@@ -76,8 +79,21 @@ enum netframe_type {
 /* An ACK frame: the header, then
  *  16  uint32  receiver_epoch   the epoch of the boot whose messages are acknowledged
  *  20  uint32  ack              every message numbered 1..ack has arrived
+ *  24  uint32  echo             the latest stamp of the DATA frames received
+ *                               from the ACK's receiver in this pair of boots
+ *  28  uint32  whole            bit i: message ack+1+i has arrived whole
+ *                               (bit 0 is always clear: that would be ack+1)
+ *  32  uint32  partial          bit i: some fragments of message ack+1+i have
+ *                               arrived, not all (never together with whole)
+ *  36  uint64  fragments[n]     one map per bit set in partial, lowest bit
+ *                               first: bit j, fragment j has arrived (at
+ *                               least one bit, none from NETFRAME_MAX_FRAGMENTS on)
+ * So an ACK is 36 + 8n bytes after the Ethernet header, n <= 32; no bit may
+ * name a message beyond 2^32 - 1.
  */
-#define NETFRAME_ACK_LEN 24
+#define NETFRAME_ACK_LEN         36
+#define NETFRAME_ACK_MAX_PARTIAL 32
+#define NETFRAME_ACK_MAX_LEN     (NETFRAME_ETH_LEN + NETFRAME_ACK_LEN + 8 * NETFRAME_ACK_MAX_PARTIAL)
 
 /* Errors of netframe_parse. */
 enum netframe_error {
@@ -97,9 +113,11 @@ struct netframe {
     uint32_t machine, node_count, epoch;
     uint32_t receiver_epoch;
     uint32_t sequence;                  /* DATA */
-    uint32_t ack;                       /* ACK */
     uint32_t message_length, fragment_offset, fragment_length;
+    uint32_t flags, stamp;
     const uint8_t *payload;
+    uint32_t ack, echo, whole, partial; /* ACK */
+    uint64_t fragments[NETFRAME_ACK_MAX_PARTIAL];   /* the maps of `partial`'s bits, in order */
 };
 
 /* Check frame[0..len) and fill *out; returns NETFRAME_OK or an error. */
@@ -111,13 +129,15 @@ int netframe_parse(const uint8_t *frame, uint32_t len, struct netframe *out);
 uint32_t netframe_build_announce(uint8_t *buf, const struct netframe *f, uint8_t type);
 
 /* Write a DATA frame from `f` (the header's fields, receiver_epoch,
- * sequence, message_length, fragment_offset, fragment_length, and payload:
- * the fragment's bytes) into buf, which holds NETFRAME_MAX_LEN bytes;
+ * sequence, message_length, fragment_offset, fragment_length, flags, stamp,
+ * and payload: the fragment's bytes) into buf, which holds NETFRAME_MAX_LEN bytes;
  * returns the frame's length. The fragment must be one the parser accepts. */
 uint32_t netframe_build_data(uint8_t *buf, const struct netframe *f);
 
-/* Write an ACK frame from `f` (the header's fields, receiver_epoch, ack)
- * into buf, which holds at least NETFRAME_MIN_LEN bytes; returns its length. */
+/* Write an ACK frame from `f` (the header's fields, receiver_epoch, ack,
+ * echo, whole, partial and one map in fragments[] per bit of partial) into
+ * buf, which holds at least NETFRAME_ACK_MAX_LEN bytes; returns its length. The fields must
+ * be ones the parser accepts. */
 uint32_t netframe_build_ack(uint8_t *buf, const struct netframe *f);
 
 /* The machine number and node count that MAC address `mac` gives, by the

@@ -1,9 +1,21 @@
 /*
- * transport.c — the reliable transport's engine (the protocol is described
- * in transport.h). Plain C, no library calls: it runs in the kernel and in
- * the host simulation tests/transport_test.c.
+ * transport.c — the reliable transport's engine (the protocol, selective
+ * repeat, is described in transport.h). Plain C, no library calls: it runs
+ * in the kernel and in the host simulation tests/transport_test.c.
+ *
+ * The sending side of each peer: a window of outgoing messages whose
+ * bytes are in send blocks; for each, which fragments were sent, which the
+ * newest ACK says arrived, and which are taken as lost. The receiving
+ * side: a window of incoming messages whose fragments are in receive
+ * blocks, chained in fragment order, until the message is delivered.
  */
 #include "transport.h"
+
+_Static_assert(TRANSPORT_WINDOW <= NETFRAME_ACK_MAX_PARTIAL, "an ACK names 32 messages after its ack");
+_Static_assert(NETFRAME_MAX_FRAGMENTS <= 64, "fragment maps are 64 bits");
+_Static_assert(TRANSPORT_BLOCKS < TRANSPORT_NO_BLOCK, "block numbers are 16 bits");
+
+#define REORDER_US (TRANSPORT_REORDER_NS / 1000)
 
 /* Copy n bytes. */
 static void copy_bytes(uint8_t *to, const uint8_t *from, uint32_t n)
@@ -18,6 +30,56 @@ static uint32_t fragment_count(uint32_t length)
     return length == 0 ? 1 : (length + NETFRAME_FRAGMENT_MAX - 1) / NETFRAME_FRAGMENT_MAX;
 }
 
+/* The length of fragment `index` of a message of `length` bytes. */
+static uint32_t fragment_length(uint32_t length, uint32_t index)
+{
+    uint32_t offset = index * NETFRAME_FRAGMENT_MAX;
+    return length - offset < NETFRAME_FRAGMENT_MAX ? length - offset : NETFRAME_FRAGMENT_MAX;
+}
+
+/* The map with a bit for each of fragments 0 .. count-1 (count < 64). */
+static uint64_t first_fragments(uint32_t count)
+{
+    return (1ull << count) - 1;
+}
+
+/* The map of every fragment of a message of `length` bytes. */
+static uint64_t all_fragments(uint32_t length)
+{
+    return first_fragments(fragment_count(length));
+}
+
+/* The number of bits set in `map`. */
+static uint32_t bits_set(uint64_t map)
+{
+    uint32_t n = 0;
+    for (; map; map &= map - 1)
+        n++;
+    return n;
+}
+
+/* The index of the lowest bit set in `map`, which is not 0. */
+static uint32_t lowest_bit(uint64_t map)
+{
+    uint32_t i = 0;
+    while (!(map & 1ull << i))
+        i++;
+    return i;
+}
+
+/* The stamp of time `ns`: microseconds, the low 32 bits. */
+static uint32_t stamp_of(uint64_t ns)
+{
+    return (uint32_t)(ns / 1000);
+}
+
+/* Is stamp a earlier than stamp b? Stamps wrap, so this holds for stamps
+ * less than 35 minutes apart. */
+static int stamp_before(uint32_t a, uint32_t b)
+{
+    return (int32_t)(a - b) < 0;
+}
+
 /* The peer `machine`, or 0 if it is this machine or beyond the cluster. */
 static struct transport_peer *peer_of(struct transport *t, uint32_t machine)
 {
@@ -27,7 +89,7 @@ static struct transport_peer *peer_of(struct transport *t, uint32_t machine)
 }
 
 /* Take `count` blocks off the free list, chained; returns the first one
- * (TRANSPORT_NO_BLOCK if count is 0). The caller checked free_blocks. */
+ * (TRANSPORT_NO_BLOCK if count is 0). The caller checked its budget. */
 static uint16_t blocks_take(struct transport *t, uint32_t count)
 {
     uint16_t first = TRANSPORT_NO_BLOCK, *link = &first;
@@ -37,34 +99,42 @@ static uint16_t blocks_take(struct transport *t, uint32_t count)
         link = &t->next_block[*link];
     }
     *link = TRANSPORT_NO_BLOCK;
-    t->free_blocks -= count;
     return first;
 }
 
-/* Give a chain of blocks back to the free list. */
-static void blocks_free(struct transport *t, uint16_t block)
+/* Give a chain of blocks back to the free list; returns how many. */
+static uint32_t blocks_free(struct transport *t, uint16_t block)
 {
+    uint32_t count = 0;
     while (block != TRANSPORT_NO_BLOCK) {
         uint16_t next = t->next_block[block];
         t->next_block[block] = t->free_block;
         t->free_block = block;
-        t->free_blocks++;
+        count++;
         block = next;
     }
+    return count;
 }
 
-/* Message `sequence` to peer p: a slot of its window. */
+/* Message `sequence` to peer p: a slot of its send window. */
 static struct transport_outgoing *outgoing(struct transport_peer *p, uint32_t sequence)
 {
     return &p->window[sequence % TRANSPORT_WINDOW];
 }
 
-/* Forget peer p's half-reassembled message, if any. */
-static void reassembly_release(struct transport *t, struct transport_peer *p)
+/* Message `sequence` from peer p: a slot of its receive window. */
+static struct transport_incoming *incoming(struct transport_peer *p, uint32_t sequence)
 {
-    if (p->reassembly != TRANSPORT_NO_BUFFER)
-        t->reassembly[p->reassembly].owner = NETFRAME_MAX_NODES;
-    p->reassembly = TRANSPORT_NO_BUFFER;
+    return &p->incoming[sequence % TRANSPORT_WINDOW];
+}
+
+/* Empty a slot of a receive window, giving its blocks back. */
+static void incoming_clear(struct transport *t, struct transport_incoming *in)
+{
+    t->receive_blocks_free += blocks_free(t, in->first_block);
+    in->sequence = in->length = 0;
+    in->fragments_in = 0;
+    in->first_block = TRANSPORT_NO_BLOCK;
 }
 
 /* Fail every unacknowledged message to peer `machine` with `reason` and
@@ -74,24 +144,26 @@ static void fail_pending(struct transport *t, uint32_t machine, int reason)
     struct transport_peer *p = &t->peers[machine];
     while (p->acked + 1 < p->next_sequence) {
         uint32_t sequence = ++p->acked;
-        blocks_free(t, outgoing(p, sequence)->first_block);
+        t->send_blocks_free += blocks_free(t, outgoing(p, sequence)->first_block);
         p->counters.messages_failed++;
         t->hooks->failed(t->context, machine, sequence, reason);
     }
     p->cursor_sequence = p->next_sequence;
-    p->cursor_fragment = 0;
     p->retransmit_at = TRANSPORT_NO_TIMER;
 }
 
 /* Start both directions with peer `machine` afresh, at sequence 1, with
- * nothing under way (its counters are kept). */
+ * nothing under way and no fragment held (its counters are kept). */
 static void peer_reset(struct transport *t, uint32_t machine)
 {
     struct transport_peer *p = &t->peers[machine];
-    reassembly_release(t, p);
-    p->down = 0;
+    for (uint32_t i = 0; i < TRANSPORT_WINDOW; i++)
+        incoming_clear(t, &p->incoming[i]);
+    p->down = p->stamp_known = 0;
     p->next_sequence = p->cursor_sequence = 1;
-    p->acked = p->delivered = p->cursor_fragment = 0;
+    p->acked = p->delivered = 0;
+    p->latest_stamp = 0;
+    p->echo = stamp_of(t->hooks->now(t->context));      /* every ACK of a frame sent from now on echoes more */
     p->retransmit_at = TRANSPORT_NO_TIMER;
     p->rto = TRANSPORT_RTO_INITIAL_NS;
     p->retries = 0;
@@ -105,19 +177,19 @@ void transport_init(struct transport *t, uint32_t machine, uint32_t node_count, 
     t->epoch = epoch;
     t->hooks = hooks;
     t->context = context;
+    for (uint32_t i = 0; i < TRANSPORT_BLOCKS; i++)
+        t->next_block[i] = (uint16_t)(i + 1 < TRANSPORT_BLOCKS ? i + 1 : TRANSPORT_NO_BLOCK);
+    t->free_block = 0;
+    t->send_blocks_free = TRANSPORT_SEND_BLOCKS;
+    t->receive_blocks_free = TRANSPORT_RECEIVE_BLOCKS;
     for (uint32_t i = 0; i < NETFRAME_MAX_NODES; i++) {
         struct transport_peer *p = &t->peers[i];
         p->epoch = 0;
-        p->reassembly = TRANSPORT_NO_BUFFER;
+        for (uint32_t k = 0; k < TRANSPORT_WINDOW; k++)
+            p->incoming[k].first_block = TRANSPORT_NO_BLOCK;
         p->counters = (struct transport_counters){ 0 };
         peer_reset(t, i);
     }
-    for (uint32_t i = 0; i < TRANSPORT_REASSEMBLY_BUFFERS; i++)
-        t->reassembly[i].owner = NETFRAME_MAX_NODES;
-    for (uint32_t i = 0; i < TRANSPORT_SEND_BLOCKS; i++)
-        t->next_block[i] = (uint16_t)(i + 1 < TRANSPORT_SEND_BLOCKS ? i + 1 : TRANSPORT_NO_BLOCK);
-    t->free_block = 0;
-    t->free_blocks = TRANSPORT_SEND_BLOCKS;
 }
 
 void transport_peer_up(struct transport *t, uint32_t machine, uint32_t epoch)
@@ -148,21 +220,25 @@ static struct netframe frame_to(const struct transport *t, uint32_t machine)
     return f;
 }
 
-/* Put fragment `index` of message `sequence` to `machine` on the wire;
- * returns what send_frame returned. */
-static int send_fragment(struct transport *t, uint32_t machine, uint32_t sequence, uint32_t index)
+/* Put fragment `index` of message `sequence` to `machine` on the wire with
+ * `stamp`: for the first time if index is the message's fragments_sent,
+ * else again. The last fragment of a message, and every fragment sent
+ * again, ask for an ACK at once. Returns what send_frame returned. */
+static int send_fragment(struct transport *t, uint32_t machine, uint32_t sequence, uint32_t index, uint32_t stamp)
 {
     struct transport_peer *p = &t->peers[machine];
     struct transport_outgoing *m = outgoing(p, sequence);
     uint16_t block = m->first_block;
     for (uint32_t i = 0; i < index; i++)
         block = t->next_block[block];
+    int again = index < m->fragments_sent;
     struct netframe f = frame_to(t, machine);
     f.sequence = sequence;
     f.message_length = m->length;
     f.fragment_offset = index * NETFRAME_FRAGMENT_MAX;
-    f.fragment_length = m->length - f.fragment_offset < NETFRAME_FRAGMENT_MAX ? m->length - f.fragment_offset
-                                                                              : NETFRAME_FRAGMENT_MAX;
+    f.fragment_length = fragment_length(m->length, index);
+    f.flags = again || index + 1 == fragment_count(m->length) ? NETFRAME_DATA_ACK_NOW : 0;
+    f.stamp = stamp;
     f.payload = block == TRANSPORT_NO_BLOCK ? 0 : t->blocks[block];
     uint32_t len = netframe_build_data(t->frame, &f);
     int result = t->hooks->send_frame(t->context, t->frame, len);
@@ -171,25 +247,59 @@ static int send_fragment(struct transport *t, uint32_t machine, uint32_t sequenc
         return result;
     }
     p->counters.frames_sent++;
-    if (index < m->fragments_sent)
+    if (again)
         p->counters.retransmissions++;
     else
         m->fragments_sent++;
+    m->last_sent = stamp;
     return 0;
 }
 
-/* Send the fragments of peer `machine` from its cursor on, until all are
- * sent or the transmit queue is full. */
+/* Put peer `machine`'s due fragments on the wire until all are sent or the
+ * transmit queue is full: first those taken as lost, oldest message first,
+ * then those never sent. */
 static void pump(struct transport *t, uint32_t machine)
 {
     struct transport_peer *p = &t->peers[machine];
-    while (p->cursor_sequence < p->next_sequence) {
-        if (send_fragment(t, machine, p->cursor_sequence, p->cursor_fragment) < 0)
-            return;
-        if (++p->cursor_fragment == fragment_count(outgoing(p, p->cursor_sequence)->length)) {
-            p->cursor_sequence++;
-            p->cursor_fragment = 0;
+    uint32_t stamp = stamp_of(t->hooks->now(t->context));
+    for (uint32_t sequence = p->acked + 1; sequence < p->next_sequence; sequence++) {
+        struct transport_outgoing *m = outgoing(p, sequence);
+        while (m->lost) {
+            uint32_t index = lowest_bit(m->lost);
+            if (send_fragment(t, machine, sequence, index, stamp) < 0)
+                return;
+            m->lost &= ~(1ull << index);
         }
+    }
+    while (p->cursor_sequence < p->next_sequence) {
+        struct transport_outgoing *m = outgoing(p, p->cursor_sequence);
+        while (m->fragments_sent < fragment_count(m->length))
+            if (send_fragment(t, machine, p->cursor_sequence, m->fragments_sent, stamp) < 0)
+                return;
+        p->cursor_sequence++;
+    }
+}
+
+/* Has peer p fragments to send: taken as lost, or never sent? */
+static int has_unsent(struct transport_peer *p)
+{
+    if (p->cursor_sequence < p->next_sequence)
+        return 1;
+    for (uint32_t sequence = p->acked + 1; sequence < p->next_sequence; sequence++)
+        if (outgoing(p, sequence)->lost)
+            return 1;
+    return 0;
+}
+
+/* Take as lost every fragment in peer p's window that was sent, is not
+ * reported received, and whose message was last sent before stamp
+ * `before`. */
+static void mark_lost(struct transport_peer *p, uint32_t before)
+{
+    for (uint32_t sequence = p->acked + 1; sequence < p->next_sequence; sequence++) {
+        struct transport_outgoing *m = outgoing(p, sequence);
+        if (stamp_before(m->last_sent, before))
+            m->lost |= first_fragments(m->fragments_sent) & ~m->received;
     }
 }
 
@@ -205,32 +315,49 @@ int64_t transport_send(struct transport *t, uint32_t machine, const void *messag
     if (p->next_sequence - p->acked - 1 >= TRANSPORT_WINDOW)
         return TRANSPORT_E_WINDOW;
     uint32_t blocks = len == 0 ? 0 : fragment_count(len);
-    if (blocks > t->free_blocks)
+    if (blocks > t->send_blocks_free)
         return TRANSPORT_E_NOSPACE;
+    uint64_t now = t->hooks->now(t->context);
     uint32_t sequence = p->next_sequence++;
     struct transport_outgoing *m = outgoing(p, sequence);
     m->length = len;
     m->fragments_sent = 0;
+    m->last_sent = stamp_of(now);
+    m->received = m->lost = 0;
     m->first_block = blocks_take(t, blocks);
+    t->send_blocks_free -= blocks;
     const uint8_t *bytes = message;
-    for (uint16_t b = m->first_block, i = 0; b != TRANSPORT_NO_BLOCK; b = t->next_block[b], i++) {
-        uint32_t offset = (uint32_t)i * NETFRAME_FRAGMENT_MAX;
-        copy_bytes(t->blocks[b], bytes + offset, len - offset < NETFRAME_FRAGMENT_MAX ? len - offset
-                                                                                    : NETFRAME_FRAGMENT_MAX);
-    }
+    uint32_t index = 0;
+    for (uint16_t b = m->first_block; b != TRANSPORT_NO_BLOCK; b = t->next_block[b], index++)
+        copy_bytes(t->blocks[b], bytes + index * NETFRAME_FRAGMENT_MAX, fragment_length(len, index));
     p->counters.messages_sent++;
     if (p->retransmit_at == TRANSPORT_NO_TIMER)
-        p->retransmit_at = t->hooks->now(t->context) + p->rto;
+        p->retransmit_at = now + p->rto;
     pump(t, machine);
     return sequence;
 }
 
-/* Acknowledge to `machine` every message from it delivered so far. */
+/* Tell `machine` what has arrived from it: every message up to the last
+ * one delivered, and after that, which messages are whole and which
+ * fragments of the others are held; echo the latest stamp it sent. */
 static void send_ack(struct transport *t, uint32_t machine)
 {
     struct transport_peer *p = &t->peers[machine];
     struct netframe f = frame_to(t, machine);
     f.ack = p->delivered;
+    f.echo = p->latest_stamp;
+    uint32_t maps = 0;
+    for (uint32_t i = 0; i < TRANSPORT_WINDOW; i++) {
+        struct transport_incoming *in = incoming(p, p->delivered + 1 + i);
+        if (in->sequence != p->delivered + 1 + i)
+            continue;
+        if (in->fragments_in == all_fragments(in->length)) {
+            f.whole |= 1u << i;
+        } else {
+            f.partial |= 1u << i;
+            f.fragments[maps++] = in->fragments_in;
+        }
+    }
     uint32_t len = netframe_build_ack(t->frame, &f);
     if (t->hooks->send_frame(t->context, t->frame, len) < 0)
         p->counters.queue_full++;       /* the sender's retransmission will ask again */
@@ -238,109 +365,219 @@ static void send_ack(struct transport *t, uint32_t machine)
         p->counters.acks_sent++;
 }
 
-/* An ACK from `machine`: free what it acknowledges and restart the timer. */
-static void receive_ack(struct transport *t, uint32_t machine, uint32_t ack)
+/* Does ACK f fit what was sent to peer p: does it acknowledge or report
+ * only messages sent, whole only those sent whole, and of the others only
+ * fragments sent, never all of them as partial? (Of messages acknowledged
+ * already, nothing is known any more but that they were sent.) */
+static int ack_fits(struct transport_peer *p, const struct netframe *f)
+{
+    if (f->ack >= p->next_sequence)
+        return 0;
+    for (uint32_t sequence = p->acked + 1; sequence <= f->ack; sequence++) {
+        struct transport_outgoing *m = outgoing(p, sequence);
+        if (m->fragments_sent < fragment_count(m->length))
+            return 0;
+    }
+    uint32_t maps = 0;
+    for (uint32_t i = 0; i < 32; i++) {
+        uint32_t sequence = f->ack + 1 + i, bit = 1u << i;
+        if (!((f->whole | f->partial) & bit))
+            continue;
+        if (sequence >= p->next_sequence)
+            return 0;
+        uint64_t map = f->partial & bit ? f->fragments[maps++] : 0;
+        if (sequence <= p->acked)
+            continue;
+        struct transport_outgoing *m = outgoing(p, sequence);
+        uint64_t sent = first_fragments(m->fragments_sent);
+        if (f->whole & bit ? sent != all_fragments(m->length) : (map & ~sent) || map == all_fragments(m->length))
+            return 0;
+    }
+    return 1;
+}
+
+/* Believe ACK f, the newest one so far, about every message of peer p's
+ * window that it covers: what it reports is what has arrived, nothing
+ * more. Returns 1 if it reports a fragment that the ACK believed before
+ * it did not. */
+static int take_report(struct transport_peer *p, const struct netframe *f)
+{
+    int news = 0;
+    uint32_t maps = 0;
+    for (uint32_t i = 0; i < 32; i++) {
+        uint32_t sequence = f->ack + 1 + i, bit = 1u << i;
+        uint64_t map = f->partial & bit ? f->fragments[maps++] : 0;
+        if (sequence <= p->acked || sequence >= p->next_sequence)
+            continue;
+        struct transport_outgoing *m = outgoing(p, sequence);
+        if (f->whole & bit)
+            map = all_fragments(m->length);
+        news |= (map & ~m->received) != 0;
+        m->received = map;
+        m->lost &= ~map;
+    }
+    return news;
+}
+
+/* An ACK from `machine`: free what it acknowledges, learn from it what is
+ * missing, send that again if it is taken as lost, and restart the timer
+ * if it says anything new. */
+static void receive_ack(struct transport *t, uint32_t machine, const struct netframe *f)
 {
     struct transport_peer *p = &t->peers[machine];
     p->counters.acks_received++;
-    if (ack >= p->next_sequence) {
+    if (!ack_fits(p, f)) {
         p->counters.bad_acks++;
         return;
     }
-    if (ack <= p->acked)
-        return;
-    while (p->acked < ack)
-        blocks_free(t, outgoing(p, ++p->acked)->first_block);
-    p->retries = 0;
-    p->rto = TRANSPORT_RTO_INITIAL_NS;
-    p->retransmit_at = p->acked + 1 < p->next_sequence ? t->hooks->now(t->context) + p->rto : TRANSPORT_NO_TIMER;
-    if (p->cursor_sequence <= p->acked) {
+    int progress = 0;
+    while (p->acked < f->ack) {
+        t->send_blocks_free += blocks_free(t, outgoing(p, ++p->acked)->first_block);
+        progress = 1;
+    }
+    if (p->cursor_sequence <= p->acked)
         p->cursor_sequence = p->acked + 1;
-        p->cursor_fragment = 0;
+    if (!stamp_before(f->echo, p->echo)) {
+        p->echo = f->echo;
+        progress |= take_report(p, f);
+        mark_lost(p, f->echo - (uint32_t)REORDER_US);
+    }
+    if (progress) {
+        p->retries = 0;
+        p->rto = TRANSPORT_RTO_INITIAL_NS;
+        p->retransmit_at = p->acked + 1 < p->next_sequence ? t->hooks->now(t->context) + p->rto : TRANSPORT_NO_TIMER;
+    }
+    pump(t, machine);
+}
+
+/* Deliver, in order, every message from `machine` that is whole, from the
+ * next one expected on. */
+static void deliver_ready(struct transport *t, uint32_t machine)
+{
+    struct transport_peer *p = &t->peers[machine];
+    for (;;) {
+        struct transport_incoming *in = incoming(p, p->delivered + 1);
+        if (in->sequence != p->delivered + 1 || in->fragments_in != all_fragments(in->length))
+            return;
+        uint32_t length = in->length, index = 0;
+        for (uint16_t b = in->first_block; b != TRANSPORT_NO_BLOCK; b = t->next_block[b], index++)
+            copy_bytes(t->message + index * NETFRAME_FRAGMENT_MAX, t->blocks[b], fragment_length(length, index));
+        incoming_clear(t, in);
+        p->delivered++;
+        p->counters.messages_delivered++;
+        t->hooks->deliver(t->context, machine, t->message, length);
     }
 }
 
-/* A reassembly buffer for peer `machine`'s message f->sequence: the one it
- * has, or a free one, or one idle too long; or 0 if there is none. */
-static struct transport_reassembly *reassembly_for(struct transport *t, uint32_t machine, const struct netframe *f)
+/* Free the blocks of the held message that is furthest ahead of its
+ * sender's next message expected (never such a next message itself);
+ * returns 0 if there is none. */
+static int evict_furthest(struct transport *t)
 {
-    struct transport_peer *p = &t->peers[machine];
-    if (p->reassembly != TRANSPORT_NO_BUFFER)
-        return &t->reassembly[p->reassembly];
-    uint64_t now = t->hooks->now(t->context);
-    for (uint32_t i = 0; i < TRANSPORT_REASSEMBLY_BUFFERS; i++) {
-        struct transport_reassembly *r = &t->reassembly[i];
-        if (r->owner != NETFRAME_MAX_NODES && now - r->last_fragment_at < TRANSPORT_REASSEMBLY_IDLE_NS)
-            continue;
-        if (r->owner != NETFRAME_MAX_NODES)
-            t->peers[r->owner].reassembly = TRANSPORT_NO_BUFFER;
-        r->owner = machine;
-        r->sequence = f->sequence;
-        r->length = f->message_length;
-        r->received = 0;
-        r->fragments_in = 0;
-        r->last_fragment_at = now;
-        p->reassembly = (uint8_t)i;
-        return r;
+    struct transport_peer *victim_peer = 0;
+    struct transport_incoming *victim = 0;
+    uint32_t furthest = 1;
+    for (uint32_t machine = 0; machine < t->node_count; machine++) {
+        struct transport_peer *q = &t->peers[machine];
+        for (uint32_t i = 0; i < TRANSPORT_WINDOW; i++) {
+            struct transport_incoming *in = &q->incoming[i];
+            if (in->sequence != 0 && in->sequence - q->delivered > furthest) {
+                furthest = in->sequence - q->delivered;
+                victim_peer = q;
+                victim = in;
+            }
+        }
     }
-    return 0;
+    if (!victim)
+        return 0;
+    victim_peer->counters.fragments_evicted += bits_set(victim->fragments_in);
+    incoming_clear(t, victim);
+    return 1;
 }
 
-/* Deliver message[0..len) from `machine`, the next one expected, and
- * acknowledge it. */
-static void deliver(struct transport *t, uint32_t machine, const uint8_t *message, uint32_t len)
+/* Keep fragment f of a message from `machine` in a receive block, chained
+ * in fragment order with the others of its message; for the next message
+ * expected, evict another to make room if there is none. Returns 0 if the
+ * fragment could not be kept. */
+static int keep_fragment(struct transport *t, uint32_t machine, const struct netframe *f)
 {
     struct transport_peer *p = &t->peers[machine];
-    p->delivered++;
-    p->counters.messages_delivered++;
-    send_ack(t, machine);
-    t->hooks->deliver(t->context, machine, message, len);
+    if (t->receive_blocks_free == 0 && (f->sequence != p->delivered + 1 || !evict_furthest(t)))
+        return 0;
+    uint16_t block = blocks_take(t, 1);
+    t->receive_blocks_free--;
+    copy_bytes(t->blocks[block], f->payload, f->fragment_length);
+    struct transport_incoming *in = incoming(p, f->sequence);
+    if (in->sequence != f->sequence) {
+        in->sequence = f->sequence;
+        in->length = f->message_length;
+    }
+    uint32_t index = f->fragment_offset / NETFRAME_FRAGMENT_MAX;
+    uint16_t *link = &in->first_block;
+    for (uint32_t before = bits_set(in->fragments_in & first_fragments(index)); before > 0; before--)
+        link = &t->next_block[*link];
+    t->next_block[block] = *link;
+    *link = block;
+    in->fragments_in |= 1ull << index;
+    return 1;
 }
 
-/* A fragment of the message expected next from `machine`, which has more
- * than one: keep it, and deliver the message once it is whole. */
-static void receive_fragment(struct transport *t, uint32_t machine, const struct netframe *f)
+/* Fragment f of a message from `machine` within its receive window: keep
+ * it, or deliver it at once if it is the whole of the next message
+ * expected; then deliver whatever is ready. Returns 1 if it made a message
+ * whole. */
+static int receive_fragment(struct transport *t, uint32_t machine, const struct netframe *f)
 {
     struct transport_peer *p = &t->peers[machine];
-    struct transport_reassembly *r = reassembly_for(t, machine, f);
-    if (!r) {
-        p->counters.no_buffer_dropped++;
-        return;
-    }
+    struct transport_incoming *in = incoming(p, f->sequence);
     uint64_t bit = 1ull << (f->fragment_offset / NETFRAME_FRAGMENT_MAX);
-    if (r->fragments_in & bit) {
-        p->counters.duplicates_dropped++;
-        return;
+    if (in->sequence == f->sequence && in->length != f->message_length) {
+        p->counters.bad_fragments++;
+        return 0;
     }
-    copy_bytes(r->bytes + f->fragment_offset, f->payload, f->fragment_length);
-    r->fragments_in |= bit;
-    r->received += f->fragment_length;
-    r->last_fragment_at = t->hooks->now(t->context);
-    if (r->received < r->length)
-        return;
-    p->reassembly = TRANSPORT_NO_BUFFER;
-    r->owner = NETFRAME_MAX_NODES;
-    deliver(t, machine, r->bytes, r->length);
+    if (in->sequence == f->sequence && (in->fragments_in & bit)) {
+        p->counters.duplicates_dropped++;
+        return 0;
+    }
+    if (in->sequence != f->sequence && f->sequence == p->delivered + 1 && f->message_length <= NETFRAME_FRAGMENT_MAX) {
+        p->delivered++;
+        p->counters.messages_delivered++;
+        t->hooks->deliver(t->context, machine, f->payload, f->message_length);
+        deliver_ready(t, machine);
+        return 1;
+    }
+    if (!keep_fragment(t, machine, f)) {
+        p->counters.no_buffer_dropped++;
+        return 0;
+    }
+    if (f->sequence > p->delivered + 1)
+        p->counters.out_of_order_buffered++;
+    int whole = in->fragments_in == all_fragments(in->length);
+    deliver_ready(t, machine);
+    return whole;
 }
 
-/* A DATA frame from `machine`, in its current epoch and meant for this one. */
+/* A DATA frame from `machine`, in its current epoch and meant for this
+ * one: note its stamp, take its fragment, and answer with an ACK if that
+ * made a message whole or the frame asks for one. */
 static void receive_data(struct transport *t, uint32_t machine, const struct netframe *f)
 {
     struct transport_peer *p = &t->peers[machine];
+    if (!p->stamp_known || stamp_before(p->latest_stamp, f->stamp)) {
+        p->latest_stamp = f->stamp;
+        p->stamp_known = 1;
+    }
+    int answer = (f->flags & NETFRAME_DATA_ACK_NOW) != 0;
     if (f->sequence <= p->delivered) {
         p->counters.duplicates_dropped++;
-        if (f->fragment_offset + f->fragment_length == f->message_length)
-            send_ack(t, machine);               /* our ACK of it may have been lost */
-        return;
-    }
-    if (f->sequence > p->delivered + 1) {
+    } else if (f->sequence - p->delivered > TRANSPORT_WINDOW) {
         p->counters.out_of_order_dropped++;
         return;
+    } else if (receive_fragment(t, machine, f)) {
+        answer = 1;
     }
-    if (f->message_length <= NETFRAME_FRAGMENT_MAX)
-        deliver(t, machine, f->payload, f->message_length);
-    else
-        receive_fragment(t, machine, f);
+    if (answer)
+        send_ack(t, machine);
 }
 
 void transport_frame(struct transport *t, const uint8_t *frame, uint32_t len)
@@ -357,13 +594,14 @@ void transport_frame(struct transport *t, const uint8_t *frame, uint32_t len)
         return;
     }
     if (f.type == NETFRAME_ACK)
-        receive_ack(t, f.machine, f.ack);
+        receive_ack(t, f.machine, &f);
     else
         receive_data(t, f.machine, &f);
 }
 
-/* Peer `machine`'s timer expired at `now`: go back to its oldest
- * unacknowledged message with a doubled timeout, or give up on it. */
+/* Peer `machine`'s timer expired at `now`: send again, as a probe, what
+ * its oldest unacknowledged message lacks (the ACK that asks for tells
+ * what else is missing), with a doubled timeout; or give up on it. */
 static void retransmit_timeout(struct transport *t, uint32_t machine, uint64_t now)
 {
     struct transport_peer *p = &t->peers[machine];
@@ -375,8 +613,8 @@ static void retransmit_timeout(struct transport *t, uint32_t machine, uint64_t n
     }
     p->rto = p->rto * 2 < TRANSPORT_RTO_MAX_NS ? p->rto * 2 : TRANSPORT_RTO_MAX_NS;
     p->retransmit_at = now + p->rto;
-    p->cursor_sequence = p->acked + 1;
-    p->cursor_fragment = 0;
+    struct transport_outgoing *oldest = outgoing(p, p->acked + 1);
+    oldest->lost |= first_fragments(oldest->fragments_sent) & ~oldest->received;
 }
 
 uint64_t transport_tick(struct transport *t)
@@ -389,7 +627,7 @@ uint64_t transport_tick(struct transport *t)
         if (now >= p->retransmit_at)
             retransmit_timeout(t, machine, now);
         pump(t, machine);
-        if (p->cursor_sequence < p->next_sequence && now + TRANSPORT_QUEUE_RETRY_NS < next)
+        if (has_unsent(p) && now + TRANSPORT_QUEUE_RETRY_NS < next)
             next = now + TRANSPORT_QUEUE_RETRY_NS;
         if (p->retransmit_at < next)
             next = p->retransmit_at;

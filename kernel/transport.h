@@ -15,44 +15,70 @@
  * with the header every frame has: the sender's machine number, cluster
  * size and boot epoch. Both also carry the receiver's epoch as the sender
  * knows it. A DATA frame carries one fragment of one message: the
- * message's sequence number, its whole length, and where the fragment
- * goes. An ACK carries one number, a cumulative acknowledgement.
+ * message's sequence number, its whole length, where the fragment goes, a
+ * stamp (the sender's clock, in microseconds) and a flag "ACK at once". An
+ * ACK says what the receiver has: a cumulative acknowledgement, which later
+ * messages are whole, which fragments of the others it holds, and the
+ * latest stamp it has seen from the sender (the echo).
  *
- * Sequence numbers. Each direction of each pair of boots numbers its
- * messages 1, 2, 3, ... The sender keeps at most TRANSPORT_WINDOW messages
- * unacknowledged ("the window"); transport_send refuses more. The receiver
- * accepts only the next message it expects (go-back-N): a fragment of a
- * later one is dropped ("out of order"), one of an earlier one is a
- * duplicate. So messages are delivered in order and once each, and the
- * receiver reassembles at most one message per sender at a time.
+ * Sequence numbers and the window. Each direction of each pair of boots
+ * numbers its messages 1, 2, 3, ... The sender keeps at most
+ * TRANSPORT_WINDOW messages unacknowledged ("the window"); transport_send
+ * refuses more. The protocol is selective repeat: the receiver that has
+ * delivered 1..D keeps any fragment of messages D+1 .. D+TRANSPORT_WINDOW,
+ * in whatever order they come, and delivers messages strictly in order and
+ * once each: a message as soon as it and all before it are whole. A
+ * fragment of a message it has delivered, or one it holds already, is a
+ * duplicate; one beyond D+TRANSPORT_WINDOW cannot come from a sender that
+ * keeps the window, and is dropped ("out of order").
  *
  * Fragments. A message of L bytes is cut at multiples of
- * NETFRAME_FRAGMENT_MAX (1464) bytes: up to 45 frames for 64 KiB. A
- * message of one fragment is delivered straight from its frame; a longer
- * one is copied into one of TRANSPORT_REASSEMBLY_BUFFERS buffers of 64 KiB
- * that are shared by all senders, and delivered when every fragment is in
- * (a bitmap says which). A sender waits for a free buffer by having its
- * fragments dropped and retransmitted; a buffer that has had no fragment
- * for TRANSPORT_REASSEMBLY_IDLE_NS may be taken by another sender.
+ * NETFRAME_FRAGMENT_MAX (1460) bytes: up to 45 frames for 64 KiB. The next
+ * message expected that comes in one frame is delivered straight from it;
+ * any other fragment is copied into a receive block (one fragment each,
+ * TRANSPORT_RECEIVE_BLOCKS shared by all senders) until its message is
+ * delivered. When no block is free, a fragment of a sender's next message
+ * expected takes the blocks of the held message that is furthest ahead of
+ * its own sender's next one (evicted: that sender will send it again); any
+ * other fragment is dropped ("no buffer"). So a next message expected
+ * always finds room when at most 17 machines send 64 KiB messages to one
+ * at once (17 * 45 blocks); beyond that, reassembly may stall.
  *
- * Acknowledgements. The receiver answers at once (no delayed acks) with an
- * ACK "I have 1..N" whenever it completes a message, and whenever the last
- * fragment of a message it already has arrives again: that means its
- * earlier ACK was lost. Acks are cumulative, so a lost ACK is repaired by
- * any later one.
+ * Acknowledgements. The receiver answers at once, with no delayed acks,
+ * whenever a message becomes whole (delivered or not) and whenever a DATA
+ * frame asks for it. The sender asks with the last fragment of each
+ * message and with every fragment it sends again, so a repeat of something
+ * already received (its ACK was lost) is answered. Each ACK describes the
+ * receiver's whole window as it is then; the sender believes the newest
+ * one (the greatest echo), so an ACK that arrives after a later one does
+ * not undo it, and a receiver may forget fragments it reported (evicted):
+ * the next ACK no longer lists them and they are sent again.
  *
- * Timers and backoff. A sender with messages unacknowledged has one timer.
- * It is set to now + rto when the first message enters an empty window
- * and whenever an ACK acknowledges something new (rto then goes back to
- * TRANSPORT_RTO_INITIAL_NS). When it expires, the sender goes back to its
- * oldest unacknowledged message and sends everything again from there,
- * doubling rto up to TRANSPORT_RTO_MAX_NS. After TRANSPORT_MAX_RETRIES
- * expiries in a row without progress, the peer is taken to be dead in
- * that epoch: every pending message fails with TRANSPORT_FAIL_TIMEOUT and
- * later sends to it fail with TRANSPORT_E_DOWN until it is announced in a
- * new epoch. With the constants below that is at most about 3.8 s.
- * A frame the NIC cannot take now ("queue full") is not lost: the sender
- * sends it on a later transport_tick.
+ * Loss and retransmission. The sender sends only what the receiver lacks:
+ *  - At once, on an ACK ("fast retransmit"): frames may overtake each other
+ *    by up to TRANSPORT_REORDER_NS, so a fragment sent and not received is
+ *    taken as lost once the receiver has seen a frame stamped more than
+ *    that after the fragment's message was last sent (the echo says so).
+ *    On a network that reorders more, fragments are sent again needlessly;
+ *    nothing is lost or delivered twice.
+ *  - On a timeout: a sender with messages unacknowledged has one timer. It
+ *    is set to now + rto when the first message enters an empty window and
+ *    whenever an ACK reports anything new (a message acknowledged, or a
+ *    fragment the newest ACK before it did not report); rto then goes back
+ *    to TRANSPORT_RTO_INITIAL_NS. When the timer expires, the fragments of
+ *    the oldest unacknowledged message that the newest ACK did not report
+ *    are sent again as a probe, and rto doubles up to TRANSPORT_RTO_MAX_NS.
+ *    The probe asks for an ACK, whose echo then shows everything else that
+ *    is missing as lost; a dead peer costs one message's fragments per
+ *    expiry, not a window's.
+ * After TRANSPORT_MAX_RETRIES expiries in a row without progress, the peer
+ * is taken to be dead in that epoch: every pending message fails with
+ * TRANSPORT_FAIL_TIMEOUT and later sends to it fail with TRANSPORT_E_DOWN
+ * until it is announced in a new epoch. With the constants below that is
+ * at most about 3.8 s. Fragments taken as lost go out before any fragment
+ * never sent, oldest message first. A frame the NIC cannot take now
+ * ("queue full") is not lost: the sender sends it on a later
+ * transport_tick.
  *
  * Epochs and reboots. A peer's epoch is learned only from its
  * announcements (transport_peer_up, called by cluster.c). Frames are
@@ -65,10 +91,11 @@
  * When a peer is announced in a new epoch, everything about the old one
  * is dropped: its pending messages fail with TRANSPORT_FAIL_REBOOTED (they
  * may or may not have been delivered to the old boot; they will never
- * reach the new one), its half-reassembled message is discarded, both
+ * reach the new one), the fragments held from it are discarded, both
  * directions start again at sequence 1, and the layer above is told.
  *
  * Limits. Sequence numbers do not wrap: 2^32 messages per pair of boots.
+ * Stamps wrap after 71 minutes; they are only compared over seconds.
  * Hooks are called from inside transport calls and must not call back
  * into the same struct transport.
  */
@@ -78,14 +105,14 @@
 #include <stdint.h>
 #include "netframe.h"
 
-#define TRANSPORT_WINDOW              32          /* unacknowledged messages per peer */
+#define TRANSPORT_WINDOW              32          /* unacknowledged messages per peer; an ACK names 32 */
 #define TRANSPORT_SEND_BLOCKS         512         /* fragments of unacknowledged messages, all peers */
-#define TRANSPORT_REASSEMBLY_BUFFERS  4           /* multi-fragment messages being received at once */
+#define TRANSPORT_RECEIVE_BLOCKS      768         /* fragments held for reassembly, all peers */
 #define TRANSPORT_RTO_INITIAL_NS      20000000ull /* 20 ms */
 #define TRANSPORT_RTO_MAX_NS          640000000ull
 #define TRANSPORT_MAX_RETRIES         10
+#define TRANSPORT_REORDER_NS          3000000ull  /* how far frames may overtake each other: 3 ms */
 #define TRANSPORT_QUEUE_RETRY_NS      1000000ull  /* try a full transmit queue again after 1 ms */
-#define TRANSPORT_REASSEMBLY_IDLE_NS  (2 * TRANSPORT_RTO_MAX_NS)
 #define TRANSPORT_NO_TIMER            UINT64_MAX
 
 /* Errors of transport_send. */
@@ -131,61 +158,71 @@ struct transport_counters {
     uint32_t timeouts;              /* retransmission timer expiries */
     uint32_t acks_sent, acks_received;
     uint32_t duplicates_dropped;    /* fragments of messages already delivered, or already held */
-    uint32_t out_of_order_dropped;  /* fragments of later messages */
+    uint32_t out_of_order_buffered; /* fragments of later messages, held until their turn */
+    uint32_t out_of_order_dropped;  /* fragments of messages beyond the window */
     uint32_t stale_dropped;         /* frames from, or meant for, another boot */
-    uint32_t no_buffer_dropped;     /* fragments for which no reassembly buffer was free */
-    uint32_t bad_acks;              /* ACKs of messages never sent */
+    uint32_t no_buffer_dropped;     /* fragments for which no receive block was free */
+    uint32_t fragments_evicted;     /* held fragments given up to make room for a next message */
+    uint32_t bad_fragments;         /* fragments giving a held message another length */
+    uint32_t bad_acks;              /* ACKs of messages or fragments never sent */
 };
 
-/* A message in a peer's send window. Its bytes are in a chain of send
- * blocks, one fragment per block. */
+/* A message in a peer's send window. Its bytes are in a chain of blocks,
+ * one fragment per block. */
 struct transport_outgoing {
     uint32_t length;
     uint16_t first_block;
-    uint16_t fragments_sent;        /* fragments sent at least once */
+    uint16_t fragments_sent;        /* fragments 0 .. fragments_sent-1 were sent at least once */
+    uint32_t last_sent;             /* the stamp of its latest fragment put on the wire */
+    uint64_t received;              /* bit i: the newest ACK says fragment i has arrived */
+    uint64_t lost;                  /* bit i: fragment i is taken as lost, to be sent again */
+};
+
+/* A message in a peer's receive window: the fragments of it held so far. */
+struct transport_incoming {
+    uint32_t sequence;              /* 0: nothing held in this slot */
+    uint32_t length;
+    uint64_t fragments_in;          /* bit i: fragment i is held */
+    uint16_t first_block;           /* the held fragments' blocks, chained in fragment order */
 };
 
 /* What this node knows of, and has under way with, another machine. */
 struct transport_peer {
     uint32_t epoch;                 /* from its announcements; 0: not announced */
     uint8_t  down;                  /* stopped answering in this epoch */
-    uint8_t  reassembly;            /* the buffer it is using, or TRANSPORT_NO_BUFFER */
+    uint8_t  stamp_known;           /* a DATA frame came from it in this pair of boots */
     uint32_t next_sequence;         /* the number of the next message to it */
     uint32_t acked;                 /* it has 1..acked */
     uint32_t delivered;             /* we have 1..delivered from it */
-    uint32_t cursor_sequence;       /* the next fragment to put on the wire: */
-    uint32_t cursor_fragment;       /* message and fragment index */
+    uint32_t cursor_sequence;       /* the first message to it with fragments never sent */
+    uint32_t latest_stamp;          /* the latest stamp of its DATA frames: our ACKs' echo */
+    uint32_t echo;                  /* the greatest echo of its ACKs: the newest ACK's */
     uint64_t retransmit_at;
     uint64_t rto;
     uint32_t retries;               /* timer expiries since the last progress */
     struct transport_outgoing window[TRANSPORT_WINDOW];     /* by sequence % TRANSPORT_WINDOW */
+    struct transport_incoming incoming[TRANSPORT_WINDOW];   /* by sequence % TRANSPORT_WINDOW */
     struct transport_counters counters;
 };
 
-#define TRANSPORT_NO_BUFFER 0xff
+#define TRANSPORT_BLOCKS    (TRANSPORT_SEND_BLOCKS + TRANSPORT_RECEIVE_BLOCKS)
 #define TRANSPORT_NO_BLOCK  0xffff
 
-/* A multi-fragment message being put together. */
-struct transport_reassembly {
-    uint32_t owner;                 /* the sending machine, or NETFRAME_MAX_NODES if free */
-    uint32_t sequence, length, received;
-    uint64_t fragments_in;          /* bit i: fragment i has arrived */
-    uint64_t last_fragment_at;
-    uint8_t  bytes[NETFRAME_MAX_MESSAGE];
-};
-
-/* One node's transport. Large (about 1 MB): give it static storage. */
+/* One node's transport. Large (about 2.4 MB): give it static storage. */
 struct transport {
     uint32_t machine, node_count, epoch;
     const struct transport_hooks *hooks;
     void *context;
     struct transport_peer peers[NETFRAME_MAX_NODES];
-    struct transport_reassembly reassembly[TRANSPORT_REASSEMBLY_BUFFERS];
-    uint8_t  blocks[TRANSPORT_SEND_BLOCKS][NETFRAME_FRAGMENT_MAX];
-    uint16_t next_block[TRANSPORT_SEND_BLOCKS];
+    /* One pool of fragment-sized blocks, one free list, two budgets: the
+     * sending side may hold TRANSPORT_SEND_BLOCKS, the receiving side
+     * TRANSPORT_RECEIVE_BLOCKS. */
+    uint8_t  blocks[TRANSPORT_BLOCKS][NETFRAME_FRAGMENT_MAX];
+    uint16_t next_block[TRANSPORT_BLOCKS];
     uint16_t free_block;            /* the free list's head */
-    uint32_t free_blocks;
-    uint8_t  frame[NETFRAME_MAX_LEN];   /* where frames are built */
+    uint32_t send_blocks_free, receive_blocks_free;
+    uint8_t  message[NETFRAME_MAX_MESSAGE]; /* where a message is put together to be delivered */
+    uint8_t  frame[NETFRAME_MAX_LEN];       /* where frames are built */
 };
 
 /* Start (or restart, after a reboot) the transport of machine `machine` of

@@ -21,7 +21,7 @@ static void hand_made_announce(uint8_t frame[NETFRAME_MIN_LEN])
         0xff, 0xff, 0xff, 0xff, 0xff, 0xff,        /* destination: broadcast */
         0x52, 0x54, 0x00, 0x4d, 0x04, 0x02,        /* source: machine 2 of 4 */
         0x88, 0xb5,                                /* EtherType, network order */
-        1, NETFRAME_ANNOUNCE, 0, 0,                /* version, type, reserved */
+        2, NETFRAME_ANNOUNCE, 0, 0,                /* version, type, reserved */
         0x02, 0x00, 0x00, 0x00,                    /* machine 2 */
         0x04, 0x00, 0x00, 0x00,                    /* of 4 */
         0x78, 0x56, 0x34, 0x12,                    /* epoch 0x12345678 */
@@ -41,7 +41,7 @@ static void test_good_frames(void)
     for (uint32_t len = NETFRAME_ETH_LEN + NETFRAME_ANNOUNCE_LEN; len <= sizeof frame; len++)
         CHECK(netframe_parse(frame, len, &f) == NETFRAME_OK);
     CHECK(netframe_parse(frame, NETFRAME_MIN_LEN, &f) == NETFRAME_OK);
-    CHECK(f.version == 1 && f.type == NETFRAME_ANNOUNCE);
+    CHECK(f.version == 2 && f.type == NETFRAME_ANNOUNCE);
     CHECK(f.machine == 2 && f.node_count == 4 && f.epoch == 0x12345678);
     CHECK(f.destination[0] == 0xff && f.destination[5] == 0xff);
     CHECK(f.source[4] == 0x04 && f.source[5] == 0x02);
@@ -89,7 +89,9 @@ static void test_foreign_frames(void)
     CHECK(netframe_parse(frame, sizeof frame, &f) == NETFRAME_E_ETHERTYPE);
 
     hand_made_announce(frame);
-    frame[NETFRAME_ETH_LEN] = 2;
+    frame[NETFRAME_ETH_LEN] = 1;                           /* the format before selective acks */
+    CHECK(netframe_parse(frame, sizeof frame, &f) == NETFRAME_E_VERSION);
+    frame[NETFRAME_ETH_LEN] = 3;
     CHECK(netframe_parse(frame, sizeof frame, &f) == NETFRAME_E_VERSION);
     frame[NETFRAME_ETH_LEN] = 0;
     CHECK(netframe_parse(frame, sizeof frame, &f) == NETFRAME_E_VERSION);
@@ -125,10 +127,11 @@ static void test_bad_fields(void)
     }
 }
 
-/* DATA and ACK frames: built and parsed back at every fragment's edge; a
- * frame one byte short of its fragment, a cut the format does not make,
- * a zero epoch or sequence, each refused. */
-static void test_transport_frames(void)
+/* DATA frames: built and parsed back at every fragment's edge, with and
+ * without the ACK_NOW flag; a frame one byte short of its fragment, a cut
+ * the format does not make, a zero epoch or sequence, an unknown flag,
+ * each refused. */
+static void test_data_frames(void)
 {
     static uint8_t message[NETFRAME_MAX_MESSAGE];
     uint8_t frame[NETFRAME_MAX_LEN];
@@ -143,10 +146,13 @@ static void test_transport_frames(void)
             uint32_t rest = f.message_length - f.fragment_offset;
             f.fragment_length = rest < NETFRAME_FRAGMENT_MAX ? rest : NETFRAME_FRAGMENT_MAX;
             f.payload = message + f.fragment_offset;
+            f.flags = rest <= NETFRAME_FRAGMENT_MAX ? NETFRAME_DATA_ACK_NOW : 0;
+            f.stamp = 0xfedc0000u + f.fragment_offset;
             uint32_t len = netframe_build_data(frame, &f);
             CHECK(len >= NETFRAME_MIN_LEN && len <= NETFRAME_MAX_LEN);
             CHECK(netframe_parse(frame, len, &back) == NETFRAME_OK);
             CHECK(back.type == NETFRAME_DATA && back.sequence == 4 && back.epoch == 9 && back.receiver_epoch == 5);
+            CHECK(back.flags == f.flags && back.stamp == f.stamp);
             CHECK(back.fragment_length == f.fragment_length && memcmp(back.payload, f.payload, f.fragment_length) == 0);
             if (f.fragment_length + NETFRAME_ETH_LEN + NETFRAME_DATA_HEADER_LEN >= NETFRAME_MIN_LEN)
                 CHECK(netframe_parse(frame, len - 1, &back) == NETFRAME_E_SHORT);
@@ -154,8 +160,12 @@ static void test_transport_frames(void)
                 break;
         }
     }
-    f.message_length = 100, f.fragment_offset = 0, f.fragment_length = 100, f.payload = message;
+    CHECK(NETFRAME_FRAGMENT_MAX == 1460 && NETFRAME_MAX_FRAGMENTS == 45);
+    f.message_length = 100, f.fragment_offset = 0, f.fragment_length = 100, f.payload = message, f.flags = 0;
+    f.stamp = 0xfedc0064;
     uint32_t len = netframe_build_data(frame, &f);
+    CHECK(frame[NETFRAME_ETH_LEN + 36] == 0x64 && frame[NETFRAME_ETH_LEN + 39] == 0xfe);   /* stamp, little-endian */
+    CHECK(frame[NETFRAME_ETH_LEN + 40] == message[0]);                                   /* the bytes follow it */
     frame[NETFRAME_ETH_LEN + 28] = 1;                    /* offset 1: not a cut */
     CHECK(netframe_parse(frame, len, &back) == NETFRAME_E_FIELD);
     netframe_build_data(frame, &f);
@@ -164,11 +174,95 @@ static void test_transport_frames(void)
     netframe_build_data(frame, &f);
     memset(frame + NETFRAME_ETH_LEN + 20, 0, 4);         /* sequence 0 */
     CHECK(netframe_parse(frame, len, &back) == NETFRAME_E_FIELD);
-    f.ack = 77;
-    len = netframe_build_ack(frame, &f);
-    CHECK(netframe_parse(frame, len, &back) == NETFRAME_OK && back.type == NETFRAME_ACK && back.ack == 77);
+    for (int bit = 1; bit < 16; bit++) {                 /* flags other than ACK_NOW */
+        netframe_build_data(frame, &f);
+        frame[NETFRAME_ETH_LEN + 34 + bit / 8] |= (uint8_t)(1 << bit % 8);
+        CHECK(netframe_parse(frame, len, &back) == NETFRAME_E_FIELD);
+    }
+}
+
+/* An ACK as the wire format says it must look, written byte by byte: ack
+ * 0x100, echo 0x0badcafe, message ack+3 whole, ack+1 and ack+32 partial
+ * with their fragment maps. Returns its length. */
+static uint32_t hand_made_ack(uint8_t frame[NETFRAME_ACK_MAX_LEN])
+{
+    static const uint8_t bytes[] = {
+        0x52, 0x54, 0x00, 0x4d, 0x03, 0x02,        /* destination: machine 2 of 3 */
+        0x52, 0x54, 0x00, 0x4d, 0x03, 0x01,        /* source: machine 1 of 3 */
+        0x88, 0xb5,
+        2, NETFRAME_ACK, 0, 0,
+        0x01, 0x00, 0x00, 0x00,                    /* machine 1 */
+        0x03, 0x00, 0x00, 0x00,                    /* of 3 */
+        0x09, 0x00, 0x00, 0x00,                    /* epoch 9 */
+        0x05, 0x00, 0x00, 0x00,                    /* receiver epoch 5 */
+        0x00, 0x01, 0x00, 0x00,                    /* ack 0x100 */
+        0xfe, 0xca, 0xad, 0x0b,                    /* echo */
+        0x04, 0x00, 0x00, 0x00,                    /* whole: bit 2, message 0x103 */
+        0x01, 0x00, 0x00, 0x80,                    /* partial: bits 0 and 31, messages 0x101, 0x120 */
+        0x05, 0, 0, 0, 0, 0, 0, 0,                 /* 0x101: fragments 0 and 2 */
+        0, 0, 0, 0, 0, 0x10, 0, 0,                 /* 0x120: fragment 44, the last of 64 KiB */
+    };
+    memset(frame, 0, NETFRAME_ACK_MAX_LEN);
+    memcpy(frame, bytes, sizeof bytes);
+    return sizeof bytes;
+}
+
+/* ACK frames: the hand-made one parses into its fields and is what
+ * building them gives; each damage to it is refused: a map missing from
+ * its length, whole and partial naming the same message, ack+1 whole, an
+ * empty map or one beyond 45 fragments, a message beyond 2^32 - 1, a zero
+ * epoch. An ACK with nothing after `ack` is padded to the minimum. */
+static void test_ack_frames(void)
+{
+    uint8_t frame[NETFRAME_ACK_MAX_LEN], built[NETFRAME_ACK_MAX_LEN];
+    struct netframe f;
+    uint32_t len = hand_made_ack(frame);
+    CHECK(len == NETFRAME_ETH_LEN + NETFRAME_ACK_LEN + 16);
+    CHECK(netframe_parse(frame, len, &f) == NETFRAME_OK);
+    CHECK(f.type == NETFRAME_ACK && f.machine == 1 && f.epoch == 9 && f.receiver_epoch == 5);
+    CHECK(f.ack == 0x100 && f.echo == 0x0badcafe && f.whole == 4 && f.partial == 0x80000001u);
+    CHECK(f.fragments[0] == 5 && f.fragments[1] == 1ull << 44);
+    memset(built, 0xaa, sizeof built);
+    CHECK(netframe_build_ack(built, &f) == len && memcmp(built, frame, len) == 0);
+    for (uint32_t short_len = NETFRAME_ETH_LEN + NETFRAME_ACK_LEN; short_len < len; short_len++)
+        CHECK(netframe_parse(frame, short_len, &f) == NETFRAME_E_SHORT);
+
+    static const struct { int offset; uint8_t value; } damage[] = {
+        { 28, 0x05 },                           /* whole: ack+1, which would be acked */
+        { 31, 0x80 },                           /* whole and partial both name message 0x120 */
+        { 36, 0x00 },                           /* the first map empty */
+        { 49, 0x20 },                           /* fragment 45 of 0x120: beyond the last */
+    };
+    for (size_t i = 0; i < sizeof damage / sizeof damage[0]; i++) {
+        hand_made_ack(frame);
+        frame[NETFRAME_ETH_LEN + damage[i].offset] = damage[i].value;
+        CHECK(netframe_parse(frame, len, &f) == NETFRAME_E_FIELD);
+    }
+    hand_made_ack(frame);
+    memset(frame + NETFRAME_ETH_LEN + 20, 0xff, 4);     /* ack 2^32 - 1: its next messages cannot exist */
+    CHECK(netframe_parse(frame, len, &f) == NETFRAME_E_FIELD);
+    memcpy(frame + NETFRAME_ETH_LEN + 20, (const uint8_t[]){ 0xdf, 0xff, 0xff, 0xff }, 4);
+    CHECK(netframe_parse(frame, len, &f) == NETFRAME_OK);    /* bit 31: message 2^32 - 1, the last */
+    frame[NETFRAME_ETH_LEN + 20] = 0xe0;
+    CHECK(netframe_parse(frame, len, &f) == NETFRAME_E_FIELD);
+    hand_made_ack(frame);
     memset(frame + NETFRAME_ETH_LEN + 12, 0, 4);         /* sender epoch 0 */
-    CHECK(netframe_parse(frame, len, &back) == NETFRAME_E_FIELD);
+    CHECK(netframe_parse(frame, len, &f) == NETFRAME_E_FIELD);
+    hand_made_ack(frame);
+    memset(frame + NETFRAME_ETH_LEN + 16, 0, 4);         /* receiver epoch 0 */
+    CHECK(netframe_parse(frame, len, &f) == NETFRAME_E_FIELD);
+
+    struct netframe plain = { .machine = 1, .node_count = 3, .epoch = 9, .receiver_epoch = 5, .ack = 77 };
+    len = netframe_build_ack(built, &plain);
+    CHECK(len == NETFRAME_MIN_LEN);
+    CHECK(netframe_parse(built, len, &f) == NETFRAME_OK && f.ack == 77 && f.whole == 0 && f.partial == 0);
+    plain.partial = 0xffffffffu;                         /* every message after ack partial: the longest ACK */
+    for (int i = 0; i < NETFRAME_ACK_MAX_PARTIAL; i++)
+        plain.fragments[i] = (uint64_t)i + 1;
+    len = netframe_build_ack(built, &plain);
+    CHECK(len == NETFRAME_ACK_MAX_LEN);
+    CHECK(netframe_parse(built, len, &f) == NETFRAME_OK && f.fragments[31] == 32);
+    CHECK(netframe_parse(built, len - 1, &f) == NETFRAME_E_SHORT);
 }
 
 /* The MAC convention: 52:54:00:4d:CC:NN is machine NN of CC; anything else
@@ -226,7 +320,8 @@ int main(void)
     test_short_frames();
     test_foreign_frames();
     test_bad_fields();
-    test_transport_frames();
+    test_data_frames();
+    test_ack_frames();
     test_identity();
     test_random_bytes();
     if (failures) {
