@@ -342,7 +342,7 @@ static void handle_request(const struct dm_msg_info *info, const struct sv_reque
     case PM_RESUME:
         if (!(r = target(q)) || r->ended)
             status = E_NOTFOUND;
-        else if (PID_SLOT(r->pid) == PID_SLOT(dm_self()))
+        else if (r->pid == dm_self())
             status = E_INVAL;   /* not the process manager itself */
         else
             status = kernel_request(q->op == PM_KILL ? KOP_DESTROY : q->op == PM_STOP ? KOP_STOP : KOP_RESUME,

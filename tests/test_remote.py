@@ -64,11 +64,13 @@ def test_ps_kill_stop_resume_across_machines():
     assert re.search(r"^%s +hello +\w+ +2 " % re.escape(pid), ps, re.M), ps
     for k in range(3):
         assert re.search(r"^%d\.0\.0 +kernel +kernel +%d " % (k, k), ps, re.M), ps
-    n.command("stop %s" % pid)
-    assert re.search(r"^%s +hello +stopped " % re.escape(pid), n.command("ps"), re.M)
-    n.command("resume %s" % pid)
-    assert not re.search(r"^%s +hello +stopped " % re.escape(pid), n.command("ps"), re.M)
-    n.command("kill %s" % pid)
+    assert n.command("stop %s" % pid) == ""
+    ps = n.command("ps")
+    assert re.search(r"^%s +hello +stopped " % re.escape(pid), ps, re.M), ps
+    assert n.command("resume %s" % pid) == ""
+    ps = n.command("ps")
+    assert re.search(r"^%s +hello +ready " % re.escape(pid), ps, re.M), ps
+    assert n.command("kill %s" % pid) == ""
     deadline = time.monotonic() + 10
     while pid in n.command("ps"):
         assert time.monotonic() < deadline, "the killed process is still listed"
