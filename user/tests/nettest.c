@@ -10,6 +10,15 @@
  *                            or the last machine when there are only two)
  *     nettest serve NAME     a server: registers under NAME with the
  *                            switchboard and answers the client's requests
+ *     nettest stress K MESSAGES MIB
+ *                            a workload for the fault tests: with a server on
+ *                            machine K, MESSAGES messages (SENDs whose order and
+ *                            bytes the server checks, and CALLs whose answers
+ *                            this checks) and MIB MiB moved there and back by
+ *                            MOVEDATA, every byte checked; prints the figures
+ *     nettest hold K         with a server on machine K, CALL it every 100 ms
+ *                            until a call fails; prints why and after how long
+ *                            (the tests kill or reboot machine K meanwhile)
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,8 +28,10 @@
 
 enum op {
     OP_ECHO = 1,     /* answer with the request's data */
-    OP_SEQUENCE,     /* (SEND) arg = the next number in order */
-    OP_COUNT,        /* answer: value = numbers received, arg = whether all were in order */
+    OP_SEQUENCE,     /* (SEND) arg = the next number in order; its data, if any, is
+                        fill(data, length, arg) */
+    OP_COUNT,        /* answer: value = numbers received, arg = whether all were in
+                        order with the right bytes */
     OP_AREA,         /* answer passes a read-write link to the server's area */
     OP_USE_LINK,     /* the passed link leads to the client's area (arg bytes):
                         SEND "over the passed link" over it, read the area,
@@ -101,11 +112,15 @@ static int serve(const char *name)
         case OP_ECHO:
             dm_send(reply, q->data, (uint32_t)n - sizeof *q, DM_NO_LINK);
             break;
-        case OP_SEQUENCE:
-            in_order &= q->arg == expected;
+        case OP_SEQUENCE: {
+            static uint8_t want[DM_MSG_MAX];
+            uint32_t len = (uint32_t)n - sizeof *q;
+            fill(want, len, q->arg);
+            in_order &= q->arg == expected && memcmp(want, q->data, len) == 0;
             expected = q->arg + 1;
             received++;
             break;
+        }
         case OP_COUNT:
             answer(reply, 0, received, in_order, DM_NO_LINK);
             break;
@@ -273,10 +288,107 @@ static void check_movedata(long server, long server_area, const char *where)
     result(moved == E_BOUNDS, name, "returned %ld", moved);
 }
 
+/* The fault tests' workload: see the top of the file. */
+static int stress(int k, int messages, int mib)
+{
+    char name[48], id[24];
+    snprintf(name, sizeof name, "nettest.%s.stress", dm_pid_string(dm_self(), id));
+    dm_pid pid;
+    long server = start_server(k, name, &pid);
+    if (server < 0) {
+        printf("nettest stress: no server on machine %d: %s\n", k, dm_error_name(server));
+        return 1;
+    }
+    uint64_t start = dm_clock_ns();
+    int sends = messages / 2, calls = (messages - sends) / 2, bad = 0;
+    long err = 0;
+    struct request *q = (struct request *)message;
+    static uint8_t back[DM_MSG_MAX];
+    for (int i = 0, sent = 0, called = 0; err >= 0 && (sent < sends || called < calls); i++) {
+        uint32_t len = (uint32_t)(i * 397) % 1500;       /* 0 .. 1499 bytes: one or two frames */
+        if (sent * calls <= called * sends && sent < sends) {
+            q->op = OP_SEQUENCE;
+            q->arg = (uint64_t)sent++;
+            fill(q->data, len, q->arg);
+            err = dm_send(server, q, sizeof *q + len, DM_NO_LINK);
+        } else {
+            q->op = OP_ECHO;
+            fill(q->data, len, (uint64_t)i);
+            struct dm_msg_info info;
+            err = dm_call(server, q, sizeof *q + len, DM_NO_LINK, back, sizeof back, &info);
+            bad += err >= 0 && (err != (long)len || memcmp(back, q->data, len) != 0);
+            called++;
+        }
+    }
+    struct answer a = { 0 };
+    long counted = err < 0 ? err : ask(server, OP_COUNT, 0, 0, DM_NO_LINK, &a);
+    result(err >= 0 && counted >= 0 && a.value == (uint64_t)sends && a.arg == 1, "stress.sends_in_order_intact",
+           "%s; the server has %lu of %d, in order and intact: %lu", dm_error_name(err < 0 ? err : counted),
+           a.value, sends, a.arg);
+    result(err >= 0 && bad == 0, "stress.calls_answered_intact", "%s; %d answers wrong", dm_error_name(err), bad);
+    uint64_t messages_ns = dm_clock_ns() - start;
+
+    long area_link = ask(server, OP_AREA, 0, 0, DM_NO_LINK, &a);
+    long moved_ok = area_link >= 0;
+    start = dm_clock_ns();
+    for (int m = 0; m < mib && moved_ok; m++) {
+        fill(mine, AREA_SIZE, 1000 + (uint64_t)m);
+        uint64_t hash = dm_fnv1a(mine, AREA_SIZE);
+        long there = dm_movedata(area_link, 0, DM_SELF, (uint64_t)mine, AREA_SIZE);
+        long asked = ask(server, OP_HASH, AREA_SIZE, 0, DM_NO_LINK, &a);
+        memset(mine, 0, AREA_SIZE);
+        long back_moved = dm_movedata(DM_SELF, (uint64_t)mine, area_link, 0, AREA_SIZE);
+        moved_ok = there == AREA_SIZE && asked >= 0 && a.value == hash && back_moved == AREA_SIZE &&
+                   dm_fnv1a(mine, AREA_SIZE) == hash;
+        if (!moved_ok)
+            printf("nettest stress: MiB %d: moved %ld there (%s), hash there %s, %ld back\n", m, there,
+                   dm_error_name(there), asked >= 0 && a.value == hash ? "right" : "wrong", back_moved);
+    }
+    result(moved_ok, "stress.movedata_intact", "see above");
+    uint64_t move_ns = dm_clock_ns() - start;
+    ask(server, OP_EXIT, 0, 0, DM_NO_LINK, &a);
+    int64_t status;
+    pm_wait(pid, &status);
+    printf("nettest stress: %d messages in %lu ms, %d MiB there and back in %lu ms\n", sends + 2 * calls,
+           (unsigned long)(messages_ns / 1000000), mib, (unsigned long)(move_ns / 1000000));
+    printf("nettest: %d passed, %d failed\n", passed, failed);
+    return failed != 0;
+}
+
+/* See the top of the file. */
+static int hold(int k)
+{
+    char name[48], id[24];
+    snprintf(name, sizeof name, "nettest.%s.hold", dm_pid_string(dm_self(), id));
+    dm_pid pid;
+    long server = start_server(k, name, &pid);
+    if (server < 0) {
+        printf("nettest hold: no server on machine %d: %s\n", k, dm_error_name(server));
+        return 1;
+    }
+    struct answer a;
+    long err = ask(server, OP_COUNT, 0, 0, DM_NO_LINK, &a);
+    printf("nettest hold: serving on %s\n", dm_pid_string(pid, id));
+    uint64_t calls = 1, asked = dm_clock_ns();
+    while (err >= 0) {
+        timer_sleep_ns(100000000);
+        asked = dm_clock_ns();
+        err = ask(server, OP_COUNT, 0, 0, DM_NO_LINK, &a);
+        calls++;
+    }
+    printf("nettest hold: call %lu failed: %s after %lu ms\n", (unsigned long)calls, dm_error_name(err),
+           (unsigned long)((dm_clock_ns() - asked) / 1000000));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "hold") == 0)
+        return hold(atoi(argv[2]));
     if (argc >= 3 && strcmp(argv[1], "serve") == 0)
         return serve(argv[2]);
+    if (argc == 5 && strcmp(argv[1], "stress") == 0)
+        return stress(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
     uint32_t nodes = ((const struct dm_info *)DM_INFO_PAGE)->nodes;
     int k = argc > 1 ? atoi(argv[1]) : 1;
     int j = argc > 2 ? atoi(argv[2]) : (nodes > 2 ? 2 : (int)nodes - 1);
