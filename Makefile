@@ -31,7 +31,7 @@ SERVERS  := pm switchboard console timer
 FS_PROCS := di bm dm ri
 PROGRAMS := shell hello ping pong fsstat sync ls cat cp mv rm mkdir
 TESTS    := ktest libctest disktest bmtest dmtest fstest filetest fswriter nettest
-BENCHES  := callbench fsbench
+BENCHES  := callbench fsbench netbench
 BOOT_ELVES := $(SERVERS:%=$(B)/servers/%.elf) $(FS_PROCS:%=$(B)/fs/%.elf)
 DISK_ELVES := $(PROGRAMS:%=$(B)/user/%.elf) $(TESTS:%=$(B)/user/tests/%.elf) $(BENCHES:%=$(B)/user/bench/%.elf)
 # The system disk's programs, without their debugging information (GDB

@@ -5,6 +5,14 @@ Each benchmark boots a node (under -icount), with a fresh disk image if it
 needs one, runs a benchmark program from the shell and passes on the lines
 `BENCH <name> <value> <unit>` it prints; its other lines follow as comments.
 Host wall-clock time for each benchmark is printed beside it, labelled.
+
+The delivery-time table (netbench) runs on a cluster of two nodes; the host
+times each of its runs by the lines `netbench: begin WHERE SIZE MESSAGES` and
+`netbench: end WHERE SIZE` as they come, and prints
+`BENCH deliver_WHERE_SIZE_wall_us`: host microseconds per message.
+
+    python3 scripts/bench.py [NAME...]   every benchmark, or those whose
+                                         program is named (callbench, fsbench, netbench)
 """
 import shutil
 import sys
@@ -14,6 +22,7 @@ import os
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import Node, disk_args, make_image
+from cluster import Cluster
 
 
 # (title, shell command, size in MiB of a fresh file-system image, or None)
@@ -21,10 +30,37 @@ BENCHMARKS = [
     ("local CALL round trip", "run callbench 20000", None),
     # 4 MiB file, its indirect blocks, /bin and the metadata: 16 MiB leaves room.
     ("sequential file-system and disk-interface throughput, 4 MiB", "run fsbench 4096", 16),
+    ("delivery time per message, local and remote (2 nodes)", "run netbench 10000 1", "cluster"),
 ]
 
 
+def run_cluster(command):
+    """Run `command` on node 0 of a 2-node cluster; time each `netbench: begin`
+    .. `end` span by the host's clock as the lines arrive; return the output
+    with the wall-clock BENCH lines added."""
+    with Cluster(2) as cluster:
+        cluster.wait_joined()
+        node = cluster.node(0)
+        node.type(command + "\n")
+        extra, begun = [], {}
+        while True:
+            m = node.expect(r"netbench: (begin|end) (\w+) (\d+)(?: (\d+))?\n|\n\$ ", 900)
+            if m.group(1) == "begin":
+                begun[(m.group(2), m.group(3))] = (time.monotonic(), int(m.group(4)))
+            elif m.group(1) == "end":
+                start, messages = begun[(m.group(2), m.group(3))]
+                us = (time.monotonic() - start) * 1e6 / messages
+                extra.append("BENCH deliver_%s_%s_wall_us %.1f us" % (m.group(2), m.group(3), us))
+            else:
+                break
+        out = node.output
+        node.halt()
+    return out + "\n" + "\n".join(extra) + "\n"
+
+
 def run(command, image_mib, workdir):
+    if image_mib == "cluster":
+        return run_cluster(command)
     extra = []
     if image_mib:
         image = os.path.join(workdir, "bench.img")
@@ -40,7 +76,10 @@ def main():
     failures = 0
     workdir = tempfile.mkdtemp(prefix="dm-bench-")
     try:
+        wanted = sys.argv[1:]
         for title, command, image_mib in BENCHMARKS:
+            if wanted and command.split()[1] not in wanted:
+                continue
             print("# %s: %s" % (title, command))
             start = time.monotonic()
             out = run(command, image_mib, workdir)

@@ -52,3 +52,23 @@ def test_fsbench_refuses_a_size_that_is_not_whole_blocks():
     with Node(extra=disk_args(image)) as n:
         assert "usage: fsbench" in n.command("run fsbench 5")
         n.halt()
+
+
+def test_netbench_prints_the_delivery_table():
+    """netbench on two nodes, with few exchanges: a figure for each size, local
+    and remote, in guest time, the local instruction count, and the lines
+    around each run that the host times (scripts/bench.py); a remote message
+    costs more than a local one."""
+    from cluster import Cluster
+    with Cluster(2) as cluster:
+        cluster.wait_joined()
+        out = cluster.node(0).command("run netbench 300 1", timeout=120)
+        assert cluster.node(0).command("run netbench 300 0").startswith("usage: netbench")
+    figures = dict(re.findall(r"^BENCH (\S+) (\d+(?:\.\d+)?) (?:us|instructions)$", out, re.M))
+    for where in ("local", "remote"):
+        for size in (1, 10, 100, 1000):
+            assert float(figures.get("deliver_%s_%d_us" % (where, size), 0)) > 0, out
+            assert re.search(r"^netbench: begin %s %d 600$" % (where, size), out, re.M), out
+            assert re.search(r"^netbench: end %s %d$" % (where, size), out, re.M), out
+    assert 100 < int(figures["deliver_local_1_instr"]) < 100000, out
+    assert float(figures["deliver_remote_1_us"]) > float(figures["deliver_local_1_us"]), out

@@ -1,0 +1,104 @@
+/*
+ * netbench — this system's delivery-time table (DPM thesis, Fig. 5.11): the
+ * time per message for 1, 10, 100 and 1000-byte messages, between two
+ * processes on one machine (local) and on two machines (remote), from
+ * ping-pong exchanges: a client CALLs an echo server, which answers with as
+ * many bytes; an exchange is two messages, so a message takes half an
+ * exchange. Prints, per message,
+ *     BENCH deliver_local_<size>_us  X us     guest (machine-clock) time
+ *     BENCH deliver_remote_<size>_us X us
+ *     BENCH deliver_local_1_instr    N instructions   (instret: client,
+ *                                    server and kernel; exact under -icount)
+ * and around each run the lines
+ *     netbench: begin local|remote SIZE MESSAGES
+ *     netbench: end local|remote SIZE
+ * from which the host (scripts/bench.py) times it by its own clock
+ * (BENCH deliver_*_wall_us).
+ *
+ * Guest time is the machine clock, which under `-icount shift=0,sleep=on`
+ * advances one nanosecond per instruction executed and with host time while
+ * the machine waits in wfi: a remote exchange includes the other machine's
+ * work and the network as the host ran them.
+ *
+ *     netbench [EXCHANGES [MACHINE]]   default 10000, the remote server on machine 1
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dmlib.h"
+
+static char request[1000], answer[1000];
+static const uint64_t sizes[] = { 1, 10, 100, 1000 };
+
+/* The echo server: answer each CALL with as many bytes as it brought; an
+ * empty SEND ends it. */
+static int serve(const char *name)
+{
+    sb_register(name, dm_createlink(0, 0, 0, 0, 0));
+    for (;;) {
+        struct dm_msg_info info;
+        long n = dm_receive(&info, request, sizeof request, DM_ANY_CHANNEL);
+        if (n < 0 || info.reply < 0)
+            return n == 0 ? 0 : 1;
+        dm_send(info.reply, answer, (uint64_t)n, DM_NO_LINK);
+    }
+}
+
+/* An echo server on `machine`, and the link to it. */
+static long start_server(int machine)
+{
+    char name[SB_NAME_MAX];
+    snprintf(name, sizeof name, "netbench-%u-%d", PID_SLOT(dm_self()), machine);
+    char *argv[] = { "netbench", "serve", name, 0 };
+    long pid = pm_run_on(machine, "netbench", 3, argv, 0);
+    return pid < 0 ? pid : sb_lookup_wait(name, 20000000000ull);
+}
+
+static void measure(long server, const char *where, uint64_t size, long exchanges)
+{
+    struct dm_msg_info info;
+    for (long i = 0; i < exchanges / 10; i++)   /* warm up: translate the code paths */
+        dm_call(server, request, size, DM_NO_LINK, answer, sizeof answer, &info);
+    printf("netbench: begin %s %llu %ld\n", where, (unsigned long long)size, 2 * exchanges);
+    uint64_t instret = dm_instret(), clock = dm_clock_ns();
+    for (long i = 0; i < exchanges; i++) {
+        if (dm_call(server, request, size, DM_NO_LINK, answer, sizeof answer, &info) != (long)size) {
+            printf("netbench: %s exchange %ld of %llu bytes failed\n", where, i, (unsigned long long)size);
+            exit(1);
+        }
+    }
+    instret = dm_instret() - instret;
+    clock = dm_clock_ns() - clock;
+    printf("netbench: end %s %llu\n", where, (unsigned long long)size);
+    uint64_t messages = 2 * (uint64_t)exchanges;
+    printf("BENCH deliver_%s_%llu_us %llu.%02llu us\n", where, (unsigned long long)size,
+           (unsigned long long)(clock / messages / 1000), (unsigned long long)(clock / messages % 1000 / 10));
+    if (size == 1 && strcmp(where, "local") == 0)
+        printf("BENCH deliver_local_1_instr %llu instructions\n", (unsigned long long)(instret / messages));
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && strcmp(argv[1], "serve") == 0)
+        return serve(argv[2]);
+    long exchanges = argc > 1 ? atol(argv[1]) : 10000;
+    int machine = argc > 2 ? atoi(argv[2]) : 1;
+    if (exchanges <= 0 || machine < 0 || (uint32_t)machine == dm_machine()) {
+        printf("usage: netbench [EXCHANGES [MACHINE]]  (MACHINE: another machine than this one)\n");
+        return 2;
+    }
+    long local = start_server((int)dm_machine());
+    long remote = start_server(machine);
+    if (local < 0 || remote < 0) {
+        printf("netbench: no %s server: %s\n", local < 0 ? "local" : "remote",
+               dm_error_name(local < 0 ? local : remote));
+        return 1;
+    }
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        measure(local, "local", sizes[i], exchanges);
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        measure(remote, "remote", sizes[i], exchanges);
+    dm_send(local, 0, 0, DM_NO_LINK);
+    dm_send(remote, 0, 0, DM_NO_LINK);
+    return 0;
+}
