@@ -42,6 +42,7 @@ SYSTEM_DISK_MB := 32
 DISK ?= $(SYSTEM_DISK)
 NODES ?= 4
 FAULTS ?=
+PLACE ?=
 
 # Nodes are started by the cluster launcher, which holds the one QEMU command
 # line (scripts/harness.py, qemu_command) that the tests use too.
@@ -140,10 +141,11 @@ $(B)/tools/transport_test: tests/transport_test.c tests/host_check.h kernel/tran
 # Boot a cluster of NODES nodes with node 0's shell on this terminal (input
 # may be piped); `halt` ends them all. Node 0's disk is the system disk, or
 # DISK=IMAGE (it must hold /bin/shell); the other consoles go to build/cluster/.
-# FAULTS="loss=10 dup=5 delay=2" puts a wirefilter on the wire into every node
+# FAULTS="loss=10 dup=5 delay=2" puts a wirefilter on the wire into every node;
+# PLACE="bm=1 dm=2 ri=1" runs those file-system processes on those machines
 # (README, The cluster).
 run: all
-	@$(CLUSTER) --nodes $(NODES) $(if $(FAULTS),--faults "$(FAULTS)")
+	@$(CLUSTER) --nodes $(NODES) $(if $(FAULTS),--faults "$(FAULTS)") $(if $(PLACE),--place "$(PLACE)")
 
 # Start one node stopped, waiting for GDB on $(B)/gdb.sock (see README, Debugging).
 gdb: all

@@ -227,6 +227,7 @@ struct proc *proc_lookup(dm_pid pid);
 extern uint64_t boot_fdt;
 void fdt_read_bootargs(void);
 int bootarg_number(const char *name, uint64_t *value);
+const char *bootargs_text(void);
 
 struct image_source;
 int boot_image_source(const char *name, struct image_source *out);

@@ -73,6 +73,12 @@ static int names(const char *word, const char *name)
 
 /* The number after `name=` in the boot arguments; 0 and no change to
  * *value if it is not there. */
+/* The boot arguments as QEMU gave them ("" if none). */
+const char *bootargs_text(void)
+{
+    return bootargs;
+}
+
 int bootarg_number(const char *name, uint64_t *value)
 {
     size_t n = strlen(name);

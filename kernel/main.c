@@ -43,10 +43,24 @@ void main(void)
         schedule();
     }
 
-    static const char pm_args[] = "pm";
+    /* The process manager's arguments: "pm", then each word of the boot
+     * arguments (it reads its settings there, e.g. place.bm=1). */
+    static char pm_args[sizeof "pm" + 256];
+    int argc = 1, len = sizeof "pm";
+    memcpy(pm_args, "pm", sizeof "pm");
+    for (const char *p = bootargs_text(); *p; p++) {
+        if (*p == ' ')
+            continue;
+        argc++;
+        while (*p && *p != ' ' && len < (int)sizeof pm_args - 1)
+            pm_args[len++] = *p++;
+        pm_args[len++] = 0;
+        if (!*p)
+            break;
+    }
     struct image_source pm_image;
     int err = boot_image_source("pm", &pm_image);
-    struct proc *pm = err ? 0 : proc_create("pm", &pm_image, pm_args, sizeof pm_args, 1, 0, &err);
+    struct proc *pm = err ? 0 : proc_create("pm", &pm_image, pm_args, (uint64_t)len, argc, 0, &err);
     if (!pm)
         panic("cannot create the process manager: error %d", err);
     give_kernel_link(pm, BOOT_SLOT_PROCESS_CONTROL, KLINK_PROCESS_CONTROL);

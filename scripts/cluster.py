@@ -102,6 +102,20 @@ def parse_faults(spec):
     return faults
 
 
+def parse_place(spec):
+    """The placement of the file system's processes, "bm=1 dm=2 ri=1" (NAME=MACHINE
+    items separated by spaces or commas), as [(name, machine)]: node 0's boot
+    arguments place.NAME=MACHINE, which the process manager reads (servers/pm.c).
+    The disk interface (di) stays on machine 0, with the disk."""
+    placed = []
+    for item in spec.replace(",", " ").split():
+        name, equals, machine = item.partition("=")
+        if name not in ("bm", "dm", "ri") or not equals or not machine.isdigit():
+            raise ClusterError("place: %r is not NAME=MACHINE with NAME one of bm, dm, ri" % item)
+        placed.append((name, int(machine)))
+    return placed
+
+
 def describe_faults(faults):
     """A dict of faults as a FAULTS specification: "loss=10 dup=5"."""
     return " ".join("%s=%g" % (key, value) for key, value in faults.items()) or "none"
@@ -187,13 +201,14 @@ class Cluster:
     wirefilter that applies the faults to the frames going into the node."""
 
     def __init__(self, nodes=DEFAULT_NODES, disk=None, logs=None, console=False, extra_per_node=None,
-                 kernel=KERNEL, boot_timeout=60, wait_prompt=True, faults=None):
+                 kernel=KERNEL, boot_timeout=60, wait_prompt=True, faults=None, place=None):
         if not 1 <= nodes <= MAX_NODES:
             raise ClusterError("the node count must be between 1 and %d, not %d" % (MAX_NODES, nodes))
         self.count = nodes
         self.console = console
         self.kernel = kernel
         self.faults = parse_faults(faults) if faults is not None else None
+        self.place = parse_place(place) if place else []
         self.procs = []               # the QEMU process of node k, k = 0..count-1
         self.nodes = []               # with pipes: the harness.Node of node k
         self.qemu_extra = []          # node k's QEMU arguments after qemu_command's own
@@ -318,7 +333,8 @@ class Cluster:
     def _start_node(self, k, again=False):
         """Start node k's QEMU with a fresh boot epoch (qemu_command makes one).
         again: a restart, whose console log is appended to the first boot's."""
-        command = qemu_command(self.kernel, extra=self.qemu_extra[k])
+        command = qemu_command(self.kernel, extra=self.qemu_extra[k],
+                               bootargs=" ".join("place.%s=%d" % p for p in self.place) if k == 0 else "")
         if not self.console:
             node = Node(command=command, wait_prompt=False, preexec_fn=detach_and_end_with_parent)
             self.nodes[k] = node
@@ -489,6 +505,9 @@ def parse_arguments(argv):
                              "KEY=VALUE items separated by spaces or commas, e.g. "
                              "'loss=10 dup=5 delay=2'; keys: " +
                              "; ".join("%s, %s" % (key, meaning) for key, (_, _, meaning) in FAULTS.items()))
+    parser.add_argument("--place", metavar="SPEC",
+                        help="where the file system's processes run: NAME=MACHINE items, e.g. "
+                             "'bm=1 dm=2 ri=1' (the disk interface stays on machine 0, with the disk)")
     parser.add_argument("--gdb", metavar="SOCKET",
                         help="start node 0 stopped, waiting for GDB on the unix socket SOCKET")
     return parser.parse_args(argv)
@@ -503,9 +522,10 @@ def main(argv=None):
     if not os.path.exists(args.disk):
         print("cluster: %s: no such disk image" % args.disk, file=sys.stderr)
         return 2
-    if args.faults is not None:
+    if args.faults is not None or args.place:
         try:
-            parse_faults(args.faults)
+            parse_faults(args.faults or "")
+            parse_place(args.place or "")
         except ClusterError as e:
             print("cluster: %s" % e, file=sys.stderr)
             return 2
@@ -519,7 +539,8 @@ def main(argv=None):
     status = 1
     try:
         cluster = Cluster(args.nodes, disk=args.disk, logs=args.logs, console=True,
-                          extra_per_node=lambda k: gdb if k == 0 else [], faults=args.faults)
+                          extra_per_node=lambda k: gdb if k == 0 else [], faults=args.faults,
+                          place=args.place)
         print(cluster.start_line(), file=sys.stderr, flush=True)
         node0 = cluster.wait_node0(report=report)
         status = node0 if node0 >= 0 else 128 - node0

@@ -91,14 +91,16 @@ def fresh_epoch():
     return epoch
 
 
-def qemu_command(kernel=KERNEL, memory="256M", extra=()):
-    """The QEMU command line of one node, console on stdin/stdout, plus `extra`.
+def qemu_command(kernel=KERNEL, memory="256M", extra=(), bootargs=""):
+    """The QEMU command line of one node, console on stdin/stdout, plus `extra`;
+    `bootargs` are more boot arguments after the epoch (e.g. "place.bm=1").
     The one definition: the tests, the benchmarks and the cluster launcher
     (scripts/cluster.py, so `make run` and `make gdb` too) all start nodes with it."""
     return ["qemu-system-riscv64", "-M", "virt", "-bios", "none", "-m", memory, "-smp", "1",
             "-kernel", kernel, "-display", "none", "-monitor", "none", "-serial", "stdio",
             "-no-reboot", "-global", "virtio-mmio.force-legacy=false",
-            "-icount", "shift=0,sleep=on", "-append", "epoch=%d" % fresh_epoch(), *extra]
+            "-icount", "shift=0,sleep=on", "-append", ("epoch=%d %s" % (fresh_epoch(), bootargs)).strip(),
+            *extra]
 
 
 class Node:

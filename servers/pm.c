@@ -402,12 +402,39 @@ static void handle_request(const struct dm_msg_info *info, const struct sv_reque
 }
 
 /* Receive and handle one message. */
+static void serve_message(const struct dm_msg_info *m, long n);
+
 static void serve_one(void)
 {
     struct dm_msg_info info;
     long n = dm_receive(&info, buffer, sizeof buffer, DM_ANY_CHANNEL);
-    if (n < 0)
-        return;
+    if (n >= 0)
+        serve_message(&info, n);
+}
+
+/* How long the process manager waits at start-up for a machine on which
+ * the start-up table places a server. */
+#define MACHINE_WAIT_NS 30000000000ull
+
+/* Serve what comes until machine `machine` is up (its kernel's
+ * process-control link has come); returns whether it came in time. */
+static int wait_for_machine(uint32_t machine)
+{
+    uint64_t give_up = dm_clock_ns() + MACHINE_WAIT_NS;
+    while (control[machine] < 0 && dm_clock_ns() < give_up) {
+        struct dm_msg_info info;
+        long n;
+        while (control[machine] < 0 && (n = dm_areceive(&info, buffer, sizeof buffer, DM_ANY_CHANNEL)) >= 0)
+            serve_message(&info, n);
+        if (control[machine] < 0)
+            timer_sleep_ns(50000000);
+    }
+    return control[machine] >= 0;
+}
+
+static void serve_message(const struct dm_msg_info *m, long n)
+{
+    struct dm_msg_info info = *m;
     if (info.channel == CHANNEL_NOTICE && (info.flags & DM_MSG_FROM_KERNEL) &&
         (size_t)n >= sizeof(struct dm_notice)) {
         const struct dm_notice *notice = (const struct dm_notice *)buffer;
@@ -425,24 +452,53 @@ static void serve_one(void)
 }
 
 /* How the file system starts: its four processes, bottom up, each with
- * its one argument. This table is the start-up setting for them: the buffer
- * manager's argument is its cache size in blocks. (Which machine each runs
- * on joins it when there is more than one machine: issue 4.) */
+ * its one argument, on its machine. This table is the start-up setting for
+ * them: the buffer manager's argument is its cache size in blocks. The
+ * boot argument place.NAME=K (e.g. `make run PLACE="bm=1 ri=2"`) puts
+ * process NAME on machine K; the disk interface stays with the disk, on
+ * this machine. */
 struct boot_server {
     const char *program, *argument;
     int takes_disk;                /* it gets disk 0's device link in slot 3 */
+    uint32_t machine;
 };
-static const struct boot_server file_system[] = {
-    { "di", "di", 1 },     /* disk interface, registered as "di" */
-    { "bm", "64", 0 },     /* buffer manager: 64 cache blocks */
-    { "dm", 0, 0 },        /* directory manager */
-    { "ri", 0, 0 },        /* request interpreter, registered as "fs" */
+static struct boot_server file_system[] = {
+    { "di", "di", 1, 0 },  /* disk interface, registered as "di" */
+    { "bm", "64", 0, 0 },  /* buffer manager: 64 cache blocks */
+    { "dm", 0, 0, 0 },     /* directory manager */
+    { "ri", 0, 0, 0 },     /* request interpreter, registered as "fs" */
 };
+#define FILE_SYSTEM_PROCESSES (sizeof file_system / sizeof file_system[0])
+
+/* Read the place.NAME=K settings among the process manager's arguments
+ * (the kernel gives it the boot arguments' words); others are not its. */
+static void read_placement(int argc, char **argv)
+{
+    for (size_t i = 0; i < FILE_SYSTEM_PROCESSES; i++)
+        file_system[i].machine = dm_machine();
+    for (int a = 1; a < argc; a++) {
+        if (strncmp(argv[a], "place.", 6) != 0)
+            continue;
+        char *name = argv[a] + 6, *equals = strchr(name, '='), *end;
+        size_t i = 0;
+        while (equals && i < FILE_SYSTEM_PROCESSES &&
+               (strlen(file_system[i].program) != (size_t)(equals - name) ||
+                strncmp(file_system[i].program, name, (size_t)(equals - name)) != 0))
+            i++;
+        long k = equals ? strtol(equals + 1, &end, 10) : -1;
+        if (!equals || i == FILE_SYSTEM_PROCESSES || end == equals + 1 || *end || k < 0 || k >= PM_MAX_MACHINES)
+            printf("pm: %s: not place.NAME=MACHINE with NAME one of di, bm, dm, ri\n", argv[a]);
+        else if (file_system[i].takes_disk && (uint32_t)k != dm_machine())
+            printf("pm: %s: the disk interface runs where the disk is, on machine %u\n", argv[a], dm_machine());
+        else
+            file_system[i].machine = (uint32_t)k;
+    }
+}
 
 /* Start a system server and serve requests until it is ready: `*ready`
  * set (PM_SERVE), or, without `ready`, its PM_READY; or until it ends.
  * Returns whether it is ready. */
-static int start_server(const char *name, const char *argument, long device_link, long *ready)
+static int start_server(uint32_t machine, const char *name, const char *argument, long device_link, long *ready)
 {
     char args[32];
     int len = snprintf(args, sizeof args, "%s", name) + 1;
@@ -452,7 +508,11 @@ static int start_server(const char *name, const char *argument, long device_link
         argc++;
     }
     dm_pid pid;
-    long err = create_process(dm_machine(), name, DM_NO_LINK, args, (uint32_t)len, argc, 0, device_link, 3, &pid);
+    if (machine != dm_machine() && !wait_for_machine(machine)) {
+        printf("pm: machine %u is not up: %s runs on machine %u\n", machine, name, dm_machine());
+        machine = dm_machine();
+    }
+    long err = create_process(machine, name, DM_NO_LINK, args, (uint32_t)len, argc, 0, device_link, 3, &pid);
     if (err < 0) {
         printf("pm: cannot start %s: %s\n", name, dm_error_name(err));
         return 0;
@@ -481,7 +541,7 @@ static void take_own_slot(long slot, long from)
         printf("pm: standard link %ld landed in slot %ld\n", slot, copy);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     /* How many disks? Asked before any link of ours can take slot 6. */
     int disks = 0;
@@ -497,23 +557,24 @@ int main(void)
     long notice = dm_duplicatelink(notice_link);
     kernel_request(KOP_NOTIFY, 0, 0, 0, 0, notice, 0, 0, 0);
 
-    start_server("switchboard", 0, -1, &switchboard_slot);
+    start_server(dm_machine(), "switchboard", 0, -1, &switchboard_slot);
     take_own_slot(SLOT_SWITCHBOARD, switchboard_slot);
-    start_server("console", 0, BOOT_SLOT_CONSOLE, &console_slot);
+    start_server(dm_machine(), "console", 0, BOOT_SLOT_CONSOLE, &console_slot);
     take_own_slot(SLOT_CONSOLE, console_slot);
-    start_server("timer", 0, BOOT_SLOT_TIMER, 0);
+    start_server(dm_machine(), "timer", 0, BOOT_SLOT_TIMER, 0);
     /* The file system's processes on disk 0, from the bottom up, each once
      * the one below it serves; the buffer manager ends at once if the disk
      * holds no file system. */
-    for (size_t i = 0; disks > 0 && i < sizeof file_system / sizeof file_system[0]; i++) {
+    read_placement(argc, argv);
+    for (size_t i = 0; disks > 0 && i < FILE_SYSTEM_PROCESSES; i++) {
         const struct boot_server *f = &file_system[i];
-        if (!start_server(f->program, f->argument, f->takes_disk ? BOOT_SLOT_DISK0 : -1, 0))
+        if (!start_server(f->machine, f->program, f->argument, f->takes_disk ? BOOT_SLOT_DISK0 : -1, 0))
             break;
     }
     for (int i = 1; i < disks; i++) {   /* the other disks: a disk interface each */
         char name[16];
         snprintf(name, sizeof name, "di%d", i);
-        start_server("di", name, BOOT_SLOT_DISK0 + i, 0);
+        start_server(dm_machine(), "di", name, BOOT_SLOT_DISK0 + i, 0);
     }
     /* The shell, like every program that is not needed to start the file
      * system, comes from the file system. */
