@@ -198,6 +198,8 @@ void remote_tick(void);
 uint64_t remote_next_time(void);
 void remote_print_counters(void);
 void remote_halt_later(int code);
+uint32_t remote_netstat(struct dm_kpeer *out, uint32_t max);
+void remote_status(void);
 void cluster_tick(uint64_t now);
 void cluster_notify_known(void);
 uint64_t cluster_next_time(void);
@@ -242,6 +244,7 @@ void schedule(void) __attribute__((noreturn));
 void request_reschedule(void);
 void set_exit_notify_slot(int slot);
 void notify_machine_up(uint32_t machine, uint32_t epoch);
+void kernel_status(void);
 
 /* elf.c */
 /* A program image: in kernel memory (kernel != 0), or `size` bytes at

@@ -217,6 +217,8 @@ enum dm_kop {
                         process of this machine ends, and, if the link leads to a
                         process on this machine, when another machine comes up */
     KOP_HALT,        /* drain the console and power off; arg[0] = exit code */
+    KOP_NETSTAT,     /* reply data: a struct dm_kpeer for each other machine this
+                        kernel has heard of; value = count */
     /* console */
     KOP_CONS_WRITE,  /* data: bytes to print. Reply when queued; value = count */
     KOP_CONS_READ,   /* arg[0] = max bytes. Reply data: bytes typed (at least one) */
@@ -248,6 +250,20 @@ struct dm_kreply {
     uint64_t value;
     /* data follows */
 };
+
+/* What one kernel knows of another machine, and what its transport has
+ * done with it (KOP_NETSTAT; kernel/transport.h defines the counters). */
+struct dm_kpeer {
+    uint32_t machine, epoch;
+    uint32_t state;              /* DM_PEER_UP or DM_PEER_DOWN (stopped answering) */
+    uint32_t pending;            /* messages to it not yet acknowledged */
+    uint32_t messages_sent, messages_delivered, messages_failed;
+    uint32_t frames_sent, retransmissions, timeouts;
+    uint32_t duplicates_dropped, out_of_order_dropped, stale_dropped;
+    uint32_t reserved;
+};
+#define DM_PEER_UP   1
+#define DM_PEER_DOWN 2
 
 /* One process in a KOP_PS reply. */
 struct dm_kproc {

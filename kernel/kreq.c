@@ -171,6 +171,12 @@ static int64_t process_control(struct dm_kreq *q, uint32_t len, struct link *pas
         cluster_notify_known();
         return 0;
     }
+    if (q->op == KOP_NETSTAT) {
+        uint32_t max = (DM_MSG_MAX - sizeof(struct dm_kreply)) / sizeof(struct dm_kpeer);
+        *value = remote_netstat((struct dm_kpeer *)(answer + sizeof(struct dm_kreply)), max);
+        *answer_len = (uint32_t)*value * sizeof(struct dm_kpeer);
+        return 0;
+    }
     if (q->op == KOP_HALT) {
         if (!from_here) {   /* from another machine: answer it first */
             remote_halt_later((int)q->arg[0]);
@@ -381,7 +387,7 @@ int kreq_handle(struct outgoing *o)
     int64_t status;
     switch (KLINK_KIND(o->via->code)) {
     case KLINK_PROCESS_CONTROL:
-        status = (q->op >= KOP_CREATE && q->op <= KOP_HALT)
+        status = (q->op >= KOP_CREATE && q->op <= KOP_NETSTAT)
                      ? process_control(q, len, o->pass, o->reply, &value, &answer_len, &later, o->sender != 0)
                      : E_BADREQ;
         break;

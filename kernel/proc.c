@@ -169,6 +169,31 @@ void proc_exit(struct proc *p, int64_t status)
     }
 }
 
+/* Ctrl-T on the console: every process's state and what it waits for, and
+ * the transport's, printed straight to the UART (a debugging aid: it works
+ * however stuck the processes are). */
+void kernel_status(void)
+{
+    static const char *const states[] = { "free", "created", "ready", "receiving", "calling", "stopped",
+                                          "kernel", "sending", "moving" };
+    kprintf("\nmachine %u of %u, epoch %u: %lu free pages\n", this_machine, node_count, boot_epoch,
+            pages_free_count());
+    for (int i = 0; i < NPROC; i++) {
+        struct proc *p = &procs[i];
+        if (p->state == PS_FREE)
+            continue;
+        kprintf("  %u.%u.%u %s %s%s queued %u", this_machine, i, PID_GEN(p->pid), p->name,
+                p->state < sizeof states / sizeof states[0] ? states[p->state] : "?", p->suspended ? " (stopped)" : "",
+                p->queue_len);
+        if (p->state == PS_CALLING)
+            kprintf(" reply-id %lu", p->wait_reply_id);
+        if (p->remote.active)
+            kprintf(" waits on machine %u op %lu", p->remote.machine, p->remote.op);
+        kprintf("\n");
+    }
+    remote_status();
+}
+
 /* Machine `machine` is up in `epoch` (cluster.c): if the notice link leads
  * to a process on this machine (the process manager), give it a
  * process-control link to that machine's kernel. */

@@ -956,7 +956,52 @@ uint64_t remote_next_time(void)
     return t;
 }
 
-/* The transport's counters for every other machine (at halt, and `netstat`). */
+/* KOP_NETSTAT: every other machine heard of, and the transport's counters. */
+uint32_t remote_netstat(struct dm_kpeer *out, uint32_t max)
+{
+    uint32_t n = 0;
+    for (uint32_t m = 0; m < node_count && n < max; m++) {
+        const struct transport_counters *c = transport_counters(&net, m);
+        if (m == this_machine || !c || net.peers[m].epoch == 0)
+            continue;
+        out[n] = (struct dm_kpeer){
+            .machine = m, .epoch = net.peers[m].epoch,
+            .state = net.peers[m].down ? DM_PEER_DOWN : DM_PEER_UP,
+            .pending = transport_pending(&net, m),
+            .messages_sent = c->messages_sent, .messages_delivered = c->messages_delivered,
+            .messages_failed = c->messages_failed, .frames_sent = c->frames_sent,
+            .retransmissions = c->retransmissions, .timeouts = c->timeouts,
+            .duplicates_dropped = c->duplicates_dropped, .out_of_order_dropped = c->out_of_order_dropped,
+            .stale_dropped = c->stale_dropped,
+        };
+        n++;
+    }
+    return n;
+}
+
+/* For Ctrl-T (kernel_status): the outboxes, the transport's peers and timers. */
+void remote_status(void)
+{
+    uint32_t free = 0;
+    for (struct intent *i = free_intents; i; i = i->next)
+        free++;
+    kprintf("  transport: next tick %lu ns from now, next ping %s, %u of %u intents free, flushing %d\n",
+            transport_due == TRANSPORT_NO_TIMER ? 0 : transport_due - machine_clock_ns(),
+            next_ping == TRANSPORT_NO_TIMER ? "none" : "set", free, NINTENTS, flushing);
+    for (uint32_t m = 0; m < node_count; m++) {
+        if (m == this_machine || net.peers[m].epoch == 0)
+            continue;
+        uint32_t queued = 0;
+        for (struct intent *i = outbox[m].head; i; i = i->next)
+            queued++;
+        const struct transport_peer *p = &net.peers[m];
+        kprintf("  machine %u epoch %u%s: outbox %u, unacknowledged %u, next sequence %u, acked %u, "
+                "delivered %u, retries %u\n", m, p->epoch, p->down ? " (down)" : "", queued,
+                transport_pending(&net, m), p->next_sequence, p->acked, p->delivered, p->retries);
+    }
+}
+
+/* The transport's counters for every other machine (at halt). */
 void remote_print_counters(void)
 {
     for (uint32_t m = 0; m < node_count; m++) {

@@ -85,11 +85,17 @@ uint32_t uart_read_input(uint8_t *p, uint32_t max)
 }
 
 /* The UART's interrupt: take every received byte, send what is queued. */
+#define CONTROL_T 0x14
+
 void uart_interrupt(void)
 {
     int got = 0;
     while (REG(LSR) & LSR_RX_READY) {
         uint8_t c = REG(RBR);
+        if (c == CONTROL_T) {          /* the machine's state, at once (like BSD's SIGINFO) */
+            kernel_status();
+            continue;
+        }
         if (rx_tail - rx_head < RX_RING)
             rx_ring[rx_tail++ % RX_RING] = c;
         got = 1;

@@ -369,6 +369,18 @@ static void handle_request(const struct dm_msg_info *info, const struct sv_reque
         }
         break;
     }
+    case PM_NETSTAT: {
+        static uint8_t peers[DM_MSG_MAX];
+        status = q->arg[0] < 0 || q->arg[0] >= PM_MAX_MACHINES
+                     ? E_NODE
+                     : kernel_request_on((uint32_t)q->arg[0], KOP_NETSTAT, 0, 0, 0, 0, 0, DM_NO_LINK, peers,
+                                         sizeof peers, &value);
+        if (status >= 0 && reply >= 0) {
+            sv_reply(reply, 0, (int64_t)value, peers, (uint32_t)(value * sizeof(struct dm_kpeer)), DM_NO_LINK);
+            return;
+        }
+        break;
+    }
     case PM_SBRK:
         status = kernel_request(KOP_GROW, caller, q->arg[0], 0, 0, DM_NO_LINK, 0, 0, &value);
         break;

@@ -49,6 +49,8 @@ enum pm_op {
                      every new process will reach that server (boot only) */
     PM_READY,     /* a system server started at boot is serving (the process
                      manager starts the next one, and the shell last, only then) */
+    PM_NETSTAT,   /* arg0 = machine: what its kernel knows of the others; data =
+                     struct dm_kpeer[]; value = entries. E_NODE if it is not up */
     PM_PROCESS_ENDED = 100,  /* internal: a kernel's exit notice */
 };
 

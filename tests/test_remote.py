@@ -80,16 +80,19 @@ def test_ps_kill_stop_resume_across_machines():
 def test_file_system_processes_placed_on_other_machines():
     """PLACE: the buffer manager on machine 1, the directory manager on 2, the
     request interpreter on 1 (the disk interface stays with the disk, on 0);
-    the file system works from every machine, and ps shows where each runs."""
+    the file system works from every machine (filetest on one, the file
+    commands on the others), and ps shows where each runs."""
     placed = Cluster(3, place="bm=1 dm=2 ri=1")
     try:
         n = placed.node(0)
         ps = n.command("ps")
         for name, machine in (("di", 0), ("bm", 1), ("dm", 2), ("ri", 1)):
             assert re.search(r"^%d\.\d+\.\d+ +%s +\w+ +%d " % (machine, name, machine), ps, re.M), ps
-        for k in range(3):
-            out = n.command("run @%d filetest /placed%d" % (k, k), timeout=180)
-            assert re.search(r"filetest: \d+ passed, 0 failed", out), "machine %d:\n%s" % (k, out[-1500:])
+        out = n.command("run @2 filetest /placed", timeout=180)
+        assert re.search(r"filetest: \d+ passed, 0 failed", out), out[-1500:]
+        n.command("run @1 cp /bin/hello /h")
+        assert n.command("run @0 ls /") == "bin\nh\n"
+        assert n.command("run @2 rm /h") == ""
         assert n.command("ls /") == "bin\n"
         assert "pm:" not in n.output, n.output
     finally:

@@ -5,6 +5,7 @@
  *   run @K PROG ARGS    the same on machine K
  *   PROG ARGS [&]       the same, for a program that is not a command
  *   ps                  every process: id, name, state, machine, CPU, links
+ *   netstat             what each machine's transport did with each other
  *   kill PID            end a process (PID as ps shows it: machine.slot.gen)
  *   stop PID, resume PID
  *   echo WORDS          print the words
@@ -51,6 +52,31 @@ static void cmd_ps(FILE *out)
     }
     if (n < 0)
         printf("ps: %s\n", dm_error_text(n));
+}
+
+/* netstat: for each machine up, a line per other machine it knows. */
+static void cmd_netstat(FILE *out)
+{
+    static struct dm_kpeer peers[DM_MSG_MAX / sizeof(struct dm_kpeer)];
+    fprintf(out, "%-4s %-4s %-5s %8s %8s %6s %8s %7s %8s %6s %6s %5s\n", "FROM", "TO", "STATE", "SENT", "RECEIVED",
+            "FAILED", "FRAMES", "RESENT", "TIMEOUTS", "DUPS", "OOO", "STALE");
+    uint32_t nodes = ((const struct dm_info *)DM_INFO_PAGE)->nodes;
+    for (uint32_t k = 0; k < nodes; k++) {
+        struct sv_call c = { .op = PM_NETSTAT, .arg = { k }, .pass = DM_NO_LINK, .reply_data = peers,
+                             .reply_cap = sizeof peers };
+        long err = sv_call(SLOT_PM, &c);
+        if (err < 0) {
+            fprintf(out, "%-4u %s\n", k, err == E_NODE ? "(not up)" : dm_error_text(err));
+            continue;
+        }
+        for (int64_t i = 0; i < c.value; i++) {
+            struct dm_kpeer *p = &peers[i];
+            fprintf(out, "%-4u %-4u %-5s %8u %8u %6u %8u %7u %8u %6u %6u %5u\n", k, p->machine,
+                    p->state == DM_PEER_UP ? "up" : "down", p->messages_sent, p->messages_delivered,
+                    p->messages_failed, p->frames_sent, p->retransmissions, p->timeouts, p->duplicates_dropped,
+                    p->out_of_order_dropped, p->stale_dropped);
+        }
+    }
 }
 
 /* How a process ended, in words. */
@@ -122,6 +148,7 @@ static void cmd_help(FILE *out)
                  "run @K PROG ARGS   run it on machine K\n"
                  "CMD ... > FILE     standard output to FILE (>> FILE appends)\n"
                  "ps                 list processes\n"
+                 "netstat            what each machine's transport did with each other machine\n"
                  "kill PID           end a process; stop PID, resume PID suspend and continue it\n"
                  "echo WORDS         print the words\n"
                  "help               this list\n"
@@ -192,7 +219,8 @@ int main(void)
             continue;
         argv[argc] = 0;
         const char *cmd = argv[0];
-        int builtin = strcmp(cmd, "help") == 0 || strcmp(cmd, "echo") == 0 || strcmp(cmd, "ps") == 0;
+        int builtin = strcmp(cmd, "help") == 0 || strcmp(cmd, "echo") == 0 || strcmp(cmd, "ps") == 0 ||
+                      strcmp(cmd, "netstat") == 0;
         FILE *out = stdout;
         if (builtin && out_path && !(out = fopen(out_path, append ? "a" : "w"))) {
             printf("shell: %s: %s\n", out_path, strerror(errno));
@@ -212,6 +240,8 @@ int main(void)
             fprintf(out, "\n");
         } else if (strcmp(cmd, "ps") == 0)
             cmd_ps(out);
+        else if (strcmp(cmd, "netstat") == 0)
+            cmd_netstat(out);
         else if (strcmp(cmd, "kill") == 0)
             cmd_signal("kill", argc, argv, pm_kill);
         else if (strcmp(cmd, "stop") == 0)
