@@ -453,8 +453,9 @@ static void fill_send(struct rm_send *m, const struct outgoing *o)
 
 /* msg_send for a destination on another machine. A process now waits
  * (SEND_PENDING) for that machine's answer; the kernel's own messages (its
- * answers to requests, exit notices) go without waiting. */
-int remote_send(struct outgoing *o)
+ * answers to requests, exit notices) go without waiting. Kept out of line:
+ * inlined into msg_send, its register saves would cost every local message. */
+__attribute__((noinline)) int remote_send(struct outgoing *o)
 {
     int err = remote_reachable(o->via->dest);
     if (err)
