@@ -6,7 +6,9 @@ epoch and the others hear of it; with faults, every node's frames cross a
 wirefilter; `halt` on node 0, Ctrl-C, SIGTERM, a node 0 that cannot start and
 even a launcher killed outright leave no QEMU, vde_switch or wirefilter process
 of the cluster behind, nor its private directory; `make run NODES=3 FAULTS=...`
-works with piped input; 10 nodes boot on this 2-core host; node k of N says
+works with piped input; 10 nodes boot on this 2-core host, `run @k hello` reports
+machine k for every k, and a token passed around a ring of relays on all ten
+machines comes back; node k of N says
 `machine k of N` (its kernel reads both from its MAC address).
 """
 import os
@@ -389,6 +391,8 @@ def test_ten_nodes_boot_on_two_cores():
         note("10 nodes booted and joined in %.1f s on %d cores" % (elapsed, os.cpu_count()))
         for k in range(10):
             assert re.search(hello_on(k), cluster.node(0).command("run @%d hello" % k))
+        out = cluster.node(0).command("run nettest ring 10 5", timeout=60)
+        assert re.search(r"nettest ring: the token went round 10 machines 5 times and came back", out), out
         switch_dir = cluster.switch_dir
     assert elapsed < 30, "10 nodes took %.1f s to boot" % elapsed
     assert_none_left(switch_dir, timeout=0)

@@ -16,6 +16,12 @@
  *                            bytes the server checks, and CALLs whose answers
  *                            this checks) and MIB MiB moved there and back by
  *                            MOVEDATA, every byte checked; prints the figures
+ *     nettest ring N ROUNDS  a relay on each machine 1..N-1; a token leaves this
+ *                            process (machine 0), goes from relay to relay
+ *                            through every machine and comes back, ROUNDS times;
+ *                            each relay adds its machine to the token's path
+ *     nettest relay PREFIX K N   one relay (internal): registers PREFIX.K and
+ *                            passes tokens on to PREFIX.(K+1 mod N)
  *     nettest hold K         with a server on machine K, CALL it every 100 ms
  *                            until a call fails; prints why and after how long
  *                            (the tests kill or reboot machine K meanwhile)
@@ -355,6 +361,93 @@ static int stress(int k, int messages, int mib)
     return failed != 0;
 }
 
+/* The token the ring passes around. */
+struct token {
+    uint32_t round, hops;      /* round 0xffffffff: the relays end */
+    uint8_t  path[256];        /* the machine of each relay it passed */
+};
+#define TOKEN_STOP 0xffffffffu
+
+/* A relay of the ring: pass every token to the next relay, adding this machine. */
+static int relay(const char *prefix, int k, int n)
+{
+    char name[64], next_name[64];
+    snprintf(name, sizeof name, "%s.%d", prefix, k);
+    snprintf(next_name, sizeof next_name, "%s.%d", prefix, (k + 1) % n);
+    long me = dm_createlink(0, 0, 0, 0, 0);
+    if (me < 0 || sb_register(name, me) < 0)
+        return 1;
+    long next = -1;
+    for (;;) {
+        struct token t;
+        struct dm_msg_info info;
+        long got = dm_receive(&info, &t, sizeof t, DM_ANY_CHANNEL);
+        if (got != (long)sizeof t)
+            continue;
+        if (next < 0 && (next = sb_lookup_wait(next_name, 20000000000ull)) < 0) {
+            printf("nettest relay %d: no %s: %s\n", k, next_name, dm_error_name(next));
+            return 1;
+        }
+        if (t.round != TOKEN_STOP && t.hops < sizeof t.path)
+            t.path[t.hops++] = (uint8_t)dm_machine();
+        long err = dm_send(next, &t, sizeof t, DM_NO_LINK);
+        if (err < 0)
+            printf("nettest relay %d: passing the token on: %s\n", k, dm_error_name(err));
+        if (t.round == TOKEN_STOP)
+            return 0;
+    }
+}
+
+/* See the top of the file. */
+static int ring(int n, int rounds)
+{
+    char prefix[48], id[24];
+    snprintf(prefix, sizeof prefix, "ring.%s", dm_pid_string(dm_self(), id));
+    char home_name[64];
+    snprintf(home_name, sizeof home_name, "%s.0", prefix);
+    long home = dm_createlink(0, 0, 0, 0, 0);
+    if (home < 0 || sb_register(home_name, home) < 0 || n < 2 || n > 255) {
+        printf("nettest ring: cannot start (needs 2 to 255 machines)\n");
+        return 1;
+    }
+    for (int k = 1; k < n; k++) {
+        char ks[8], ns[8];
+        snprintf(ks, sizeof ks, "%d", k);
+        snprintf(ns, sizeof ns, "%d", n);
+        char *argv[] = { "nettest", "relay", prefix, ks, ns, 0 };
+        long pid = pm_run_on(k, "nettest", 5, argv, 0);
+        if (pid < 0) {
+            printf("nettest ring: no relay on machine %d: %s\n", k, dm_error_name(pid));
+            return 1;
+        }
+    }
+    char first[64];
+    snprintf(first, sizeof first, "%s.1", prefix);
+    long next = sb_lookup_wait(first, 20000000000ull);
+    int good = next >= 0;
+    uint64_t start = dm_clock_ns();
+    for (int r = 0; r < rounds && good; r++) {
+        struct token t = { .round = (uint32_t)r };
+        long err = dm_send(next, &t, sizeof t, DM_NO_LINK);
+        struct dm_msg_info info;
+        long got = err < 0 ? err : dm_receive(&info, &t, sizeof t, DM_ANY_CHANNEL);
+        good = got == (long)sizeof t && t.round == (uint32_t)r && t.hops == (uint32_t)(n - 1);
+        for (int k = 1; good && k < n; k++)
+            good = t.path[k - 1] == k;
+        if (!good)
+            printf("nettest ring: round %d came back wrong (%s, %u hops)\n", r,
+                   got < 0 ? dm_error_name(got) : "ok", got < 0 ? 0 : t.hops);
+    }
+    uint64_t ns = dm_clock_ns() - start;
+    struct token stop = { .round = TOKEN_STOP };
+    if (next >= 0)
+        dm_send(next, &stop, sizeof stop, DM_NO_LINK);
+    if (good)
+        printf("nettest ring: the token went round %d machines %d times and came back, %lu us a round\n", n,
+               rounds, (unsigned long)(ns / 1000 / (rounds ? rounds : 1)));
+    return !good;
+}
+
 /* See the top of the file. */
 static int hold(int k)
 {
@@ -383,6 +476,10 @@ static int hold(int k)
 
 int main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "ring") == 0)
+        return ring(atoi(argv[2]), atoi(argv[3]));
+    if (argc == 5 && strcmp(argv[1], "relay") == 0)
+        return relay(argv[2], atoi(argv[3]), atoi(argv[4]));
     if (argc == 3 && strcmp(argv[1], "hold") == 0)
         return hold(atoi(argv[2]));
     if (argc >= 3 && strcmp(argv[1], "serve") == 0)
