@@ -27,30 +27,17 @@
 #include <string.h>
 #include "dmlib.h"
 
-static char request[1000], answer[1000];
+static char request[1000], answer[1000];   /* what is sent, and where the echo goes */
 static const uint64_t sizes[] = { 1, 10, 100, 1000 };
 
-/* The echo server: answer each CALL with as many bytes as it brought; an
- * empty SEND ends it. */
-static int serve(const char *name)
-{
-    sb_register(name, dm_createlink(0, 0, 0, 0, 0));
-    for (;;) {
-        struct dm_msg_info info;
-        long n = dm_receive(&info, request, sizeof request, DM_ANY_CHANNEL);
-        if (n < 0 || info.reply < 0)
-            return n == 0 ? 0 : 1;
-        dm_send(info.reply, answer, (uint64_t)n, DM_NO_LINK);
-    }
-}
-
-/* An echo server on `machine`, and the link to it. */
+/* An echo server on `machine` (callbench's: it answers each CALL with as
+ * many bytes as it brought, and ends at an empty SEND), and the link to it. */
 static long start_server(int machine)
 {
-    char name[SB_NAME_MAX];
-    snprintf(name, sizeof name, "netbench-%u-%d", PID_SLOT(dm_self()), machine);
-    char *argv[] = { "netbench", "serve", name, 0 };
-    long pid = pm_run_on(machine, "netbench", 3, argv, 0);
+    char name[SB_NAME_MAX], id[24];
+    snprintf(name, sizeof name, "netbench-%s-%d", dm_pid_string(dm_self(), id), machine);
+    char *argv[] = { "callbench", "serve", name, 0 };
+    long pid = pm_run_on(machine, "callbench", 3, argv, 0);
     return pid < 0 ? pid : sb_lookup_wait(name, 20000000000ull);
 }
 
@@ -79,8 +66,6 @@ static void measure(long server, const char *where, uint64_t size, long exchange
 
 int main(int argc, char **argv)
 {
-    if (argc == 3 && strcmp(argv[1], "serve") == 0)
-        return serve(argv[2]);
     long exchanges = argc > 1 ? atol(argv[1]) : 10000;
     int machine = argc > 2 ? atoi(argv[2]) : 1;
     if (exchanges <= 0 || machine < 0 || (uint32_t)machine == dm_machine()) {

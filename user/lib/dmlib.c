@@ -1,6 +1,7 @@
 /*
  * dmlib.c — the client side of the system processes, and small helpers.
  */
+#include <stdarg.h>
 #include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,30 @@ static const char *const error_texts[DM_NERRORS] = {
     "out of memory", "link table full", "no such call or request",
     "not found", "bad request", "wrong state", "machine down or unreachable",
 };
+
+static int checks_passed, checks_failed;
+
+void dm_check(int ok, const char *name, const char *fmt, ...)
+{
+    if (ok) {
+        checks_passed++;
+        printf("ok %s\n", name);
+        return;
+    }
+    checks_failed++;
+    printf("not ok %s: ", name);
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+}
+
+int dm_check_summary(const char *program)
+{
+    printf("%s: %d passed, %d failed\n", program, checks_passed, checks_failed);
+    return checks_failed != 0;
+}
 
 uint64_t dm_fnv1a(const void *p, size_t n)
 {

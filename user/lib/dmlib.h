@@ -49,6 +49,12 @@ static inline uint64_t dm_clock_ns(void)
     return v * 100;
 }
 
+/* For the in-OS test programs: print `ok NAME`, or `not ok NAME: ` and the
+ * printf-style reason, and count it; dm_check_summary prints
+ * `PROGRAM: N passed, M failed` and gives the exit status (0 if none failed). */
+void dm_check(int ok, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int dm_check_summary(const char *program);
+
 /* The 64-bit FNV-1a hash of n bytes (tests compare data by it). */
 uint64_t dm_fnv1a(const void *p, size_t n);
 

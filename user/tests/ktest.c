@@ -12,44 +12,25 @@
  * (echo, never, killer, sleeper, hog, exit, crash, fp); they are not meant to be run
  * by hand.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "dmlib.h"
 
-static int passed, failed;
-
-static void result(int ok, const char *name, const char *fmt, ...)
-{
-    if (ok) {
-        passed++;
-        printf("ok %s\n", name);
-        return;
-    }
-    failed++;
-    printf("not ok %s: ", name);
-    va_list ap;
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-}
-
 /* A call that must fail with `want`. */
 static void expect_error(long got, long want, const char *name)
 {
     if (got == want)
         printf("provoked %s\n", dm_error_name(want));
-    result(got == want, name, "returned %ld (%s), expected %s", got, got < 0 ? dm_error_name(got) : "success",
+    dm_check(got == want, name, "returned %ld (%s), expected %s", got, got < 0 ? dm_error_name(got) : "success",
            dm_error_name(want));
 }
 
 /* A call that must succeed. */
 static void expect_ok(long got, const char *name)
 {
-    result(got >= 0, name, "failed with %s", dm_error_name(got));
+    dm_check(got >= 0, name, "failed with %s", dm_error_name(got));
 }
 
 /* ---- helper processes ---- */
@@ -215,7 +196,7 @@ static void test_createlink(void)
     expect_ok(a, "createlink.plain");
     long b = dm_createlink(4, 99, LINK_READ | LINK_WRITE, area, sizeof area);
     expect_ok(b, "createlink.with_area");
-    result(a != b, "createlink.distinct_slots", "both in slot %ld", a);
+    dm_check(a != b, "createlink.distinct_slots", "both in slot %ld", a);
     expect_error(dm_createlink(0, 0, 0x80, 0, 0), E_INVAL, "createlink.unknown_flag");
     expect_error(dm_createlink(0, 0, LINK_READ, 0, 0), E_INVAL, "createlink.rights_without_area");
     expect_error(dm_createlink(0, 0, 0, area, 16), E_INVAL, "createlink.area_without_rights");
@@ -231,7 +212,7 @@ static void test_createlink(void)
     char buf[16];
     dm_send(a, "x", 2, DM_NO_LINK);
     long n = dm_areceive(&info, buf, sizeof buf, DM_ANY_CHANNEL);
-    result(n == 2 && info.channel == 3 && info.code == 0x1234 && info.sender == dm_self() &&
+    dm_check(n == 2 && info.channel == 3 && info.code == 0x1234 && info.sender == dm_self() &&
                info.flags == 0 && info.link == DM_NO_LINK && info.reply == DM_NO_LINK,
            "createlink.message_carries_channel_and_code", "n=%ld channel=%u code=%llu", n, info.channel,
            (unsigned long long)info.code);
@@ -268,7 +249,7 @@ static void test_duplicatelink(void)
     char buf[8];
     dm_send(b, "d", 2, DM_NO_LINK);
     long n = dm_areceive(&info, buf, sizeof buf, DM_ANY_CHANNEL);
-    result(n == 2 && info.channel == 5 && info.code == 55, "duplicatelink.copy_survives_original",
+    dm_check(n == 2 && info.channel == 5 && info.code == 55, "duplicatelink.copy_survives_original",
            "n=%ld channel=%u", n, info.channel);
     dm_destroylink(b);
     expect_error(dm_duplicatelink(b), E_EMPTYSLOT, "duplicatelink.empty_slot");
@@ -295,27 +276,27 @@ static void test_send_receive(void)
         if (n != (long)sizes[i] || info.length != sizes[i] || memcmp(in, out, sizes[i]) != 0)
             all_intact = 0;
     }
-    result(all_intact, "send.sizes_0_to_4096_intact", "a message came back different");
+    dm_check(all_intact, "send.sizes_0_to_4096_intact", "a message came back different");
 
     /* RECEIVE by channel: a later message on the wanted channel first. */
     dm_send(self, "one", 4, DM_NO_LINK);
     dm_send(other, "two", 4, DM_NO_LINK);
     long n = dm_receive(&info, in, sizeof in, 2);
-    result(n == 4 && strcmp(in, "two") == 0 && info.channel == 2, "receive.selects_channel", "got %s", in);
+    dm_check(n == 4 && strcmp(in, "two") == 0 && info.channel == 2, "receive.selects_channel", "got %s", in);
     n = dm_receive(&info, in, sizeof in, DM_ANY_CHANNEL);
-    result(n == 4 && strcmp(in, "one") == 0, "receive.order_kept", "got %s", in);
+    dm_check(n == 4 && strcmp(in, "one") == 0, "receive.order_kept", "got %s", in);
 
     /* Truncation: the buffer is shorter than the message. */
     dm_send(self, "truncated!", 11, DM_NO_LINK);
     n = dm_receive(&info, in, 4, DM_ANY_CHANNEL);
-    result(n == 4 && info.length == 11 && (info.flags & DM_MSG_TRUNCATED), "receive.truncates",
+    dm_check(n == 4 && info.length == 11 && (info.flags & DM_MSG_TRUNCATED), "receive.truncates",
            "n=%ld length=%u flags=%u", n, info.length, info.flags);
 
     expect_error(dm_areceive(&info, in, sizeof in, DM_ANY_CHANNEL), E_NOMSG, "areceive.empty");
     dm_send(self, "a", 2, DM_NO_LINK);
     expect_error(dm_areceive(&info, in, sizeof in, 9), E_NOMSG, "areceive.other_channel_only");
     n = dm_areceive(&info, in, sizeof in, 1);
-    result(n == 2 && in[0] == 'a', "areceive.gets_queued", "n=%ld", n);
+    dm_check(n == 2 && in[0] == 'a', "areceive.gets_queued", "n=%ld", n);
 
     expect_error(dm_send(self, out, DM_MSG_MAX + 1, DM_NO_LINK), E_TOOBIG, "send.too_big");
     expect_error(dm_send(self, (void *)0x80000000UL, 8, DM_NO_LINK), E_FAULT, "send.kernel_pointer");
@@ -336,7 +317,7 @@ static void test_send_receive(void)
     while ((r = dm_send(self, "q", 1, DM_NO_LINK)) == 0)
         sent++;
     expect_error(r, E_QFULL, "send.queue_full");
-    result(sent == DM_QUEUE_MAX, "send.queue_holds_limit", "took %ld", sent);
+    dm_check(sent == DM_QUEUE_MAX, "send.queue_holds_limit", "took %ld", sent);
     while (dm_areceive(&info, in, sizeof in, DM_ANY_CHANNEL) >= 0)
         ;
     dm_destroylink(self);
@@ -352,10 +333,10 @@ static void test_link_passing(void)
     expect_ok(dm_send(self, "p", 2, passed), "pass.send_with_link");
     expect_error(dm_send(passed, "x", 1, DM_NO_LINK), E_EMPTYSLOT, "pass.sender_loses_link");
     long n = dm_receive(&info, in, sizeof in, DM_ANY_CHANNEL);
-    result(n == 2 && info.link >= 0, "pass.receiver_gets_link", "link=%d", info.link);
+    dm_check(n == 2 && info.link >= 0, "pass.receiver_gets_link", "link=%d", info.link);
     dm_send(info.link, "via", 4, DM_NO_LINK);
     n = dm_receive(&info, in, sizeof in, DM_ANY_CHANNEL);
-    result(n == 4 && info.channel == 6 && info.code == 66, "pass.link_keeps_destination",
+    dm_check(n == 4 && info.channel == 6 && info.code == 66, "pass.link_keeps_destination",
            "channel=%u code=%llu", info.channel, (unsigned long long)info.code);
 
     /* Passed to another process, a link still reaches the same process. */
@@ -364,7 +345,7 @@ static void test_link_passing(void)
     long mine = dm_createlink(12, 1212, 0, 0, 0);
     dm_send(echo, "x", 2, mine);
     n = dm_receive(&info, in, sizeof in, 12);
-    result(n == 27 && strcmp(in, "hello over the passed link") == 0 && info.sender == pid && info.code == 1212,
+    dm_check(n == 27 && strcmp(in, "hello over the passed link") == 0 && info.sender == pid && info.code == 1212,
            "pass.other_process_reaches_me", "n=%ld sender ok=%d", n, info.sender == pid);
     stop_echo(echo, pid);
     dm_destroylink(self);
@@ -379,22 +360,22 @@ static void test_call(void)
     static char big[1000];
     struct dm_msg_info info;
     long n = dm_call(echo, "ping", 5, DM_NO_LINK, in, sizeof in, &info);
-    result(n == 5 && strcmp(in, "ping") == 0 && info.sender == pid && info.channel == DM_REPLY_CHANNEL,
+    dm_check(n == 5 && strcmp(in, "ping") == 0 && info.sender == pid && info.channel == DM_REPLY_CHANNEL,
            "call.reply", "n=%ld %s", n, n > 0 ? in : dm_error_name(n));
     memset(big, 'z', sizeof big);
     n = dm_call(echo, big, sizeof big, DM_NO_LINK, in, sizeof in, &info);
-    result(n == 1000 && memcmp(in, big, 1000) == 0, "call.1000_bytes", "n=%ld", n);
+    dm_check(n == 1000 && memcmp(in, big, 1000) == 0, "call.1000_bytes", "n=%ld", n);
 
     /* A link passed with a CALL arrives beside the reply link. */
     long mine = dm_createlink(13, 0, 0, 0, 0);
     n = dm_call(echo, "with link", 10, mine, in, sizeof in, &info);
     long m = dm_receive(&info, in, sizeof in, 13);
-    result(n == 10 && m == 27, "call.passes_a_link", "n=%ld m=%ld", n, m);
+    dm_check(n == 10 && m == 27, "call.passes_a_link", "n=%ld m=%ld", n, m);
 
     n = dm_call(echo, "twice", 6, DM_NO_LINK, in, sizeof in, &info);
     long last = 0;
     dm_call(echo, "last", 5, DM_NO_LINK, &last, sizeof last, &info);
-    result(n == 6 && strcmp(in, "first") == 0, "call.first_answer", "got %s", in);
+    dm_check(n == 6 && strcmp(in, "first") == 0, "call.first_answer", "got %s", in);
     expect_error(last, E_USED, "call.reply_link_used_twice");
 
     expect_error(dm_call(echo, "drop", 5, DM_NO_LINK, in, sizeof in, &info), E_NOREPLY,
@@ -434,7 +415,7 @@ static void test_kill_while_blocked(void)
                  "call.server_killed_while_blocked");
     int64_t status = 0;
     pm_wait((dm_pid)p, &status);
-    result(status == DM_EXIT_KILLED, "kill.status_is_killed", "status %lld", (long long)status);
+    dm_check(status == DM_EXIT_KILLED, "kill.status_is_killed", "status %lld", (long long)status);
     pm_wait((dm_pid)killer, &status);
     expect_error(dm_send(never, "x", 1, DM_NO_LINK), E_DEAD, "kill.links_to_it_dead");
     dm_destroylink(never);
@@ -453,17 +434,17 @@ static void test_movedata(void)
     int pattern = 1;
     for (int i = 0; i < 4096; i++)
         pattern &= buf[i] == (char)('a' + i % 26);
-    result(n == 4096 && pattern, "movedata.read_other_process", "n=%ld", n);
+    dm_check(n == 4096 && pattern, "movedata.read_other_process", "n=%ld", n);
 
     memset(buf, 'Q', 100);
     n = dm_movedata(rw, 1000, DM_SELF, (uint64_t)buf, 100);
     dm_call(echo, "area", 5, DM_NO_LINK, check, sizeof check, &info);
-    result(n == 100 && check[999] == (char)('a' + 999 % 26) && check[1000] == 'Q' && check[1099] == 'Q' &&
+    dm_check(n == 100 && check[999] == (char)('a' + 999 % 26) && check[1000] == 'Q' && check[1099] == 'Q' &&
                check[1100] == (char)('a' + 1100 % 26),
            "movedata.write_other_process", "n=%ld", n);
 
     n = dm_movedata(DM_SELF, (uint64_t)buf, ro, 4000, 96);
-    result(n == 96, "movedata.read_readonly_area", "n=%ld", n);
+    dm_check(n == 96, "movedata.read_readonly_area", "n=%ld", n);
     expect_error(dm_movedata(ro, 0, DM_SELF, (uint64_t)buf, 8), E_RIGHTS, "movedata.write_readonly_area");
     expect_error(dm_movedata(rw, 4090, DM_SELF, (uint64_t)buf, 8), E_BOUNDS, "movedata.past_area_end");
     expect_error(dm_movedata(rw, (uint64_t)-8, DM_SELF, (uint64_t)buf, 16), E_BOUNDS, "movedata.offset_wraps");
@@ -479,7 +460,7 @@ static void test_movedata(void)
     long own = dm_createlink(0, 0, LINK_READ | LINK_WRITE, check, sizeof check);
     memcpy(buf, "own area", 9);
     n = dm_movedata(own, 10, DM_SELF, (uint64_t)buf, 9);
-    result(n == 9 && strcmp(check + 10, "own area") == 0, "movedata.own_area", "n=%ld", n);
+    dm_check(n == 9 && strcmp(check + 10, "own area") == 0, "movedata.own_area", "n=%ld", n);
 
     stop_echo(echo, pid);
     expect_error(dm_movedata(DM_SELF, (uint64_t)buf, rw, 0, 8), E_DEAD, "movedata.owner_dead");
@@ -495,7 +476,7 @@ static void test_stoptask_and_requests(void)
     long p = spawn("exit", "42", 0);
     expect_ok(p, "pm.run");
     expect_ok(pm_wait((dm_pid)p, &status), "pm.wait");
-    result(status == 42, "stoptask.status_reaches_waiter", "status %lld", (long long)status);
+    dm_check(status == 42, "stoptask.status_reaches_waiter", "status %lld", (long long)status);
     expect_error(pm_run("no-such-program", 0, 0), E_NOTFOUND, "pm.run_unknown_program");
     char *hello[] = { "hello", 0 };
     expect_error(pm_run_on(200, "hello", 1, hello, 0), E_NODE, "pm.run_on_a_machine_that_is_not_up");
@@ -527,14 +508,14 @@ static void test_many_processes(void)
         pids[i] = spawn("sleeper", index, 0);
         started += pids[i] >= 0;
     }
-    result(started == N, "processes.64_at_once", "only %d started", started);
+    dm_check(started == N, "processes.64_at_once", "only %d started", started);
     int right = 0;
     for (int i = 0; i < N; i++) {
         int64_t status = -1;
         if (pids[i] >= 0 && pm_wait((dm_pid)pids[i], &status) == 0 && status == i)
             right++;
     }
-    result(right == N, "processes.64_exit_statuses", "%d right", right);
+    dm_check(right == N, "processes.64_exit_statuses", "%d right", right);
 }
 
 static void test_memory(void)
@@ -542,7 +523,7 @@ static void test_memory(void)
     long p = spawn("hog", 0, 0);
     int64_t megabytes = -1;
     pm_wait((dm_pid)p, &megabytes);
-    result(megabytes >= 16 && megabytes < 32, "memory.exhaust_own_limit", "got %lld MiB", (long long)megabytes);
+    dm_check(megabytes >= 16 && megabytes < 32, "memory.exhaust_own_limit", "got %lld MiB", (long long)megabytes);
     struct sv_call c = { .op = PM_SBRK, .arg = { 1L << 40 }, .pass = DM_NO_LINK };
     expect_error(sv_call(SLOT_PM, &c), E_NOMEM, "memory.sbrk_too_much");
     /* A CALL whose reply buffer lies in memory the request itself frees:
@@ -555,12 +536,12 @@ static void test_memory(void)
     long n = grown == top ? dm_call(SLOT_PM, &shrink, sizeof shrink, DM_NO_LINK, page, 64, &info) : -99;
     expect_error(n, E_FAULT, "memory.reply_into_freed_page");
     char *q = malloc(100000);
-    result(q != 0, "memory.malloc_after_exhaustion", "malloc failed");
+    dm_check(q != 0, "memory.malloc_after_exhaustion", "malloc failed");
     free(q);
     p = spawn("exit", "0", 0);
     int64_t status = -1;
     pm_wait((dm_pid)p, &status);
-    result(status == 0, "memory.system_fine_after_hog", "status %lld", (long long)status);
+    dm_check(status == 0, "memory.system_fine_after_hog", "status %lld", (long long)status);
 }
 
 static void test_floating_point(void)
@@ -573,7 +554,7 @@ static void test_floating_point(void)
         int64_t status = -1;
         right += pids[i] >= 0 && pm_wait((dm_pid)pids[i], &status) == 0 && status == 0;
     }
-    result(right == 3, "fp.registers_kept_across_switches", "%d of 3 processes right", right);
+    dm_check(right == 3, "fp.registers_kept_across_switches", "%d of 3 processes right", right);
 }
 
 static const struct { const char *name; void (*run)(void); } groups[] = {
@@ -613,6 +594,5 @@ int main(int argc, char **argv)
         if (wanted)
             groups[g].run();
     }
-    printf("ktest: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return dm_check_summary("ktest");
 }

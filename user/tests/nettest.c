@@ -26,7 +26,6 @@
  *                            until a call fails; prints why and after how long
  *                            (the tests kill or reboot machine K meanwhile)
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,24 +63,6 @@ struct answer {
 static uint8_t area[AREA_SIZE] __attribute__((aligned(4096)));
 static uint8_t mine[AREA_SIZE] __attribute__((aligned(4096)));
 static uint8_t message[DM_MSG_MAX];
-static int passed, failed;
-
-static void result(int ok, const char *name, const char *fmt, ...)
-{
-    if (ok) {
-        passed++;
-        printf("ok %s\n", name);
-        return;
-    }
-    failed++;
-    printf("not ok %s: ", name);
-    va_list ap;
-    va_start(ap, fmt);
-    vprintf(fmt, ap);
-    va_end(ap);
-    printf("\n");
-}
-
 static void fill(uint8_t *p, uint32_t n, uint64_t seed)
 {
     uint64_t x = seed * 6364136223846793005ull + 1442695040888963407ull;
@@ -218,7 +199,7 @@ static void check_echo(long server, const char *where)
         long n = dm_call(server, q, sizeof *q + len, DM_NO_LINK, back, sizeof back, &info);
         char name[64];
         snprintf(name, sizeof name, "%s.call_%u_bytes", where, len);
-        result(n == (long)len && memcmp(back, q->data, len) == 0 && !(info.flags & DM_MSG_FROM_KERNEL), name,
+        dm_check(n == (long)len && memcmp(back, q->data, len) == 0 && !(info.flags & DM_MSG_FROM_KERNEL), name,
                "answer of %ld bytes (%s)", n, n < 0 ? dm_error_name(n) : "wrong bytes?");
     }
 }
@@ -234,7 +215,7 @@ static void check_sequence(long server, const char *where, int count)
     long got = err < 0 ? err : ask(server, OP_COUNT, 0, 0, DM_NO_LINK, &a);
     char name[64];
     snprintf(name, sizeof name, "%s.send_%d_in_order", where, count);
-    result(got >= 0 && a.value == (uint64_t)count && a.arg == 1, name, "%s; %lu received, in order: %lu",
+    dm_check(got >= 0 && a.value == (uint64_t)count && a.arg == 1, name, "%s; %lu received, in order: %lu",
            got < 0 ? dm_error_name(got) : "answered", got < 0 ? 0 : a.value, got < 0 ? 0 : a.arg);
 }
 
@@ -257,13 +238,13 @@ static void check_link_passing(long server, const char *where)
         mine[len - 1 - i] = t;
     }
     int reversed = dm_fnv1a(mine, len) == hash;
-    result(err >= 0 && a.value == hash && reversed, name, "%s; server read hash %lx (want %lx); written back %s",
+    dm_check(err >= 0 && a.value == hash && reversed, name, "%s; server read hash %lx (want %lx); written back %s",
            err < 0 ? dm_error_name(err) : "answered", err < 0 ? 0 : a.value, hash, reversed ? "right" : "wrong");
     struct dm_msg_info info;
     static char words[64];
     long n = dm_areceive(&info, words, sizeof words, 5);
     snprintf(name, sizeof name, "%s.send_over_passed_link", where);
-    result(n > 0 && strcmp(words, "over the passed link") == 0 && info.code == 1234 && info.channel == 5, name,
+    dm_check(n > 0 && strcmp(words, "over the passed link") == 0 && info.code == 1234 && info.channel == 5, name,
            "got %ld (%s), code %lu", n, n < 0 ? dm_error_name(n) : words, n < 0 ? 0 : info.code);
 }
 
@@ -278,20 +259,20 @@ static void check_movedata(long server, long server_area, const char *where)
     long err = ask(server, OP_HASH, len, 0, DM_NO_LINK, &a);
     char name[64];
     snprintf(name, sizeof name, "%s.movedata_1MiB_there", where);
-    result(moved == (long)len && err >= 0 && a.value == hash, name, "moved %ld (%s), hash there %lx want %lx",
+    dm_check(moved == (long)len && err >= 0 && a.value == hash, name, "moved %ld (%s), hash there %lx want %lx",
            moved, moved < 0 ? dm_error_name(moved) : "", err < 0 ? 0 : a.value, hash);
     memset(mine, 0, len);
     moved = dm_movedata(DM_SELF, (uint64_t)mine, server_area, 0, len);
     snprintf(name, sizeof name, "%s.movedata_1MiB_back", where);
-    result(moved == (long)len && dm_fnv1a(mine, len) == hash, name, "moved %ld (%s)", moved,
+    dm_check(moved == (long)len && dm_fnv1a(mine, len) == hash, name, "moved %ld (%s)", moved,
            moved < 0 ? dm_error_name(moved) : "bytes differ");
     moved = dm_movedata(DM_SELF, (uint64_t)mine, server_area, 1000, 777);
     snprintf(name, sizeof name, "%s.movedata_odd_offset", where);
     fill(area, len, 5);            /* what the server's area holds */
-    result(moved == 777 && memcmp(mine, area + 1000, 777) == 0, name, "moved %ld", moved);
+    dm_check(moved == 777 && memcmp(mine, area + 1000, 777) == 0, name, "moved %ld", moved);
     moved = dm_movedata(DM_SELF, (uint64_t)mine, server_area, AREA_SIZE - 10, 11);
     snprintf(name, sizeof name, "%s.movedata_bounds", where);
-    result(moved == E_BOUNDS, name, "returned %ld", moved);
+    dm_check(moved == E_BOUNDS, name, "returned %ld", moved);
 }
 
 /* The fault tests' workload: see the top of the file. */
@@ -328,10 +309,10 @@ static int stress(int k, int messages, int mib)
     }
     struct answer a = { 0 };
     long counted = err < 0 ? err : ask(server, OP_COUNT, 0, 0, DM_NO_LINK, &a);
-    result(err >= 0 && counted >= 0 && a.value == (uint64_t)sends && a.arg == 1, "stress.sends_in_order_intact",
+    dm_check(err >= 0 && counted >= 0 && a.value == (uint64_t)sends && a.arg == 1, "stress.sends_in_order_intact",
            "%s; the server has %lu of %d, in order and intact: %lu", dm_error_name(err < 0 ? err : counted),
            a.value, sends, a.arg);
-    result(err >= 0 && bad == 0, "stress.calls_answered_intact", "%s; %d answers wrong", dm_error_name(err), bad);
+    dm_check(err >= 0 && bad == 0, "stress.calls_answered_intact", "%s; %d answers wrong", dm_error_name(err), bad);
     uint64_t messages_ns = dm_clock_ns() - start;
 
     long area_link = ask(server, OP_AREA, 0, 0, DM_NO_LINK, &a);
@@ -350,15 +331,14 @@ static int stress(int k, int messages, int mib)
             printf("nettest stress: MiB %d: moved %ld there (%s), hash there %s, %ld back\n", m, there,
                    dm_error_name(there), asked >= 0 && a.value == hash ? "right" : "wrong", back_moved);
     }
-    result(moved_ok, "stress.movedata_intact", "see above");
+    dm_check(moved_ok, "stress.movedata_intact", "see above");
     uint64_t move_ns = dm_clock_ns() - start;
     ask(server, OP_EXIT, 0, 0, DM_NO_LINK, &a);
     int64_t status;
     pm_wait(pid, &status);
     printf("nettest stress: %d messages in %lu ms, %d MiB there and back in %lu ms\n", sends + 2 * calls,
            (unsigned long)(messages_ns / 1000000), mib, (unsigned long)(move_ns / 1000000));
-    printf("nettest: %d passed, %d failed\n", passed, failed);
-    return failed != 0;
+    return dm_check_summary("nettest");
 }
 
 /* The token the ring passes around. */
@@ -499,8 +479,8 @@ int main(int argc, char **argv)
     snprintf(jname, sizeof jname, "nettest.%s.j", id);
     long ks = start_server(k, kname, &kpid);
     long js = start_server(j, jname, &jpid);
-    result(ks >= 0 && PID_MACHINE(kpid) == (uint32_t)k, "start_server_k", "%s", dm_error_name(ks));
-    result(js >= 0 && PID_MACHINE(jpid) == (uint32_t)j, "start_server_j", "%s", dm_error_name(js));
+    dm_check(ks >= 0 && PID_MACHINE(kpid) == (uint32_t)k, "start_server_k", "%s", dm_error_name(ks));
+    dm_check(js >= 0 && PID_MACHINE(jpid) == (uint32_t)j, "start_server_j", "%s", dm_error_name(js));
     if (ks < 0 || js < 0)
         goto end;
 
@@ -511,7 +491,7 @@ int main(int argc, char **argv)
     struct answer a;
     long karea = ask(ks, OP_AREA, 0, 0, DM_NO_LINK, &a);
     long jarea = ask(js, OP_AREA, 0, 0, DM_NO_LINK, &a);
-    result(karea >= 0 && jarea >= 0, "area_links_passed_back", "%s %s", dm_error_name(karea), dm_error_name(jarea));
+    dm_check(karea >= 0 && jarea >= 0, "area_links_passed_back", "%s %s", dm_error_name(karea), dm_error_name(jarea));
     if (karea >= 0) {
         check_movedata(ks, karea, "k");
         /* Both areas elsewhere: from k's area to j's (k == j: within one machine). */
@@ -519,35 +499,34 @@ int main(int argc, char **argv)
         uint64_t hash = a.value;
         long moved = err < 0 ? err : dm_movedata(jarea, 0, karea, 0, AREA_SIZE);
         err = ask(js, OP_HASH, AREA_SIZE, 0, DM_NO_LINK, &a);
-        result(moved == AREA_SIZE && err >= 0 && a.value == hash, "movedata_between_two_other_machines",
+        dm_check(moved == AREA_SIZE && err >= 0 && a.value == hash, "movedata_between_two_other_machines",
                "moved %ld (%s)", moved, moved < 0 ? dm_error_name(moved) : "hash differs");
     }
 
     long err = ask(ks, OP_DROP, 0, 0, DM_NO_LINK, &a);
-    result(err == E_NOREPLY, "dropped_reply_link_gives_E_NOREPLY", "returned %ld (%s)", err, dm_error_name(err));
+    dm_check(err == E_NOREPLY, "dropped_reply_link_gives_E_NOREPLY", "returned %ld (%s)", err, dm_error_name(err));
 
     long copy = dm_duplicatelink(ks);
     err = copy < 0 ? copy : dm_destroylink(copy);
-    result(err == 0, "destroylink_of_a_remote_link", "%s", dm_error_name(err));
+    dm_check(err == 0, "destroylink_of_a_remote_link", "%s", dm_error_name(err));
 
     err = ask(ks, OP_EXIT, 0, 0, DM_NO_LINK, &a);
     int64_t status = -1;
     long w = pm_wait(kpid, &status);
-    result(err >= 0 && w >= 0 && status == 0, "server_exits", "%s, wait %s, status %ld", dm_error_name(err),
+    dm_check(err >= 0 && w >= 0 && status == 0, "server_exits", "%s, wait %s, status %ld", dm_error_name(err),
            dm_error_name(w), (long)status);
     err = ask(ks, OP_ECHO, 0, 0, DM_NO_LINK, &a);
-    result(err == E_DEAD, "call_to_dead_remote_process_gives_E_DEAD", "returned %ld (%s)", err, dm_error_name(err));
+    dm_check(err == E_DEAD, "call_to_dead_remote_process_gives_E_DEAD", "returned %ld (%s)", err, dm_error_name(err));
     struct request q = { .op = OP_SEQUENCE };
     err = dm_send(ks, &q, sizeof q, DM_NO_LINK);
-    result(err == E_DEAD, "send_to_dead_remote_process_gives_E_DEAD", "returned %ld (%s)", err, dm_error_name(err));
+    dm_check(err == E_DEAD, "send_to_dead_remote_process_gives_E_DEAD", "returned %ld (%s)", err, dm_error_name(err));
     if (karea >= 0) {
         err = dm_movedata(DM_SELF, (uint64_t)mine, karea, 0, 100);
-        result(err == E_DEAD, "movedata_from_dead_remote_process_gives_E_DEAD", "returned %ld (%s)", err,
+        dm_check(err == E_DEAD, "movedata_from_dead_remote_process_gives_E_DEAD", "returned %ld (%s)", err,
                dm_error_name(err));
     }
     ask(js, OP_EXIT, 0, 0, DM_NO_LINK, &a);
     pm_wait(jpid, &status);
 end:
-    printf("nettest: %d passed, %d failed\n", passed, failed);
-    return failed != 0;
+    return dm_check_summary("nettest");
 }
