@@ -56,7 +56,8 @@ CLUSTER = python3 scripts/cluster.py --disk $(DISK)
 all: setup
 	@$(MAKE) --no-print-directory build
 
-build: $(B)/kernel.elf $(B)/tools/dmfs $(B)/tools/netframe_test $(B)/tools/transport_test $(SYSTEM_DISK)
+build: $(B)/kernel.elf $(B)/tools/dmfs $(B)/tools/netframe_test $(B)/tools/transport_test $(B)/tools/meter_test \
+       $(SYSTEM_DISK)
 
 setup:
 	@scripts/setup.sh
@@ -129,6 +130,15 @@ $(B)/tools/netframe_test: tests/netframe_test.c tests/host_check.h kernel/netfra
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Ikernel -o $@ \
 	    tests/netframe_test.c kernel/netframe.c
+
+# DPM's record tables, description and trace-log container (meter/, plain C
+# shared by guest and host) under a host unit test with the sanitizers
+# (tests/test_meter.py).
+$(B)/tools/meter_test: tests/meter_test.c tests/host_check.h meter/meter.c meter/meter.h meter/record.h
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $<"
+	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Imeter -o $@ \
+	    tests/meter_test.c meter/meter.c
 
 # The transport engine (plain C) between simulated kernels on a faulty
 # simulated network, under the sanitizers (tests/test_transport.py).

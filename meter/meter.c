@@ -1,0 +1,344 @@
+/*
+ * meter.c — the field tables made from record.h's lists, the trace
+ * description written from them, and the trace-log container (meter.h).
+ */
+#include "meter.h"
+
+/* No library: small helpers of our own. */
+static void copy_bytes(void *to, const void *from, size_t n)
+{
+    uint8_t *t = to;
+    const uint8_t *f = from;
+    for (size_t i = 0; i < n; i++)
+        t[i] = f[i];
+}
+
+static void zero_bytes(void *to, size_t n)
+{
+    uint8_t *t = to;
+    for (size_t i = 0; i < n; i++)
+        t[i] = 0;
+}
+
+static int same_string(const char *a, const char *b)
+{
+    while (*a && *a == *b)
+        a++, b++;
+    return *a == *b;
+}
+
+/* ---- the tables ---- */
+
+#define FIELD_ENTRY(structure, type, name, base) \
+    { #name, (uint16_t)__builtin_offsetof(struct structure, name), (uint16_t)sizeof(type), base, \
+      (uint8_t)_Generic((type)0, int8_t: 1, int16_t: 1, int32_t: 1, int64_t: 1, default: 0) },
+#define HEADER_FIELD(type, name, base) FIELD_ENTRY(meter_header, type, name, base)
+
+static const struct meter_field header_fields[] = { METER_HEADER_FIELDS(HEADER_FIELD) };
+const struct meter_layout meter_header_layout = {
+    "header", 0, sizeof(struct meter_header), sizeof header_fields / sizeof header_fields[0], header_fields,
+};
+
+#define BODY_FIELDS(name, number) \
+    static const struct meter_field name##_fields[] = { METER_##name##_FIELDS(name##_FIELD) };
+#define SEND_FIELD(type, name, base) FIELD_ENTRY(meter_SEND, type, name, base)
+#define RECEIVECALL_FIELD(type, name, base) FIELD_ENTRY(meter_RECEIVECALL, type, name, base)
+#define RECEIVE_FIELD(type, name, base) FIELD_ENTRY(meter_RECEIVE, type, name, base)
+#define MESSAGEQUEUED_FIELD(type, name, base) FIELD_ENTRY(meter_MESSAGEQUEUED, type, name, base)
+#define CREATELINK_FIELD(type, name, base) FIELD_ENTRY(meter_CREATELINK, type, name, base)
+#define DESTROYLINK_FIELD(type, name, base) FIELD_ENTRY(meter_DESTROYLINK, type, name, base)
+#define MOVEDATA_FIELD(type, name, base) FIELD_ENTRY(meter_MOVEDATA, type, name, base)
+#define CREATEPROCESS_FIELD(type, name, base) FIELD_ENTRY(meter_CREATEPROCESS, type, name, base)
+#define STARTPROCESS_FIELD(type, name, base) FIELD_ENTRY(meter_STARTPROCESS, type, name, base)
+#define STOPPROCESS_FIELD(type, name, base) FIELD_ENTRY(meter_STOPPROCESS, type, name, base)
+#define DESTROYPROCESS_FIELD(type, name, base) FIELD_ENTRY(meter_DESTROYPROCESS, type, name, base)
+METER_TYPES(BODY_FIELDS)
+
+static const struct meter_layout body_layouts[METER_NTYPES] = {
+#define BODY_LAYOUT(name, number) \
+    [number] = { #name, number, sizeof(struct meter_##name), sizeof name##_fields / sizeof name##_fields[0], \
+                 name##_fields },
+    METER_TYPES(BODY_LAYOUT)
+#undef BODY_LAYOUT
+};
+
+const struct meter_layout *meter_body_layout(uint32_t type)
+{
+    return type > 0 && type < METER_NTYPES ? &body_layouts[type] : 0;
+}
+
+uint32_t meter_type_number(const char *name)
+{
+    for (uint32_t t = 1; t < METER_NTYPES; t++)
+        if (same_string(body_layouts[t].name, name))
+            return t;
+    return 0;
+}
+
+uint32_t meter_all_fields(uint32_t type)
+{
+    const struct meter_layout *body = meter_body_layout(type);
+    uint32_t n = meter_header_layout.nfields + (body ? body->nfields : 0);
+    return n >= 32 ? 0xffffffffu : (1u << n) - 1;
+}
+
+/* ---- the description ---- */
+
+struct text {
+    char *out;
+    size_t cap, len;
+    int overflow;
+};
+
+static void put_char(struct text *t, char c)
+{
+    if (t->len + 1 < t->cap)
+        t->out[t->len++] = c;
+    else
+        t->overflow = 1;
+}
+
+static void put_string(struct text *t, const char *s)
+{
+    while (*s)
+        put_char(t, *s++);
+}
+
+static void put_number(struct text *t, uint32_t n)
+{
+    char digits[10];
+    int k = 0;
+    do
+        digits[k++] = (char)('0' + n % 10);
+    while ((n /= 10) != 0);
+    while (k > 0)
+        put_char(t, digits[--k]);
+}
+
+/* One layout: "NAME N." then "field,offset,length,base" per line, then ";". */
+static void describe_layout(struct text *t, const struct meter_layout *l)
+{
+    put_string(t, l->name);
+    put_char(t, ' ');
+    put_number(t, l->type);
+    put_char(t, '.');
+    for (uint32_t i = 0; i < l->nfields; i++) {
+        const struct meter_field *f = &l->fields[i];
+        put_string(t, i == 0 ? "\t" : "\n\t");
+        put_string(t, f->name);
+        put_char(t, ',');
+        put_number(t, f->offset);
+        put_char(t, ',');
+        put_number(t, f->size);
+        put_char(t, ',');
+        put_number(t, f->base);
+    }
+    put_string(t, ";\n");
+}
+
+long meter_describe(char *out, size_t cap)
+{
+    struct text t = { out, cap, 0, 0 };
+    describe_layout(&t, &meter_header_layout);
+    for (uint32_t type = 1; type < METER_NTYPES; type++)
+        describe_layout(&t, &body_layouts[type]);
+    if (cap)
+        out[t.len] = 0;
+    return t.overflow ? -1 : (long)t.len;
+}
+
+/* ---- the trace log: writing ---- */
+
+/* The field i of a record of `type` (header fields first): its place in
+ * the whole record and its size. */
+static const struct meter_field *field_of(uint32_t type, uint32_t i, uint32_t *at)
+{
+    if (i < meter_header_layout.nfields) {
+        *at = meter_header_layout.fields[i].offset;
+        return &meter_header_layout.fields[i];
+    }
+    const struct meter_layout *body = meter_body_layout(type);
+    i -= meter_header_layout.nfields;
+    if (!body || i >= body->nfields)
+        return 0;
+    *at = (uint32_t)sizeof(struct meter_header) + body->fields[i].offset;
+    return &body->fields[i];
+}
+
+static struct tracelog_block *block_header(struct tracelog_writer *w)
+{
+    return (struct tracelog_block *)w->block;
+}
+
+static void block_start(struct tracelog_writer *w)
+{
+    zero_bytes(w->block, TRACELOG_BLOCK);
+    struct tracelog_block *b = block_header(w);
+    b->magic = TRACELOG_BLOCK_MAGIC;
+    b->sequence = w->sequence;
+    b->lost = w->lost;
+}
+
+int tracelog_begin(struct tracelog_writer *w, const char *filter, uint32_t machine, tracelog_write_fn write,
+                   void *context)
+{
+    static char description[8 * TRACELOG_BLOCK];
+    long length = meter_describe(description, sizeof description);
+    if (length < 0)
+        return -1;
+    w->write = write;
+    w->context = context;
+    w->sequence = 0;
+    w->lost = 0;
+    w->records = 0;
+    uint64_t total = sizeof(struct tracelog_header) + (uint64_t)length;
+    uint32_t header_blocks = (uint32_t)((total + TRACELOG_BLOCK - 1) / TRACELOG_BLOCK);
+    for (uint32_t b = 0; b < header_blocks; b++) {
+        zero_bytes(w->block, TRACELOG_BLOCK);
+        for (uint64_t i = 0; i < TRACELOG_BLOCK; i++) {
+            uint64_t at = (uint64_t)b * TRACELOG_BLOCK + i;   /* in the header's bytes */
+            if (at >= sizeof(struct tracelog_header) && at < total)
+                w->block[i] = (uint8_t)description[at - sizeof(struct tracelog_header)];
+        }
+        if (b == 0) {
+            struct tracelog_header *h = (struct tracelog_header *)w->block;
+            copy_bytes(h->magic, TRACELOG_MAGIC, 8);
+            h->version = TRACELOG_VERSION;
+            h->block_size = TRACELOG_BLOCK;
+            h->header_blocks = header_blocks;
+            h->description_length = (uint32_t)length;
+            h->machine = machine;
+            for (int i = 0; i < (int)sizeof h->filter - 1 && filter[i]; i++)
+                h->filter[i] = filter[i];
+        }
+        int err = write(context, b, w->block);
+        if (err)
+            return err;
+    }
+    w->next_index = header_blocks;
+    block_start(w);
+    return 0;
+}
+
+int tracelog_flush(struct tracelog_writer *w)
+{
+    block_header(w)->lost = w->lost;
+    return w->write(w->context, w->next_index, w->block);
+}
+
+void tracelog_lose(struct tracelog_writer *w, uint64_t n)
+{
+    w->lost += n;
+}
+
+int tracelog_append(struct tracelog_writer *w, const void *record, uint32_t fields)
+{
+    const struct meter_header *h = record;
+    const struct meter_layout *body = meter_body_layout(h->traceType);
+    if (!body || h->length != sizeof *h + body->size)
+        return -1;
+    fields &= meter_all_fields(h->traceType);
+    uint8_t entry[sizeof(struct tracelog_entry) + METER_RECORD_MAX];
+    uint32_t len = sizeof(struct tracelog_entry), at;
+    const struct meter_field *f;
+    for (uint32_t i = 0; (f = field_of(h->traceType, i, &at)) != 0; i++) {
+        if (fields & (1u << i)) {
+            copy_bytes(entry + len, (const uint8_t *)record + at, f->size);
+            len += f->size;
+        }
+    }
+    struct tracelog_entry e = { (uint16_t)len, (uint16_t)h->traceType, fields };
+    copy_bytes(entry, &e, sizeof e);
+    struct tracelog_block *b = block_header(w);
+    if (sizeof *b + b->used + len > TRACELOG_BLOCK) {
+        int err = tracelog_flush(w);
+        if (err)
+            return err;
+        w->next_index++;
+        w->sequence++;
+        block_start(w);
+        b = block_header(w);
+    }
+    copy_bytes(w->block + sizeof *b + b->used, entry, len);
+    b->used += len;
+    b->records++;
+    w->records++;
+    return 0;
+}
+
+/* ---- the trace log: reading ---- */
+
+int tracelog_open(struct tracelog_reader *r, const uint8_t *log, uint64_t size)
+{
+    zero_bytes(r, sizeof *r);
+    if (size < TRACELOG_BLOCK)
+        return TRACELOG_E_SHORT;
+    const struct tracelog_header *h = (const struct tracelog_header *)log;
+    for (int i = 0; i < 8; i++)
+        if (h->magic[i] != TRACELOG_MAGIC[i])
+            return TRACELOG_E_MAGIC;
+    if (h->version != TRACELOG_VERSION)
+        return TRACELOG_E_VERSION;
+    uint64_t total = sizeof *h + (uint64_t)h->description_length;
+    if (h->block_size != TRACELOG_BLOCK || h->header_blocks == 0 ||
+        h->header_blocks != (total + TRACELOG_BLOCK - 1) / TRACELOG_BLOCK ||
+        (uint64_t)h->header_blocks * TRACELOG_BLOCK > size)
+        return TRACELOG_E_HEADER;
+    r->log = log;
+    r->size = size;
+    r->header = h;
+    r->description = (const char *)log + sizeof *h;
+    r->index = h->header_blocks;
+    return 0;
+}
+
+/* The record block being read, or 0 at the end of the log. */
+static const struct tracelog_block *current_block(const struct tracelog_reader *r)
+{
+    if ((r->index + 1) * TRACELOG_BLOCK > r->size)
+        return 0;
+    const struct tracelog_block *b = (const struct tracelog_block *)(r->log + r->index * TRACELOG_BLOCK);
+    if (b->magic != TRACELOG_BLOCK_MAGIC || b->sequence != r->index - r->header->header_blocks ||
+        b->used > TRACELOG_BLOCK - sizeof *b)
+        return 0;
+    return b;
+}
+
+int tracelog_next(struct tracelog_reader *r, struct meter_record *out)
+{
+    const struct tracelog_block *b;
+    while ((b = current_block(r)) != 0 && r->offset >= b->used) {
+        r->lost = b->lost;
+        r->index++;
+        r->offset = 0;
+    }
+    if (!b)
+        return 0;
+    r->lost = b->lost;
+    const uint8_t *p = (const uint8_t *)(b + 1) + r->offset;
+    struct tracelog_entry e;
+    if (b->used - r->offset < sizeof e)
+        return TRACELOG_E_ENTRY;
+    copy_bytes(&e, p, sizeof e);
+    if (e.length < sizeof e || e.length > b->used - r->offset || !meter_body_layout(e.type) ||
+        (e.fields & ~meter_all_fields(e.type)))
+        return TRACELOG_E_ENTRY;
+    zero_bytes(out, sizeof *out);
+    uint32_t len = sizeof e, at;
+    const struct meter_field *f;
+    for (uint32_t i = 0; (f = field_of(e.type, i, &at)) != 0; i++) {
+        if (!(e.fields & (1u << i)))
+            continue;
+        if (len + f->size > e.length)
+            return TRACELOG_E_ENTRY;
+        copy_bytes((uint8_t *)out + at, p + len, f->size);
+        len += f->size;
+    }
+    if (len != e.length)
+        return TRACELOG_E_ENTRY;
+    out->fields = e.fields;
+    out->header.traceType = e.type;   /* known from the entry even when the field was dropped */
+    r->offset += e.length;
+    r->records++;
+    return 1;
+}

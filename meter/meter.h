@@ -1,0 +1,163 @@
+/*
+ * meter.h — what the filter, the host tools and the analyzer share about
+ * trace records beyond their C layouts (record.h): each type's fields as a
+ * table (name, offset, size, display base), the trace description in DPM's
+ * format made from those tables, and the trace-log container.
+ *
+ * Plain C with fixed-width types and no library calls, so that it builds
+ * for the guest (the filter) and the host alike.
+ */
+#ifndef METER_METER_H
+#define METER_METER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "record.h"
+
+/* ---- layouts ---- */
+
+struct meter_field {
+    const char *name;
+    uint16_t offset, size;      /* in the header, or from the end of the header for a body */
+    uint8_t  base;              /* the default display base: 10 or 16 */
+    uint8_t  is_signed;
+};
+
+struct meter_layout {
+    const char *name;           /* "header", "SEND", ... */
+    uint32_t type;              /* 0 for the header */
+    uint32_t size;              /* bytes */
+    uint32_t nfields;
+    const struct meter_field *fields;
+};
+
+#define METER_MAX_FIELDS 32     /* header and body fields of one record together */
+
+/* The header's layout, and the body layout of a trace type (0 if there is none). */
+extern const struct meter_layout meter_header_layout;
+const struct meter_layout *meter_body_layout(uint32_t type);
+/* The trace type called `name` ("SEND"), or 0. */
+uint32_t meter_type_number(const char *name);
+
+/* Write the trace description (DPM's Fig. 3.3 format, every layout) into
+ * out[0..cap) with a NUL; returns its length without the NUL, or -1 if it
+ * does not fit. */
+long meter_describe(char *out, size_t cap);
+
+/* ---- one record, whole or in part ---- */
+
+/* A record as read back: fields absent from the log (dropped by a rule's
+ * `#`) are zero, and bit i of `fields` is clear for them (i counts the
+ * header's fields first, then the body's). header.traceType is always
+ * set: the entry says it. */
+struct meter_record {
+    struct meter_header header;
+    union meter_any_body body;
+    uint32_t fields;
+};
+
+/* Every field of a record of `type`: the header's and its body's. */
+uint32_t meter_all_fields(uint32_t type);
+
+/* ---- the trace log ----
+ *
+ * A log is a sequence of TRACELOG_BLOCK-byte blocks, so that it can live on
+ * a block device (a filter's trace disk) as well as in a file:
+ *
+ *   blocks 0 .. H-1   the log header: struct tracelog_header, then the
+ *                     trace description text (description_length bytes)
+ *   blocks H ...      record blocks: struct tracelog_block, then `used`
+ *                     bytes of entries. Blocks are numbered 0, 1, 2, ... in
+ *                     `sequence`; the log ends at the first block that is
+ *                     not the next record block (a log is written in order,
+ *                     and a block still being filled is rewritten in place).
+ *
+ * An entry is struct tracelog_entry, then the fields of `fields` (in layout
+ * order, header first), each with its own size, packed. `lost` in a block
+ * header counts the records known lost up to the end of that block (sent
+ * while the filter could not take them, in lossy mode). All numbers are
+ * little-endian.
+ */
+#define TRACELOG_BLOCK   4096
+#define TRACELOG_VERSION 1
+#define TRACELOG_MAGIC   "DPMTRACE"
+#define TRACELOG_BLOCK_MAGIC 0x4b4c4244u   /* "DBLK" */
+
+struct tracelog_header {
+    char     magic[8];               /* TRACELOG_MAGIC, not NUL-ended */
+    uint32_t version;                /* TRACELOG_VERSION */
+    uint32_t block_size;             /* TRACELOG_BLOCK */
+    uint32_t header_blocks;          /* H */
+    uint32_t description_length;
+    uint32_t machine;                /* where the filter ran */
+    uint32_t reserved;
+    char     filter[32];             /* its name, NUL-padded */
+};
+
+struct tracelog_block {
+    uint32_t magic;                  /* TRACELOG_BLOCK_MAGIC */
+    uint32_t sequence;
+    uint32_t used;                   /* bytes of entries after this header */
+    uint32_t records;
+    uint64_t lost;
+};
+
+struct tracelog_entry {
+    uint16_t length;                 /* the entry's bytes, this header included */
+    uint16_t type;
+    uint32_t fields;
+};
+
+/* Where a writer puts blocks: write block `index` (0-based in the log). */
+typedef int (*tracelog_write_fn)(void *context, uint64_t index, const uint8_t *block);
+
+struct tracelog_writer {
+    tracelog_write_fn write;
+    void *context;
+    uint64_t next_index;             /* the block being filled */
+    uint32_t sequence;
+    uint64_t lost;
+    uint64_t records;                /* in the whole log */
+    uint8_t  block[TRACELOG_BLOCK];
+};
+
+/* Start a log: write its header blocks (with the description). Returns 0,
+ * or what `write` returned if it failed, or -1 if the description does not fit. */
+int tracelog_begin(struct tracelog_writer *w, const char *filter, uint32_t machine, tracelog_write_fn write,
+                   void *context);
+/* Add a record of which only `fields` are kept (meter_all_fields for all).
+ * The block is written when full (and the next started). Returns 0 or a
+ * write error, or -1 for a record that makes no sense (unknown type, a
+ * length that is not its type's). */
+int tracelog_append(struct tracelog_writer *w, const void *record, uint32_t fields);
+/* Count `n` more records lost. */
+void tracelog_lose(struct tracelog_writer *w, uint64_t n);
+/* Write the block being filled as it is now (it is written again as it fills). */
+int tracelog_flush(struct tracelog_writer *w);
+
+/* Reading a log that is all in memory. */
+struct tracelog_reader {
+    const uint8_t *log;
+    uint64_t size;
+    const struct tracelog_header *header;
+    const char *description;         /* description_length bytes, not NUL-ended */
+    uint64_t index;                  /* the block being read */
+    uint32_t offset;                 /* in it, after its header */
+    uint64_t lost;                   /* as the last block read says */
+    uint64_t records;
+};
+
+enum tracelog_error {
+    TRACELOG_E_SHORT = -1,           /* shorter than its header */
+    TRACELOG_E_MAGIC = -2,           /* not a trace log */
+    TRACELOG_E_VERSION = -3,
+    TRACELOG_E_HEADER = -4,          /* a header field out of range */
+    TRACELOG_E_ENTRY = -5,           /* a damaged entry */
+};
+
+/* Check the header; 0 or an enum tracelog_error. */
+int tracelog_open(struct tracelog_reader *r, const uint8_t *log, uint64_t size);
+/* The next record: 1, 0 at the end of the log, or an enum tracelog_error. */
+int tracelog_next(struct tracelog_reader *r, struct meter_record *out);
+
+#endif

@@ -1,0 +1,171 @@
+/*
+ * record.h — DPM's trace records: the one definition of their layouts, for
+ * the kernel (which writes them), the filter (which selects them), and the
+ * host tools and the analyzer (which read them).
+ *
+ * Every record is a header (struct meter_header) followed by the body of
+ * its type. Each layout is written once, below, as a list of fields
+ *     F(C type, name, display base)
+ * from which both the C struct and the trace description are made
+ * (meter/describe.c writes the description in DPM's format, thesis Fig.
+ * 3.3, with each field's offset and size as the compiler lays them out), so
+ * the two can never disagree. Field names are those the selection rules use.
+ *
+ * All fields are little-endian, naturally aligned; a body's offsets count
+ * from the end of the header, as in DPM. Which record goes to whose stream,
+ * and when, is DESIGN.md's table ("Metering").
+ */
+#ifndef METER_RECORD_H
+#define METER_RECORD_H
+
+#include <stdint.h>
+
+/* The trace types (traceType). 0 is the header's own number in the description. */
+#define METER_TYPES(T) \
+    T(SEND,           1) \
+    T(RECEIVECALL,    2) \
+    T(RECEIVE,        3) \
+    T(MESSAGEQUEUED,  4) \
+    T(CREATELINK,     5) \
+    T(DESTROYLINK,    6) \
+    T(MOVEDATA,       7) \
+    T(CREATEPROCESS,  8) \
+    T(STARTPROCESS,   9) \
+    T(STOPPROCESS,   10) \
+    T(DESTROYPROCESS, 11)
+
+enum meter_type {
+#define METER_ENUM(name, number) MT_##name = number,
+    METER_TYPES(METER_ENUM)
+#undef METER_ENUM
+};
+#define METER_NTYPES 12                  /* type numbers 1..11; 0 is the header */
+#define METER_FLAG(type) (1u << (type))  /* a process's selection flags: a bit per type */
+#define METER_ALL_FLAGS  (((1u << METER_NTYPES) - 1) & ~1u)
+
+/* ---- the header of every record ---- */
+#define METER_HEADER_FIELDS(F) \
+    F(uint32_t, machine,   10)  /* the machine that wrote it */ \
+    F(uint32_t, traceType, 10)  /* enum meter_type */ \
+    F(uint64_t, time,      10)  /* the machine clock, ns */ \
+    F(uint64_t, procTime,  10)  /* the process's CPU time so far, instructions */ \
+    F(uint64_t, pc,        16)  /* where the process called, or last left user mode */ \
+    F(uint32_t, load,      10)  /* runnable processes on the machine */ \
+    F(uint32_t, length,    10)  /* the whole record's length in bytes */ \
+    F(uint64_t, pid,       16)  /* whose stream the record belongs to */ \
+    F(uint64_t, sequence,  10)  /* the process's record number: a gap is a lost record */
+
+/* ---- the bodies ---- */
+
+/* SEND: the send of SEND or of CALL's first half. */
+#define METER_SEND_FIELDS(F) \
+    F(uint64_t, toTask,    16)  /* the receiver */ \
+    F(uint64_t, messageId, 16)  /* the same in this message's MESSAGEQUEUED and RECEIVE */ \
+    F(uint64_t, code,      10)  /* the link's code */ \
+    F(uint64_t, passTask,  16)  /* where the passed link leads, or 0 */ \
+    F(uint32_t, channel,   10) \
+    F(uint32_t, size,      10)  /* bytes of data */ \
+    F(int32_t,  sendLink,  10)  /* slot sent over */ \
+    F(int32_t,  passLink,  10)  /* slot passed, or -1 */ \
+    F(uint32_t, call,      10)  /* 1: the send half of a CALL (a reply link goes too) */ \
+    F(uint32_t, reserved,  10)
+
+/* MESSAGEQUEUED: the message entered the receiver's queue (the receiver was not waiting for it). */
+#define METER_MESSAGEQUEUED_FIELDS(F) \
+    F(uint64_t, fromTask,  16) \
+    F(uint64_t, messageId, 16) \
+    F(uint64_t, code,      10) \
+    F(uint32_t, channel,   10) \
+    F(uint32_t, size,      10) \
+    F(uint32_t, queueLength, 10)  /* messages queued, this one included */ \
+    F(uint32_t, reserved,  10)
+
+/* RECEIVECALL: entry to RECEIVE, ARECEIVE or CALL's receive half. */
+#define METER_RECEIVECALL_FIELDS(F) \
+    F(uint32_t, channel,   10)  /* the channel asked for (0xffffffff: any) */ \
+    F(uint32_t, kind,      10)  /* 0 RECEIVE, 1 ARECEIVE, 2 CALL */ \
+    F(uint32_t, empty,     10)  /* ARECEIVE found nothing */ \
+    F(uint32_t, reserved,  10)
+
+/* RECEIVE: the message is handed to the receiver. */
+#define METER_RECEIVE_FIELDS(F) \
+    F(uint64_t, fromTask,  16) \
+    F(uint64_t, messageId, 16) \
+    F(uint64_t, code,      10) \
+    F(uint32_t, channel,   10) \
+    F(uint32_t, size,      10) \
+    F(int32_t,  linkSlot,  10)  /* where a passed link went, or -1 */ \
+    F(int32_t,  replySlot, 10)  /* where a CALL's reply link went, or -1 */
+
+/* CREATELINK: the process's link table gained a link. */
+#define METER_CREATELINK_FIELDS(F) \
+    F(uint64_t, toTask,    16)  /* where the link leads */ \
+    F(uint64_t, code,      10) \
+    F(uint32_t, channel,   10) \
+    F(int32_t,  slot,      10) \
+    F(uint32_t, how,       10)  /* enum meter_link_how */ \
+    F(uint32_t, flags,     16)  /* LINK_READ, LINK_WRITE, LINK_REPLY */
+
+/* DESTROYLINK: the process's link table lost a link. */
+#define METER_DESTROYLINK_FIELDS(F) \
+    F(uint64_t, toTask,    16) \
+    F(int32_t,  slot,      10) \
+    F(uint32_t, how,       10)  /* enum meter_link_how */
+
+/* MOVEDATA: the caller copied between two data areas. */
+#define METER_MOVEDATA_FIELDS(F) \
+    F(uint64_t, toTask,    16)  /* the destination area's owner */ \
+    F(uint64_t, fromTask,  16)  /* the source area's owner */ \
+    F(uint64_t, size,      10) \
+    F(int32_t,  toLink,    10)  /* slots, or -2 (DM_SELF) */ \
+    F(int32_t,  fromLink,  10)
+
+/* CREATEPROCESS: a process was created (time-stamped at creation). */
+#define METER_CREATEPROCESS_FIELDS(F) \
+    F(uint64_t, parent,    16)  /* on whose behalf the process manager created it */ \
+    F(uint64_t, nameLow,   16)  /* the program's name, first 16 bytes, NUL-padded */ \
+    F(uint64_t, nameHigh,  16)
+
+/* STARTPROCESS, STOPPROCESS: started or resumed; suspended. */
+#define METER_STARTPROCESS_FIELDS(F) \
+    F(uint32_t, resumed,   10)  /* 0: first start, 1: resumed */ \
+    F(uint32_t, reserved,  10)
+#define METER_STOPPROCESS_FIELDS(F) \
+    F(uint64_t, by,        16)  /* who asked */
+
+/* DESTROYPROCESS: the process ended. */
+#define METER_DESTROYPROCESS_FIELDS(F) \
+    F(int64_t,  status,    10)  /* exit status (DM_EXIT_KILLED, DM_EXIT_FAULT, ...) */
+
+/* How a link came or went (CREATELINK, DESTROYLINK). */
+enum meter_link_how {
+    ML_CREATELINK = 1,   /* CREATELINK */
+    ML_DUPLICATE,        /* DUPLICATELINK */
+    ML_ARRIVED,          /* passed in a message */
+    ML_REPLY,            /* a CALL's reply link, given to the receiver */
+    ML_MOVED,            /* moved in by the process manager (KOP_MOVELINK) */
+    ML_DESTROYLINK,      /* DESTROYLINK */
+    ML_USED,             /* a reply link used up by its SEND */
+    ML_PASSED,           /* passed away in a message */
+    ML_EXIT,             /* dropped when the process ended */
+};
+
+/* ---- the C structs, made from the lists ---- */
+#define METER_STRUCT_FIELD(type, name, base) type name;
+
+struct meter_header { METER_HEADER_FIELDS(METER_STRUCT_FIELD) };
+
+#define METER_BODY_STRUCT(name, number) \
+    struct meter_##name { METER_##name##_FIELDS(METER_STRUCT_FIELD) };
+METER_TYPES(METER_BODY_STRUCT)
+#undef METER_BODY_STRUCT
+
+/* The largest record. */
+union meter_any_body {
+#define METER_UNION_MEMBER(name, number) struct meter_##name name;
+    METER_TYPES(METER_UNION_MEMBER)
+#undef METER_UNION_MEMBER
+};
+#define METER_RECORD_MAX (sizeof(struct meter_header) + sizeof(union meter_any_body))
+
+#endif
