@@ -56,7 +56,7 @@ CLUSTER = python3 scripts/cluster.py --disk $(DISK)
 all: setup
 	@$(MAKE) --no-print-directory build
 
-build: $(B)/kernel.elf $(B)/tools/dmfs $(B)/tools/netframe_test $(B)/tools/transport_test $(B)/tools/meter_test \
+build: $(B)/kernel.elf $(B)/tools/dmfs $(B)/tools/netframe_test $(B)/tools/transport_test $(B)/tools/meter_test $(B)/tools/rules_test \
        $(SYSTEM_DISK)
 
 setup:
@@ -139,6 +139,14 @@ $(B)/tools/meter_test: tests/meter_test.c tests/host_check.h meter/meter.c meter
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Imeter -o $@ \
 	    tests/meter_test.c meter/meter.c
+
+# The description parser and the rule engine (meter/rules.c), the same
+# code the filter and the analyzer use, under the sanitizers (tests/test_meter.py).
+$(B)/tools/rules_test: tests/rules_test.c tests/host_check.h meter/rules.c meter/rules.h meter/meter.c meter/meter.h meter/record.h
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $<"
+	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Imeter -o $@ \
+	    tests/rules_test.c meter/rules.c meter/meter.c
 
 # The transport engine (plain C) between simulated kernels on a faulty
 # simulated network, under the sanitizers (tests/test_transport.py).

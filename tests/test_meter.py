@@ -17,3 +17,16 @@ def test_meter_tables_description_and_trace_log():
     assert run.returncode == 0, run.stdout + run.stderr[-3000:]
     m = re.match(r"meter_test: (\d+) checks passed", run.stdout)
     assert m and int(m.group(1)) > 10000, run.stdout
+
+RULES_TEST = os.path.join(ROOT, "build", "tools", "rules_test")
+
+
+def test_description_parser_and_rule_engine():
+    """meter/rules.c, the code the filter and the analyzer share: our own
+    description parses back into the compiled tables, DPM's sample
+    description and example rules work, and mistakes are refused with line,
+    column and reason."""
+    run = subprocess.run([RULES_TEST], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr[-3000:]
+    m = re.match(r"rules_test: (\d+) checks passed", run.stdout)
+    assert m and int(m.group(1)) > 200, run.stdout
