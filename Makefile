@@ -134,11 +134,12 @@ $(B)/tools/netframe_test: tests/netframe_test.c tests/host_check.h kernel/netfra
 # DPM's record tables, description and trace-log container (meter/, plain C
 # shared by guest and host) under a host unit test with the sanitizers
 # (tests/test_meter.py).
-$(B)/tools/meter_test: tests/meter_test.c tests/host_check.h meter/meter.c meter/meter.h meter/record.h
+$(B)/tools/meter_test: tests/meter_test.c tests/host_check.h meter/meter.c meter/meter.h meter/record.h \
+                      meter/rules.c meter/rules.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Imeter -o $@ \
-	    tests/meter_test.c meter/meter.c
+	    tests/meter_test.c meter/meter.c meter/rules.c
 
 # The description parser and the rule engine (meter/rules.c), the same
 # code the filter and the analyzer use, under the sanitizers (tests/test_meter.py).

@@ -1,6 +1,7 @@
 /*
  * meter.c — the field tables made from record.h's lists, the trace
- * description written from them, and the trace-log container (meter.h).
+ * description written from them, and the trace-log container (meter.h),
+ * which reads a log by the description it carries (rules.c parses it).
  */
 #include "meter.h"
 
@@ -289,6 +290,13 @@ int tracelog_open(struct tracelog_reader *r, const uint8_t *log, uint64_t size)
     r->header = h;
     r->description = (const char *)log + sizeof *h;
     r->index = h->header_blocks;
+    if (description_parse(&r->layouts, r->description, h->description_length, &r->description_error))
+        return TRACELOG_E_DESCRIPTION;
+    static char own[8 * TRACELOG_BLOCK];
+    long n = meter_describe(own, sizeof own);
+    r->compiled = n == (long)h->description_length;
+    for (long i = 0; r->compiled && i < n; i++)
+        r->compiled = own[i] == r->description[i];
     return 0;
 }
 
@@ -304,7 +312,9 @@ static const struct tracelog_block *current_block(const struct tracelog_reader *
     return b;
 }
 
-int tracelog_next(struct tracelog_reader *r, struct meter_record *out)
+/* The next entry of the log, checked: its header and bytes, or 0 at the
+ * end, or an error in *status. */
+static const uint8_t *next_entry(struct tracelog_reader *r, struct tracelog_entry *e, int *status)
 {
     const struct tracelog_block *b;
     while ((b = current_block(r)) != 0 && r->offset >= b->used) {
@@ -312,16 +322,66 @@ int tracelog_next(struct tracelog_reader *r, struct meter_record *out)
         r->index++;
         r->offset = 0;
     }
+    *status = 0;
     if (!b)
         return 0;
     r->lost = b->lost;
     const uint8_t *p = (const uint8_t *)(b + 1) + r->offset;
+    *status = TRACELOG_E_ENTRY;
+    if (b->used - r->offset < sizeof *e)
+        return 0;
+    copy_bytes(e, p, sizeof *e);
+    if (e->length < sizeof *e || e->length > b->used - r->offset)
+        return 0;
+    *status = 1;
+    return p;
+}
+
+int tracelog_next_values(struct tracelog_reader *r, struct trace_values *out)
+{
     struct tracelog_entry e;
-    if (b->used - r->offset < sizeof e)
+    int status;
+    const uint8_t *p = next_entry(r, &e, &status);
+    if (status != 1)
+        return status;
+    const struct desc_layout *h = description_layout(&r->layouts, 0);
+    const struct desc_layout *body = e.type ? description_layout(&r->layouts, e.type) : 0;
+    uint32_t nfields = h->nfields + (body ? body->nfields : 0);
+    if (!body || nfields > METER_MAX_FIELDS || (nfields < 32 && (e.fields >> nfields)))
         return TRACELOG_E_ENTRY;
-    copy_bytes(&e, p, sizeof e);
-    if (e.length < sizeof e || e.length > b->used - r->offset || !meter_body_layout(e.type) ||
-        (e.fields & ~meter_all_fields(e.type)))
+    zero_bytes(out, sizeof *out);
+    uint32_t len = sizeof e;
+    for (uint32_t i = 0; i < nfields; i++) {
+        if (!(e.fields & (1u << i)))
+            continue;
+        const struct desc_field *f = i < h->nfields ? &h->fields[i] : &body->fields[i - h->nfields];
+        if (len + f->length > e.length)
+            return TRACELOG_E_ENTRY;
+        for (uint32_t k = f->length; k-- > 0;)
+            out->values[i] = out->values[i] << 8 | p[len + k];   /* little-endian */
+        len += f->length;
+    }
+    if (len != e.length)
+        return TRACELOG_E_ENTRY;
+    out->type = e.type;
+    out->fields = e.fields;
+    out->nfields = nfields;
+    out->body = body;
+    r->offset += e.length;
+    r->records++;
+    return 1;
+}
+
+int tracelog_next(struct tracelog_reader *r, struct meter_record *out)
+{
+    if (!r->compiled)
+        return TRACELOG_E_LAYOUT;
+    struct tracelog_entry e;
+    int status;
+    const uint8_t *p = next_entry(r, &e, &status);
+    if (status != 1)
+        return status;
+    if (!meter_body_layout(e.type) || (e.fields & ~meter_all_fields(e.type)))
         return TRACELOG_E_ENTRY;
     zero_bytes(out, sizeof *out);
     uint32_t len = sizeof e, at;

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "record.h"
+#include "rules.h"
 
 /* ---- layouts ---- */
 
@@ -135,16 +136,34 @@ void tracelog_lose(struct tracelog_writer *w, uint64_t n);
 /* Write the block being filled as it is now (it is written again as it fills). */
 int tracelog_flush(struct tracelog_writer *w);
 
-/* Reading a log that is all in memory. */
+/* Reading a log that is all in memory. A log describes itself: the
+ * reader parses the description it carries, and reads entries by it
+ * (tracelog_next_values), whatever layouts the writer had; when that
+ * description is this build's own (`compiled`), entries can also be read
+ * into struct meter_record (tracelog_next). */
 struct tracelog_reader {
     const uint8_t *log;
     uint64_t size;
     const struct tracelog_header *header;
     const char *description;         /* description_length bytes, not NUL-ended */
+    struct description layouts;      /* parsed from it */
+    struct parse_error description_error;   /* why it did not parse (TRACELOG_E_DESCRIPTION) */
+    int compiled;                    /* it is meter_describe()'s */
     uint64_t index;                  /* the block being read */
     uint32_t offset;                 /* in it, after its header */
     uint64_t lost;                   /* as the last block read says */
     uint64_t records;
+};
+
+/* A record read by the log's own description: the value of each field of
+ * the header's layout and then of the body's (in description order),
+ * zero-extended; bit i of `fields` says whether field i was kept. */
+struct trace_values {
+    uint32_t type;
+    uint32_t fields;
+    uint32_t nfields;
+    const struct desc_layout *body;  /* the body's layout in the reader's description */
+    uint64_t values[METER_MAX_FIELDS];
 };
 
 enum tracelog_error {
@@ -153,11 +172,15 @@ enum tracelog_error {
     TRACELOG_E_VERSION = -3,
     TRACELOG_E_HEADER = -4,          /* a header field out of range */
     TRACELOG_E_ENTRY = -5,           /* a damaged entry */
+    TRACELOG_E_DESCRIPTION = -6,     /* its description does not parse (see description_error) */
+    TRACELOG_E_LAYOUT = -7,          /* tracelog_next on a log of other layouts than this build's */
 };
 
 /* Check the header; 0 or an enum tracelog_error. */
 int tracelog_open(struct tracelog_reader *r, const uint8_t *log, uint64_t size);
 /* The next record: 1, 0 at the end of the log, or an enum tracelog_error. */
+int tracelog_next_values(struct tracelog_reader *r, struct trace_values *out);
+/* The same into this build's struct (TRACELOG_E_LAYOUT unless `compiled`). */
 int tracelog_next(struct tracelog_reader *r, struct meter_record *out);
 
 #endif
