@@ -100,6 +100,7 @@ struct rm_data {                /* RM_DATA, then the bytes if status is 0 */
 #define MOVE_CHUNK        32768u            /* bytes per MOVEDATA request */
 #define PING_INTERVAL_NS  500000000ull
 #define NINTENTS          1024
+#define INTENT_RESERVE    256               /* kept for answers (intent_new) */
 #define INTENT_BYTES      320               /* a message's fixed part and small data */
 #define CREATE_JOBS       4                 /* programs being fetched from other machines at once */
 #define CREATE_MAX        (4u << 20)        /* the largest program fetched from another machine */
@@ -125,6 +126,7 @@ struct intent {
 static struct transport net;
 static struct intent intents[NINTENTS];
 static struct intent *free_intents;
+static uint32_t free_intent_count;
 static struct { struct intent *head, *tail; } outbox[NETFRAME_MAX_NODES];
 static uint8_t message[NETFRAME_MAX_MESSAGE];    /* where a kernel message is built */
 static int inside_transport;                     /* in a transport call: its hooks may not call back */
@@ -133,7 +135,8 @@ static uint64_t transport_due = TRANSPORT_NO_TIMER, next_ping = TRANSPORT_NO_TIM
 static uint64_t halt_at = TRANSPORT_NO_TIMER;    /* KOP_HALT from another machine */
 static int halt_code;
 static struct {
-    uint64_t intents_lost;       /* kernel messages dropped: no free intent */
+    uint64_t intents_lost;       /* kernel messages (answers) dropped: no free intent */
+    uint64_t intents_refused;    /* new work refused (E_NOMEM): only the answers' reserve was left */
     uint64_t malformed;          /* kernel messages that made no sense */
 } counters;
 
@@ -201,6 +204,7 @@ void remote_init(void)
         intents[i].next = free_intents;
         free_intents = &intents[i];
     }
+    free_intent_count = NINTENTS;
 }
 
 /* Whether a process on another machine can be reached: 0, E_NODE (its
@@ -218,14 +222,23 @@ int remote_reachable(dm_pid dest)
 
 /* ---- the outbox ---- */
 
-static struct intent *intent_new(uint32_t machine, uint32_t type, dm_pid waiter, uint64_t op, uint32_t length)
+/* A new intent. New work (a process's SEND, CALL or MOVEDATA piece, a
+ * program's fetch, a ping) may not take the last INTENT_RESERVE free ones:
+ * they are kept for answers, so that work already accepted elsewhere is
+ * answered even when this kernel is busy (new work then fails with E_NOMEM). */
+static struct intent *intent_new(uint32_t machine, uint32_t type, dm_pid waiter, uint64_t op, uint32_t length,
+                                 int new_work)
 {
     struct intent *i = free_intents;
-    if (!i) {
-        counters.intents_lost++;
+    if (!i || (new_work && free_intent_count <= INTENT_RESERVE)) {
+        if (new_work)
+            counters.intents_refused++;
+        else
+            counters.intents_lost++;
         return 0;
     }
     free_intents = i->next;
+    free_intent_count--;
     memset(i, 0, __builtin_offsetof(struct intent, m) + length);
     i->machine = machine;
     i->length = length;
@@ -241,6 +254,7 @@ static void intent_free(struct intent *i)
         page_free(i->page);
     i->next = free_intents;
     free_intents = i;
+    free_intent_count++;
 }
 
 static void intent_queue(struct intent *i)
@@ -463,7 +477,7 @@ __attribute__((noinline)) int remote_send(struct outgoing *o)
     uint32_t machine = PID_MACHINE(o->via->dest);
     struct proc *p = o->sender;
     if (p == kernel_proc) {
-        struct intent *i = intent_new(machine, RM_SEND, 0, 0, sizeof(struct rm_send));
+        struct intent *i = intent_new(machine, RM_SEND, 0, 0, sizeof(struct rm_send), 0);
         if (!i)
             return E_NOMEM;
         fill_send((struct rm_send *)&i->m.h, o);
@@ -487,7 +501,7 @@ __attribute__((noinline)) int remote_send(struct outgoing *o)
 
     struct remote_wait *w = &p->remote;
     uint64_t op = o->reply ? o->reply->reply_id : new_reply_id();
-    struct intent *i = intent_new(machine, RM_SEND, p->pid, op, sizeof(struct rm_send));
+    struct intent *i = intent_new(machine, RM_SEND, p->pid, op, sizeof(struct rm_send), 1);
     if (!i)
         return E_NOMEM;
     fill_send((struct rm_send *)&i->m.h, o);
@@ -515,7 +529,7 @@ void remote_reply_dropped(const struct link *l)
 {
     if (remote_reachable(l->dest))
         return;
-    struct intent *i = intent_new(PID_MACHINE(l->dest), RM_NOREPLY, 0, 0, sizeof(struct rm_noreply));
+    struct intent *i = intent_new(PID_MACHINE(l->dest), RM_NOREPLY, 0, 0, sizeof(struct rm_noreply), 0);
     if (!i)
         return;
     struct rm_noreply *m = (struct rm_noreply *)&i->m.h;
@@ -530,7 +544,7 @@ static void answer_result(const struct rm_header *h, int64_t status)
 {
     if (!h->waiter)
         return;
-    struct intent *i = intent_new(PID_MACHINE(h->waiter), RM_RESULT, h->waiter, h->op, sizeof(struct rm_result));
+    struct intent *i = intent_new(PID_MACHINE(h->waiter), RM_RESULT, h->waiter, h->op, sizeof(struct rm_result), 0);
     if (!i)
         return;
     ((struct rm_result *)&i->m.h)->status = status;
@@ -552,7 +566,7 @@ static void move_next(struct proc *p)
     int src_here = PID_MACHINE(m->src) == this_machine;
     uint32_t type = src_here ? RM_WRITE : PID_MACHINE(m->dst) == this_machine ? RM_READ : RM_READ_TO;
     uint32_t machine = src_here ? PID_MACHINE(m->dst) : PID_MACHINE(m->src);
-    struct intent *i = intent_new(machine, type, p->pid, p->remote.op, sizeof(struct rm_access));
+    struct intent *i = intent_new(machine, type, p->pid, p->remote.op, sizeof(struct rm_access), 1);
     if (!i) {
         wake(p, E_NOMEM);
         return;
@@ -629,7 +643,7 @@ static void create_fetch(struct create_job *job)
 {
     job->op = new_reply_id();
     uint32_t n = job->size - job->done < MOVE_CHUNK ? (uint32_t)(job->size - job->done) : MOVE_CHUNK;
-    struct intent *i = intent_new(job->machine, RM_READ, kernel_proc->pid, job->op, sizeof(struct rm_access));
+    struct intent *i = intent_new(job->machine, RM_READ, kernel_proc->pid, job->op, sizeof(struct rm_access), 1);
     if (!i) {
         create_finished(job, E_NOMEM, 0);
         return;
@@ -751,7 +765,7 @@ static void receive_read(const struct rm_access *a)
     uint32_t to_machine = a->h.type == RM_READ ? PID_MACHINE(a->h.waiter) : PID_MACHINE(a->to);
     uint32_t type = a->h.type == RM_READ ? RM_DATA : RM_WRITE;
     uint32_t fixed = type == RM_DATA ? sizeof(struct rm_data) : sizeof(struct rm_access);
-    struct intent *i = intent_new(to_machine, type, a->h.waiter, a->h.op, fixed);
+    struct intent *i = intent_new(to_machine, type, a->h.waiter, a->h.op, fixed, 0);
     if (!i)
         return;
     if (type == RM_WRITE) {                   /* on to the third machine, which answers the waiter */
@@ -911,7 +925,7 @@ static void ping_waited_machines(void)
             waited[create_jobs[j].machine] = any = 1;
     for (uint32_t m = 0; m < node_count; m++) {
         if (waited[m] && !outbox[m].head && transport_pending(&net, m) == 0 && remote_reachable(PID_MAKE(m, net.peers[m].epoch, 0, 0)) == 0) {
-            struct intent *i = intent_new(m, RM_PING, 0, 0, sizeof(struct rm_header));
+            struct intent *i = intent_new(m, RM_PING, 0, 0, sizeof(struct rm_header), 1);
             if (i)
                 intent_queue(i);
         }
@@ -983,12 +997,9 @@ uint32_t remote_netstat(struct dm_kpeer *out, uint32_t max)
 /* For Ctrl-T (kernel_status): the outboxes, the transport's peers and timers. */
 void remote_status(void)
 {
-    uint32_t free = 0;
-    for (struct intent *i = free_intents; i; i = i->next)
-        free++;
     kprintf("  transport: next tick %lu ns from now, next ping %s, %u of %u intents free, flushing %d\n",
             transport_due == TRANSPORT_NO_TIMER ? 0 : transport_due - machine_clock_ns(),
-            next_ping == TRANSPORT_NO_TIMER ? "none" : "set", free, NINTENTS, flushing);
+            next_ping == TRANSPORT_NO_TIMER ? "none" : "set", free_intent_count, NINTENTS, flushing);
     for (uint32_t m = 0; m < node_count; m++) {
         if (m == this_machine || net.peers[m].epoch == 0)
             continue;
@@ -1015,7 +1026,7 @@ void remote_print_counters(void)
                 c->retransmissions, c->timeouts, c->duplicates_dropped, c->out_of_order_dropped,
                 c->stale_dropped);
     }
-    if (counters.intents_lost || counters.malformed)
-        kprintf("remote: %lu kernel messages lost (no intent free), %lu malformed\n", counters.intents_lost,
-                counters.malformed);
+    if (counters.intents_lost || counters.intents_refused || counters.malformed)
+        kprintf("remote: %lu answers lost (no intent free), %lu requests refused (E_NOMEM), %lu malformed\n",
+                counters.intents_lost, counters.intents_refused, counters.malformed);
 }
