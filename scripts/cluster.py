@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """cluster.py -- boot a cluster of N nodes on one virtual Ethernet switch.
 
-    python3 scripts/cluster.py [--nodes N] [--disk IMAGE] [--logs DIR] [--faults SPEC]
+    python3 scripts/cluster.py [--nodes N] [--disk IMAGE] [--logs DIR] [--faults SPEC] [--place SPEC]
 
 starts an unprivileged VDE switch (vde_switch) and N QEMU nodes plugged into
 it. Node 0's console is this terminal (or the piped input and output); the
@@ -15,8 +15,12 @@ launcher is killed outright.
 
 Node K of N has the MAC address 52:54:00:4d:NN:KK (NN = N, KK = K, two hex
 digits each): the kernel learns from it which node it is and how many there are.
-Node 0 boots from IMAGE (default build/disk.img, written to); the others boot
-from the system disk in snapshot mode (their writes are thrown away).
+Node 0 boots from IMAGE (default build/disk.img, written to) and runs the
+process manager, the file system and the shell; the other nodes run only
+their kernels, and node 0's `run @K PROG` runs programs there. They get the
+system disk in snapshot mode too (their writes are thrown away). --place
+"bm=1 dm=2" runs those file-system processes on those machines (see
+parse_place).
 
 With --faults SPEC (e.g. "loss=10 dup=5 delay=2"; see parse_faults) every node
 gets a switch of its own, joined to the central switch by a VDE wirefilter
@@ -30,11 +34,12 @@ receiver's (each receiver of a broadcast loses its copy independently).
 As a module, for tests (every console is a pipe, driven by harness.Node):
 
     with Cluster(nodes=4, faults="loss=10") as cluster:
-        cluster.node(2).command("run hello")
+        cluster.wait_joined()     # node 0's process manager knows every machine
+        cluster.node(0).command("run @2 hello")
         cluster.kill(2)
         cluster.exited()          # [(2, -9)]: nodes that ended since the last call
         cluster.restart(2)        # node 2 boots again, with a new epoch
-        cluster.node(2).command("run hello")
+        cluster.node(2).output    # the new boot's console
 """
 import argparse
 import atexit
