@@ -22,7 +22,6 @@
 /* What this node knows of another machine. */
 struct peer {
     uint8_t  known;
-    uint8_t  mac[6];
     uint32_t epoch;
 };
 
@@ -123,7 +122,6 @@ void net_receive(const uint8_t *frame, uint32_t len)
     peers_known += !p->known;
     p->known = 1;
     p->epoch = f.epoch;
-    memcpy(p->mac, f.source, 6);
     kprintf("machine %u: machine %u is up (epoch %u)\n", this_machine, f.machine, f.epoch);
     remote_peer_up(f.machine, f.epoch);
     notify_machine_up(f.machine, f.epoch);

@@ -74,7 +74,10 @@ struct move {
 };
 
 /* What a process waits for from other machines (remote.c): the kernel of
- * `machine` (and of `machine2`, 0xff if none) must answer operation `op`. */
+ * `machine` (and of `machine2`, 0xff if none) must answer operation `op`.
+ * `active` is set when such a wait begins and cleared by whatever ends it
+ * (remote.c's wake, or the CALL's answer or E_NOREPLY in msg.c), so local
+ * calls never touch it. */
 struct remote_wait {
     uint8_t  active;
     uint8_t  machine, machine2;

@@ -302,6 +302,16 @@ static void send_failed(struct proc *p, int error)
 }
 
 static void create_finished(struct create_job *job, int64_t status, uint64_t pid);
+
+/* The program fetch waiting for answer `op`, or 0. */
+static struct create_job *create_job_of(uint64_t op)
+{
+    for (int j = 0; j < CREATE_JOBS; j++)
+        if (create_jobs[j].active && create_jobs[j].op == op)
+            return &create_jobs[j];
+    return 0;
+}
+
 static void answer_result(const struct rm_header *h, int64_t status);
 
 /* The operation an intent stands for cannot be done (its machine is down,
@@ -318,9 +328,9 @@ static void intent_failed(struct intent *i, int error)
     if (!h->waiter || PID_MACHINE(h->waiter) != this_machine)
         return;
     if (PID_SLOT(h->waiter) == 0) {
-        for (int j = 0; j < CREATE_JOBS; j++)
-            if (create_jobs[j].active && create_jobs[j].op == h->op)
-                create_finished(&create_jobs[j], error, 0);
+        struct create_job *job = create_job_of(h->op);
+        if (job)
+            create_finished(job, error, 0);
         return;
     }
     struct proc *p = waiting_process(h->waiter, h->op);
@@ -861,9 +871,9 @@ static void receive(uint32_t machine, const uint8_t *message_bytes, uint32_t len
             break;
         uint32_t n = len - sizeof *d;
         if (PID_SLOT(h->waiter) == 0) {
-            for (int j = 0; j < CREATE_JOBS; j++)
-                if (create_jobs[j].active && create_jobs[j].op == h->op)
-                    create_data(&create_jobs[j], d, message_bytes + sizeof *d, n);
+            struct create_job *job = create_job_of(h->op);
+            if (job)
+                create_data(job, d, message_bytes + sizeof *d, n);
             return;
         }
         struct proc *p = waiting_process(h->waiter, h->op);
@@ -924,7 +934,8 @@ static void ping_waited_machines(void)
         if (create_jobs[j].active)
             waited[create_jobs[j].machine] = any = 1;
     for (uint32_t m = 0; m < node_count; m++) {
-        if (waited[m] && !outbox[m].head && transport_pending(&net, m) == 0 && remote_reachable(PID_MAKE(m, net.peers[m].epoch, 0, 0)) == 0) {
+        if (waited[m] && !outbox[m].head && transport_pending(&net, m) == 0 && net.peers[m].epoch &&
+            !net.peers[m].down) {
             struct intent *i = intent_new(m, RM_PING, 0, 0, sizeof(struct rm_header), 1);
             if (i)
                 intent_queue(i);
@@ -948,7 +959,7 @@ void remote_tick(void)
     if (now >= halt_at)
         kernel_halt(halt_code);
     cluster_tick(now);
-    if (now >= next_ping || next_ping == TRANSPORT_NO_TIMER)
+    if (now >= next_ping)          /* set by wait_started while something waits */
         ping_waited_machines();
     if (now >= transport_due) {
         inside_transport = 1;

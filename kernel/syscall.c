@@ -95,7 +95,6 @@ static int64_t sys_send(struct proc *p, struct trapframe *tf)
     int err = check_send(p, (int64_t)TF_A(tf, 0), TF_A(tf, 1), TF_A(tf, 2), (int64_t)TF_A(tf, 3), &o);
     if (err)
         return err;
-    p->remote.active = 0;
     if ((err = msg_send(&o)))
         return err == SEND_PENDING ? RESULT_PENDING : err;
     use_up_if_reply((struct link *)o.via);
@@ -117,7 +116,6 @@ static int64_t sys_call(struct proc *p, struct trapframe *tf)
     o.reply = &reply;
     p->wait_reply_id = reply.reply_id;
     p->state = PS_CALLING;
-    p->remote.active = 0;
     if ((err = msg_send(&o))) {
         if (err == SEND_PENDING)
             return RESULT_PENDING;   /* remote.c uses up the link when the message leaves */
@@ -129,15 +127,17 @@ static int64_t sys_call(struct proc *p, struct trapframe *tf)
 }
 
 /* One side of a MOVEDATA: a link's data area, or the caller's own memory.
- * Gives the process (on any machine) and the address in its memory. */
+ * Gives the process (on any machine), the address in its memory, and the
+ * process itself when it is on this machine (0 when it is elsewhere). */
 static int movedata_side(struct proc *p, int64_t slot, uint64_t offset, uint64_t len, int write,
-                         dm_pid *owner, uint64_t *address)
+                         dm_pid *owner, uint64_t *address, struct proc **local)
 {
     if (slot == DM_SELF) {
         if (!user_range_ok(p, offset, len, write, 0))
             return E_FAULT;
         *owner = p->pid;
         *address = offset;
+        *local = p;
         return 0;
     }
     struct link *l;
@@ -150,8 +150,14 @@ static int movedata_side(struct proc *p, int64_t slot, uint64_t offset, uint64_t
         return E_RIGHTS;
     if (offset > l->area_len || len > l->area_len - offset)
         return E_BOUNDS;
-    if (PID_MACHINE(l->dest) == this_machine ? !proc_lookup(l->dest) : (err = remote_reachable(l->dest)))
-        return err ? err : E_DEAD;
+    if (PID_MACHINE(l->dest) == this_machine) {
+        if (!(*local = proc_lookup(l->dest)))
+            return E_DEAD;
+    } else {
+        *local = 0;
+        if ((err = remote_reachable(l->dest)))
+            return err;
+    }
     *owner = l->dest;
     *address = l->area_addr + offset;
     return 0;
@@ -166,14 +172,15 @@ static int64_t sys_movedata(struct proc *p, struct trapframe *tf)
     if (len > DM_MOVE_MAX)
         return E_TOOBIG;
     struct move m = { .length = len };
-    int err = movedata_side(p, dst_slot, TF_A(tf, 1), len, 1, &m.dst, &m.dst_address);
+    struct proc *dst, *src;
+    int err = movedata_side(p, dst_slot, TF_A(tf, 1), len, 1, &m.dst, &m.dst_address, &dst);
     if (!err)
-        err = movedata_side(p, src_slot, TF_A(tf, 3), len, 0, &m.src, &m.src_address);
+        err = movedata_side(p, src_slot, TF_A(tf, 3), len, 0, &m.src, &m.src_address, &src);
     if (err)
         return err;
-    if (PID_MACHINE(m.dst) != this_machine || PID_MACHINE(m.src) != this_machine)
+    if (!dst || !src)
         return remote_movedata(p, &m);
-    err = copy_user_to_user(proc_lookup(m.dst), m.dst_address, proc_lookup(m.src), m.src_address, len);
+    err = copy_user_to_user(dst, m.dst_address, src, m.src_address, len);
     return err ? err : (int64_t)len;
 }
 

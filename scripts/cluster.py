@@ -483,7 +483,8 @@ def raise_stop(signum, frame):
 def report(line):
     """Print a line of the launcher's on stderr; on a terminal, which QEMU keeps in
     raw mode, end it with a carriage return too."""
-    print(line, end="\r\n" if sys.stderr.isatty() else "\n", file=sys.stderr, flush=True)
+    sys.stderr.write(line + ("\r\n" if sys.stderr.isatty() else "\n"))   # one write: see main()
+    sys.stderr.flush()
 
 
 def parse_arguments(argv):
@@ -546,7 +547,10 @@ def main(argv=None):
         cluster = Cluster(args.nodes, disk=args.disk, logs=args.logs, console=True,
                           extra_per_node=lambda k: gdb if k == 0 else [], faults=args.faults,
                           place=args.place)
-        print(cluster.start_line(), file=sys.stderr, flush=True)
+        # One write: node 0's QEMU shares stderr and may report an error at any moment;
+        # print() writes the line and its newline separately, and QEMU's text could fall between.
+        sys.stderr.write(cluster.start_line() + "\n")
+        sys.stderr.flush()
         node0 = cluster.wait_node0(report=report)
         status = node0 if node0 >= 0 else 128 - node0
     except KeyboardInterrupt:

@@ -175,10 +175,13 @@ static long ask(long server, uint32_t op, uint64_t arg, uint64_t arg2, long pass
     return n < 0 ? n : 0;
 }
 
-/* Start a server on `machine` and find its link. */
-static long start_server(int machine, const char *name, dm_pid *pid)
+/* Start a server on `machine`, registered as nettest.<this pid>.<role> (a
+ * name of this run's own: an earlier run's may linger), and find its link. */
+static long start_server(int machine, const char *role, dm_pid *pid)
 {
-    char *argv[] = { "nettest", "serve", (char *)name, 0 };
+    char name[48], id[24];
+    snprintf(name, sizeof name, "nettest.%s.%s", dm_pid_string(dm_self(), id), role);
+    char *argv[] = { "nettest", "serve", name, 0 };
     long p = pm_run_on(machine, "nettest", 3, argv, 0);
     if (p < 0)
         return p;
@@ -278,10 +281,8 @@ static void check_movedata(long server, long server_area, const char *where)
 /* The fault tests' workload: see the top of the file. */
 static int stress(int k, int messages, int mib)
 {
-    char name[48], id[24];
-    snprintf(name, sizeof name, "nettest.%s.stress", dm_pid_string(dm_self(), id));
     dm_pid pid;
-    long server = start_server(k, name, &pid);
+    long server = start_server(k, "stress", &pid);
     if (server < 0) {
         printf("nettest stress: no server on machine %d: %s\n", k, dm_error_name(server));
         return 1;
@@ -431,10 +432,9 @@ static int ring(int n, int rounds)
 /* See the top of the file. */
 static int hold(int k)
 {
-    char name[48], id[24];
-    snprintf(name, sizeof name, "nettest.%s.hold", dm_pid_string(dm_self(), id));
+    char id[24];
     dm_pid pid;
-    long server = start_server(k, name, &pid);
+    long server = start_server(k, "hold", &pid);
     if (server < 0) {
         printf("nettest hold: no server on machine %d: %s\n", k, dm_error_name(server));
         return 1;
@@ -474,11 +474,8 @@ int main(int argc, char **argv)
         return 1;
     }
     dm_pid kpid = 0, jpid = 0;
-    char kname[48], jname[48], id[24];   /* names of this run's own: an earlier run's may linger */
-    snprintf(kname, sizeof kname, "nettest.%s.k", dm_pid_string(dm_self(), id));
-    snprintf(jname, sizeof jname, "nettest.%s.j", id);
-    long ks = start_server(k, kname, &kpid);
-    long js = start_server(j, jname, &jpid);
+    long ks = start_server(k, "k", &kpid);
+    long js = start_server(j, "j", &jpid);
     dm_check(ks >= 0 && PID_MACHINE(kpid) == (uint32_t)k, "start_server_k", "%s", dm_error_name(ks));
     dm_check(js >= 0 && PID_MACHINE(jpid) == (uint32_t)j, "start_server_j", "%s", dm_error_name(js));
     if (ks < 0 || js < 0)
