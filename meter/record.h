@@ -150,6 +150,24 @@ enum meter_link_how {
     ML_EXIT,             /* dropped when the process ended */
 };
 
+/* ---- a meter batch: what a kernel sends a filter ----
+ * One message over a process's meter link, sent by its kernel (the filter
+ * sees DM_MSG_FROM_KERNEL): this header, then `records` whole records of
+ * one process's stream, in order, each as long as its header.length says.
+ * A stream's records are numbered (header.sequence) from 0 with no gap
+ * unless records were lost; `lost` counts those a lossy stream dropped
+ * since its previous batch, so the filter can count every loss even at
+ * the end of a stream. */
+#define METER_BATCH_MAGIC 0x4842544du    /* "MTBH" */
+#define METER_BATCH_RECORDS 50           /* at most, per batch (DPM's figure) */
+struct meter_batch {
+    uint32_t magic;                      /* METER_BATCH_MAGIC */
+    uint16_t records;
+    uint16_t final;                      /* 1: the stream's last batch (its process ended, or metering stopped) */
+    uint64_t pid;                        /* whose stream */
+    uint64_t lost;
+};
+
 /* ---- the C structs, made from the lists ---- */
 #define METER_STRUCT_FIELD(type, name, base) type name;
 

@@ -82,4 +82,22 @@ enum timer_op {
     TIMER_ALARM_FIRED,
 };
 
+/* A filter server (filter/filter.c), registered under its name: meter
+ * batches (struct meter_batch, from kernels only) and these requests
+ * arrive over the same link. */
+enum filter_op {
+    FILTER_STATS = 1, /* data: struct filter_stats */
+    FILTER_FLUSH,     /* write out everything kept so far; answer when it is on the log */
+    FILTER_STOP,      /* flush, answer, and end */
+};
+struct filter_stats {
+    uint64_t batches;       /* meter batches taken */
+    uint64_t received;      /* records in them */
+    uint64_t kept;          /* records the rules kept, written to the log */
+    uint64_t dropped;       /* records no rule kept */
+    uint64_t lost;          /* records known lost before they reached the filter */
+    uint64_t refused;       /* messages on the meter link not from a kernel, or malformed */
+    uint64_t log_blocks;    /* blocks of the log written */
+    uint64_t streams;       /* distinct processes seen */
+};
 #endif
