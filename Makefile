@@ -15,7 +15,7 @@ KERNEL_CFLAGS := $(ARCH) $(WARN) -O3 -flto -g -ffreestanding -fno-builtin -nostd
                  -fno-stack-protector -Ikernel -MMD -MP
 USER_CFLAGS    = $(ARCH) $(WARN) -O2 -g -fno-omit-frame-pointer -nostdinc \
                  -isystem $(NEWLIB)/include -isystem $(shell $(CC) -print-file-name=include 2>/dev/null) \
-                 -Ikernel -Iservers -Ifs -Iuser/lib -MMD -MP
+                 -Ikernel -Iservers -Ifs -Iuser/lib -Imeter -MMD -MP
 
 KERNEL_SRCS := $(wildcard kernel/*.c)
 KERNEL_ASMS := kernel/entry.S
@@ -30,7 +30,7 @@ CRT0      := $(B)/user/lib/crt0.o
 SERVERS  := pm switchboard console timer
 FS_PROCS := di bm dm ri
 PROGRAMS := shell hello ping pong fsstat sync ls cat cp mv rm mkdir
-TESTS    := ktest libctest disktest bmtest dmtest fstest filetest fswriter nettest
+TESTS    := ktest libctest disktest bmtest dmtest fstest filetest fswriter nettest metertest
 BENCHES  := callbench fsbench netbench
 BOOT_ELVES := $(SERVERS:%=$(B)/servers/%.elf) $(FS_PROCS:%=$(B)/fs/%.elf)
 DISK_ELVES := $(PROGRAMS:%=$(B)/user/%.elf) $(TESTS:%=$(B)/user/tests/%.elf) $(BENCHES:%=$(B)/user/bench/%.elf)

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include "demos.h"
 #include "riscv.h"
+#include "../meter/record.h"
 
 #define NPROC        128         /* process table slots; slot 0 is the kernel */
 #define NMSG         2048        /* kernel message buffers, all processes together */
@@ -45,6 +46,7 @@ struct msg {
     uint32_t channel;
     uint32_t flags;        /* DM_MSG_FROM_KERNEL */
     uint32_t length;
+    uint64_t msgid;        /* the meter's message id, or 0 */
     uint8_t  has_link, has_reply;
     struct link link;      /* a passed link */
     struct link reply;     /* a CALL's reply link */
@@ -90,6 +92,24 @@ struct remote_wait {
     struct move move;
 };
 
+/* A process's metering (meter.c; DESIGN.md, "Metering"). The meter link
+ * lives here, outside the link table, where the process cannot name it. */
+struct meter_state {
+    uint32_t flags;            /* selection flags, METER_FLAG(type); 0: not metered */
+    uint16_t count;            /* records in the batch being filled */
+    uint16_t used;             /* its bytes, struct meter_batch included */
+    uint8_t  lossy;            /* drop batches the filter cannot take (counted), rather than wait */
+    uint8_t  reserved[3];
+    uint32_t waiting;          /* batches of its in the meter outbox, not yet taken */
+    uint64_t max_age_ns;       /* a batch goes when its first record is this old */
+    uint64_t sequence;         /* the next record's number */
+    uint64_t lost;             /* records dropped since the last batch (lossy mode) */
+    uint64_t oldest;           /* machine clock of the batch's first record */
+    struct link link;          /* the meter link */
+    uint8_t *batch;            /* a page: struct meter_batch, then records; 0 until needed */
+};
+#define METERED(p, type) ((p)->meter.flags & METER_FLAG(type))
+
 struct trapframe {
     uint64_t regs[32];     /* x0..x31; regs[10] is a0 */
     uint64_t sepc;
@@ -99,7 +119,7 @@ struct trapframe {
 struct proc {
     struct trapframe tf;   /* user registers while in the kernel or not running */
     uint8_t  state;        /* enum dm_proc_state */
-    uint8_t  suspended;    /* stopped by the process manager */
+    uint8_t  held;         /* HELD_*: may not run, whatever its state */
     uint8_t  fp_used;      /* fp_regs hold saved values */
     uint8_t  reserved;
     uint32_t generation;
@@ -121,9 +141,16 @@ struct proc {
     } recent[2];
     uint64_t proctime;       /* instructions charged to it */
     struct remote_wait remote;  /* PS_SENDING, PS_MOVING, PS_CALLING: waiting on another machine */
+    uint64_t created_ns;     /* machine clock at creation (CREATEPROCESS) */
+    struct meter_state meter;
     struct proc *run_next;   /* run queue */
     uint8_t  on_runq;
     uint64_t fp_regs[33];    /* f0..f31 and fcsr, saved lazily */
+};
+
+enum held_reason {
+    HELD_STOPPED = 1,          /* by the process manager (KOP_STOP) */
+    HELD_METER   = 2,          /* lossless metering: its full batches wait for the filter */
 };
 
 /* ---- globals ---- */
@@ -202,6 +229,7 @@ uint64_t remote_next_time(void);
 void remote_print_counters(void);
 void remote_halt_later(int code);
 uint32_t remote_netstat(struct dm_kpeer *out, uint32_t max);
+int remote_send_batch(const struct link *via, const void *data, uint32_t len, uint64_t op);
 void remote_status(void);
 void cluster_tick(uint64_t now);
 void cluster_notify_known(void);
@@ -243,6 +271,7 @@ int64_t proc_grow(struct proc *p, int64_t increment);
 void runq_add(struct proc *p);
 void runq_remove(struct proc *p);
 void make_runnable(struct proc *p);
+uint32_t runnable_count(void);
 void schedule(void) __attribute__((noreturn));
 void request_reschedule(void);
 void set_exit_notify_slot(int slot);
@@ -276,6 +305,7 @@ struct delivery {
     uint32_t channel;
     uint32_t flags;
     uint32_t length;
+    uint64_t msgid;              /* the meter's message id, or 0 (meter_message_id) */
     struct proc *data_proc;      /* data in this process's memory at data_uva ... */
     uint64_t data_uva;
     const uint8_t *data_kernel;  /* ... or here, as the kernel sees it */
@@ -292,6 +322,7 @@ struct outgoing {
     const struct link *via;    /* the link sent over */
     struct link *pass;         /* a link to move into the message, or 0 */
     struct link *reply;        /* a CALL's reply link, or 0 */
+    uint64_t msgid;            /* the meter's message id, or 0 */
 };
 void msg_init(void);
 int msg_send(struct outgoing *o);
@@ -301,6 +332,40 @@ int64_t msg_receive(struct proc *p, uint64_t info, uint64_t buf, uint64_t cap, u
 void msg_discard_queue(struct proc *p);
 void reply_link_dropped(const struct link *l);
 uint64_t new_reply_id(void);
+
+/* meter.c: the probes (each called only when METERED says so) and the
+ * batches. A probe's `pc` is where the process called (or last left user
+ * mode); times are the machine clock in ns. */
+extern int meter_work;
+extern int meter_waiting_room;     /* batches wait for a filter on this machine to take a message */             /* batches to send: meter_push() at the next schedule() */
+void meter_init(void);
+uint64_t meter_message_id(void);
+/* SEND and CALL: records written before the message goes (so that they
+ * come before any record of its receipt), finished after. */
+struct meter_sending {
+    struct meter_SEND *send;                 /* in the batch, or 0 */
+    struct meter_RECEIVECALL *receivecall;   /* CALL's receive half, or 0 */
+    int32_t via_slot, pass_slot;
+    dm_pid  via_to, pass_to;
+    uint8_t via_reply;
+};
+void meter_send_begin(struct proc *p, struct outgoing *o, int call, struct meter_sending *s);
+void meter_send_end(struct proc *p, const struct meter_sending *s, int err);
+struct meter_RECEIVECALL *meter_receivecall(struct proc *p, uint32_t channel, uint32_t kind, uint32_t empty);
+void meter_receive(struct proc *r, const struct delivery *d, int32_t link_slot, int32_t reply_slot);
+void meter_queued(struct proc *r, struct msg *m, uint32_t queue_length);
+void meter_link_created(struct proc *p, int slot, const struct link *l, uint32_t how);
+void meter_link_destroyed(struct proc *p, int slot, dm_pid to, uint32_t how);
+void meter_movedata(struct proc *p, const struct move *m, int64_t to_link, int64_t from_link);
+void meter_process_event(struct proc *p, uint32_t type, uint64_t a);
+void meter_exit(struct proc *p, int64_t status);
+int64_t meter_install(struct proc *p, uint64_t flags, uint64_t options, dm_pid parent, struct link *meter_link);
+void meter_push(void);
+int64_t meter_flush_all(int reply_slot);
+void meter_tick(uint64_t now);
+uint64_t meter_next_time(void);
+void meter_answered(uint64_t op, int64_t status);
+void meter_print_counters(void);
 
 /* kreq.c */
 int kreq_handle(struct outgoing *o);   /* o->sender 0: a request from another machine */

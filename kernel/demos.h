@@ -203,7 +203,7 @@ enum dm_kop {
     KOP_MOVELINK,    /* pid; arg[0] = slot or -1; the passed link enters pid's table.
                         Reply value: the slot it took. */
     KOP_START,       /* pid: first start of a created process */
-    KOP_STOP,        /* pid: suspend */
+    KOP_STOP,        /* pid: suspend; data (optional): the pid on whose behalf */
     KOP_RESUME,      /* pid: continue after KOP_STOP */
     KOP_DESTROY,     /* pid; arg[0] = exit status to report */
     KOP_GROW,        /* pid; arg[0] = signed byte increment of its heap.
@@ -219,6 +219,17 @@ enum dm_kop {
     KOP_HALT,        /* drain the console and power off; arg[0] = exit code */
     KOP_NETSTAT,     /* reply data: a struct dm_kpeer for each other machine this
                         kernel has heard of; value = count */
+    KOP_METER,       /* pid; arg[0] = selection flags (METER_FLAG(type) bits, meter/
+                        record.h; 0: stop metering it), arg[1] = options (bit 0:
+                        lossy; bits 32..: the batches' maximum age in ms, 0 for
+                        100); data (optional): the pid on whose behalf (the
+                        parent, for its CREATEPROCESS record). The passed link
+                        becomes its meter link (required the first time; it
+                        may not lead to the process itself or to a kernel).
+                        Without one, the flags and options change. */
+    KOP_METER_FLUSH, /* send every metered process's batch now; the answer comes
+                        when every batch has been taken (or thrown away) */
+    KOP_PROCESS_CONTROL_LAST = KOP_METER_FLUSH,
     /* console */
     KOP_CONS_WRITE,  /* data: bytes to print. Reply when queued; value = count */
     KOP_CONS_READ,   /* arg[0] = max bytes. Reply data: bytes typed (at least one) */

@@ -34,7 +34,7 @@ static void answer_over(struct link *reply, int64_t status, uint64_t value, cons
         memcpy(answer + sizeof *r, data, total - sizeof *r);
     r->status = status;
     r->value = value;
-    struct outgoing o = { kernel_proc, answer, 0, total, reply, 0, 0 };
+    struct outgoing o = { kernel_proc, answer, 0, total, reply, 0, 0, 0 };
     msg_send(&o);
 }
 
@@ -117,6 +117,8 @@ static int64_t kop_movelink(struct proc *p, struct dm_kreq *q, struct link *pass
     p->links[slot] = *pass;
     link_clear(pass);
     *value = (uint64_t)slot;
+    if (METERED(p, MT_CREATELINK))
+        meter_link_created(p, (int)slot, &p->links[slot], ML_MOVED);
     return 0;
 }
 
@@ -131,7 +133,7 @@ static int64_t kop_ps(int64_t first, uint8_t *out, uint32_t *out_len, uint64_t *
         memset(&e[n], 0, sizeof e[n]);
         e[n].pid = p->pid;
         strlcpy_k(e[n].name, p->name, sizeof e[n].name);
-        e[n].state = p->suspended ? PS_STOPPED : p->state;
+        e[n].state = (p->held & HELD_STOPPED) ? PS_STOPPED : p->state;
         e[n].links = link_count(p);
         e[n].proctime = p->proctime;
         if (p == current)
@@ -149,6 +151,7 @@ void kernel_halt(int code)
 {
     net_print_counters();
     remote_print_counters();
+    meter_print_counters();
     kprintf("machine %u: halted\n", this_machine);
     power_off(code);
 }
@@ -177,6 +180,18 @@ static int64_t process_control(struct dm_kreq *q, uint32_t len, struct link *pas
         *answer_len = (uint32_t)*value * sizeof(struct dm_kpeer);
         return 0;
     }
+    if (q->op == KOP_METER_FLUSH) {
+        if (!reply)
+            return E_BADREQ;
+        int slot = keep_reply(reply);
+        if (slot < 0)
+            return E_LINKFULL;
+        int64_t err = meter_flush_all(slot);
+        if (err < 0)
+            link_drop(&kernel_proc->links[slot]);
+        *later = err == 0;
+        return err;
+    }
     if (q->op == KOP_HALT) {
         if (!from_here) {   /* from another machine: answer it first */
             remote_halt_later((int)q->arg[0]);
@@ -187,28 +202,39 @@ static int64_t process_control(struct dm_kreq *q, uint32_t len, struct link *pas
     struct proc *p = proc_lookup(q->pid);
     if (!p || p == kernel_proc)
         return E_NOTFOUND;
+    dm_pid on_behalf = 0;           /* KOP_METER, KOP_STOP: who the process manager acts for */
+    if (len >= sizeof *q + sizeof on_behalf)
+        memcpy(&on_behalf, q + 1, sizeof on_behalf);
     switch (q->op) {
     case KOP_MOVELINK:
         return kop_movelink(p, q, pass, value);
+    case KOP_METER:
+        return meter_install(p, (uint64_t)q->arg[0], (uint64_t)q->arg[1], on_behalf, pass);
     case KOP_START:
         if (p->state != PS_CREATED)
             return E_STATE;
         make_runnable(p);
+        if (METERED(p, MT_STARTPROCESS))
+            meter_process_event(p, MT_STARTPROCESS, 0);
         return 0;
     case KOP_STOP:
-        if (p->suspended || p->state == PS_CREATED)
+        if ((p->held & HELD_STOPPED) || p->state == PS_CREATED)
             return E_STATE;
-        p->suspended = 1;
+        p->held |= HELD_STOPPED;
         runq_remove(p);
         if (p == current)
             request_reschedule();
+        if (METERED(p, MT_STOPPROCESS))
+            meter_process_event(p, MT_STOPPROCESS, on_behalf);
         return 0;
     case KOP_RESUME:
-        if (!p->suspended)
+        if (!(p->held & HELD_STOPPED))
             return E_STATE;
-        p->suspended = 0;
-        if (p->state == PS_RUNNABLE && p != current)
+        p->held &= (uint8_t)~HELD_STOPPED;
+        if (p->state == PS_RUNNABLE && p != current && !p->held)
             runq_add(p);
+        if (METERED(p, MT_STARTPROCESS))
+            meter_process_event(p, MT_STARTPROCESS, 1);
         return 0;
     case KOP_DESTROY:
         proc_exit(p, q->arg[0]);
@@ -387,7 +413,7 @@ int kreq_handle(struct outgoing *o)
     int64_t status;
     switch (KLINK_KIND(o->via->code)) {
     case KLINK_PROCESS_CONTROL:
-        status = (q->op >= KOP_CREATE && q->op <= KOP_NETSTAT)
+        status = (q->op >= KOP_CREATE && q->op <= KOP_PROCESS_CONTROL_LAST)
                      ? process_control(q, len, o->pass, o->reply, &value, &answer_len, &later, o->sender != 0)
                      : E_BADREQ;
         break;

@@ -28,6 +28,7 @@ void main(void)
     vm_init();
     plic_init();
     msg_init();
+    meter_init();
     proc_init();
     CSR_WRITE(sscratch, (uint64_t)&boot_frame);
     CSR_WRITE(stvec, (uint64_t)trap_vector);

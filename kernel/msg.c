@@ -63,6 +63,21 @@ int set_receive_target(struct proc *p, uint64_t info, uint64_t buf, uint64_t cap
     return 0;
 }
 
+/* The records of a message handed to a metered r: RECEIVE, then the links
+ * it brought. Out of line, so that the unmetered pay one test. */
+static __attribute__((noinline)) void meter_hand_over(struct proc *r, const struct delivery *d, int32_t link,
+                                                     int32_t reply)
+{
+    if (METERED(r, MT_RECEIVE))
+        meter_receive(r, d, link, reply);
+    if (METERED(r, MT_CREATELINK)) {
+        if (link >= 0)
+            meter_link_created(r, link, &r->links[link], ML_ARRIVED);
+        if (reply >= 0)
+            meter_link_created(r, reply, &r->links[reply], ML_REPLY);
+    }
+}
+
 /* Hand a message to receiver r at its receive target. Returns the bytes
  * copied into its buffer, or E_FAULT if its memory went bad. */
 static int64_t hand_over(struct proc *r, struct delivery *d)
@@ -86,6 +101,8 @@ static int64_t hand_over(struct proc *r, struct delivery *d)
     info->reserved = 0;
     info->link = d->link ? receive_link(r, d->link, &info->flags) : DM_NO_LINK;
     info->reply = d->reply ? receive_link(r, d->reply, &info->flags) : DM_NO_LINK;
+    if (r->meter.flags)
+        meter_hand_over(r, d, info->link, info->reply);
     if (err == 0 && info == &local)
         err = copy_out(r, t->info, &local, sizeof local);
     return err ? err : (int64_t)n;
@@ -129,6 +146,7 @@ static int enqueue(struct proc *r, struct delivery *d)
     m->channel = d->channel;
     m->flags = d->flags;
     m->length = d->length;
+    m->msgid = d->msgid;
     m->has_link = d->link != 0;
     m->has_reply = d->reply != 0;
     if (d->link)
@@ -141,6 +159,8 @@ static int enqueue(struct proc *r, struct delivery *d)
         r->queue_head = m;
     r->queue_tail = m;
     r->queue_len++;
+    if (METERED(r, MT_MESSAGEQUEUED))
+        meter_queued(r, m, r->queue_len);
     return 0;
 }
 
@@ -184,6 +204,7 @@ int msg_send(struct outgoing *o)
     d.channel = o->via->channel;
     d.flags = o->sender == kernel_proc ? DM_MSG_FROM_KERNEL : 0;
     d.length = o->len;
+    d.msgid = o->msgid;
     d.data_proc = o->sender;
     d.data_uva = o->udata;
     d.data_kernel = o->kdata;
@@ -197,6 +218,16 @@ int msg_send(struct outgoing *o)
     return 0;
 }
 
+/* Whether a message on `channel` is queued at p (ARECEIVE's RECEIVECALL
+ * record says whether it found one). */
+static int queue_has(struct proc *p, uint32_t channel)
+{
+    for (struct msg *m = p->queue_head; m; m = m->next)
+        if (channel_matches(channel, m->channel))
+            return 1;
+    return 0;
+}
+
 /* RECEIVE / ARECEIVE for p: take the first queued message on a matching
  * channel; else block (RESULT_PENDING: the answer arrives in a0 later) or
  * fail with E_NOMSG. */
@@ -204,6 +235,8 @@ int64_t msg_receive(struct proc *p, uint64_t info, uint64_t buf, uint64_t cap, u
 {
     if (set_receive_target(p, info, buf, cap, channel))
         return E_FAULT;
+    if (METERED(p, MT_RECEIVECALL))
+        meter_receivecall(p, channel, !block, !block && !queue_has(p, channel));
     struct msg *prev = 0;
     for (struct msg *m = p->queue_head; m; prev = m, m = m->next) {
         if (!channel_matches(channel, m->channel))
@@ -215,9 +248,11 @@ int64_t msg_receive(struct proc *p, uint64_t info, uint64_t buf, uint64_t cap, u
         if (p->queue_tail == m)
             p->queue_tail = prev;
         p->queue_len--;
+        if (meter_waiting_room)
+            meter_work = 1;          /* a filter took a message: batches waiting for room may go */
         struct delivery d = {
             .sender = m->sender, .code = m->code, .channel = m->channel, .flags = m->flags,
-            .length = m->length, .data_kernel = m->data,
+            .length = m->length, .msgid = m->msgid, .data_kernel = m->data,
             .link = m->has_link ? &m->link : 0, .reply = m->has_reply ? &m->reply : 0,
         };
         int64_t result = hand_over(p, &d);

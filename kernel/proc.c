@@ -111,6 +111,7 @@ struct proc *proc_create(const char *name, const struct image_source *image, con
     p->pid = PID_MAKE(this_machine, boot_epoch, p - procs, generation);
     strlcpy_k(p->name, name, sizeof p->name);
     p->state = PS_CREATED;
+    p->created_ns = machine_clock_ns();
 
     *err = elf_load(p, image);
     for (int i = 1; i <= USER_STACK_PAGES && !*err; i++)
@@ -145,9 +146,14 @@ void proc_exit(struct proc *p, int64_t status)
 {
     runq_remove(p);
     dm_pid pid = p->pid;
-    for (int i = 0; i < DM_NLINKS; i++)
+    for (int i = 0; i < DM_NLINKS; i++) {
+        if (METERED(p, MT_DESTROYLINK) && p->links[i].state == LINK_LIVE)
+            meter_link_destroyed(p, i, p->links[i].dest, ML_EXIT);
         link_drop(&p->links[i]);
+    }
     msg_discard_queue(p);
+    if (p->meter.link.state != LINK_EMPTY)
+        meter_exit(p, status);
     if (p == current) {   /* off its page tables before they are freed (the devices are mapped there too) */
         CSR_WRITE(satp, MAKE_SATP(kernel_pagetable));
         sfence_vma();
@@ -163,7 +169,7 @@ void proc_exit(struct proc *p, int64_t status)
     if (exit_notify_slot >= 0) {
         struct dm_notice notice = { DM_NOTICE_EXIT, this_machine, pid, status };
         struct outgoing o = { kernel_proc, &notice, 0, sizeof notice,
-                              &kernel_proc->links[exit_notify_slot], 0, 0 };
+                              &kernel_proc->links[exit_notify_slot], 0, 0, 0 };
         if (msg_send(&o) == E_DEAD)
             set_exit_notify_slot(-1);
     }
@@ -183,7 +189,7 @@ void kernel_status(void)
         if (p->state == PS_FREE)
             continue;
         kprintf("  %u.%u.%u %s %s%s queued %u", this_machine, i, PID_GEN(p->pid), p->name,
-                p->state < sizeof states / sizeof states[0] ? states[p->state] : "?", p->suspended ? " (stopped)" : "",
+                p->state < sizeof states / sizeof states[0] ? states[p->state] : "?", (p->held & HELD_STOPPED) ? " (stopped)" : (p->held & HELD_METER) ? " (meter wait)" : "",
                 p->queue_len);
         if (p->state == PS_CALLING)
             kprintf(" reply-id %lu", p->wait_reply_id);
@@ -204,7 +210,7 @@ void notify_machine_up(uint32_t machine, uint32_t epoch)
     struct link control = { .state = LINK_LIVE, .dest = PID_MAKE(machine, epoch, 0, 0),
                             .code = KLINK_PROCESS_CONTROL };
     struct dm_notice notice = { DM_NOTICE_MACHINE, machine, 0, 0 };
-    struct outgoing o = { kernel_proc, &notice, 0, sizeof notice, &kernel_proc->links[exit_notify_slot], &control, 0 };
+    struct outgoing o = { kernel_proc, &notice, 0, sizeof notice, &kernel_proc->links[exit_notify_slot], &control, 0, 0 };
     if (msg_send(&o) == E_DEAD)
         set_exit_notify_slot(-1);
 }
@@ -276,8 +282,17 @@ static struct proc *runq_pop(void)
 void make_runnable(struct proc *p)
 {
     p->state = PS_RUNNABLE;
-    if (p != current && !p->suspended)
+    if (p != current && !p->held)
         runq_add(p);
+}
+
+/* Processes that could run now: the load average of the meter's records. */
+uint32_t runnable_count(void)
+{
+    uint32_t n = current && current->state == PS_RUNNABLE && !current->held;
+    for (struct proc *p = runq_head; p; p = p->run_next)
+        n++;
+    return n;
 }
 
 void request_reschedule(void)
@@ -337,7 +352,9 @@ static void __attribute__((noinline)) idle(void)
 void schedule(void)
 {
     struct proc *prev = current;
-    if (prev && prev->state == PS_RUNNABLE && !prev->suspended) {
+    if (meter_work)
+        meter_push();     /* may hold prev: its meter batches wait for the filter */
+    if (prev && prev->state == PS_RUNNABLE && !prev->held) {
         if (!need_reschedule || !runq_head)
             run(prev);
         runq_add(prev);
@@ -348,5 +365,7 @@ void schedule(void)
         if (next)
             run(next);
         idle();
+        if (meter_work)
+            meter_push();
     }
 }

@@ -69,6 +69,7 @@ struct rm_send {                /* RM_SEND, then `length` bytes of data */
     uint64_t code, reply_id;    /* of the link sent over */
     uint32_t channel, flags, length;
     uint8_t  has_link, has_reply, reserved[2];
+    uint64_t msgid;             /* the meter's message id, or 0 */
     struct link link, reply;    /* the passed link, the CALL's reply link */
 };
 
@@ -327,10 +328,12 @@ static void intent_failed(struct intent *i, int error)
     }
     if (!h->waiter || PID_MACHINE(h->waiter) != this_machine)
         return;
-    if (PID_SLOT(h->waiter) == 0) {
+    if (PID_SLOT(h->waiter) == 0) {       /* the kernel's own: a program fetch or a meter batch */
         struct create_job *job = create_job_of(h->op);
         if (job)
             create_finished(job, error, 0);
+        else
+            meter_answered(h->op, error);
         return;
     }
     struct proc *p = waiting_process(h->waiter, h->op);
@@ -469,6 +472,7 @@ static void fill_send(struct rm_send *m, const struct outgoing *o)
     m->channel = o->via->channel;
     m->flags = o->sender == kernel_proc ? DM_MSG_FROM_KERNEL : 0;
     m->length = o->len;
+    m->msgid = o->msgid;
     if ((m->has_link = o->pass != 0))
         m->link = *o->pass;
     if ((m->has_reply = o->reply != 0))
@@ -532,6 +536,31 @@ __attribute__((noinline)) int remote_send(struct outgoing *o)
     wait_started();
     intent_queue(i);
     return SEND_PENDING;
+}
+
+/* A meter batch (meter.c) to a filter on another machine: like the
+ * kernel's other messages it does not wait, but its kernel answers
+ * (RM_RESULT to this kernel, operation `op`) whether the filter took it,
+ * which meter_answered hears. 0, or E_NODE/E_NOMEM and nothing sent. */
+int remote_send_batch(const struct link *via, const void *data, uint32_t len, uint64_t op)
+{
+    int err = remote_reachable(via->dest);
+    if (err)
+        return err;
+    struct intent *i = intent_new(PID_MACHINE(via->dest), RM_SEND, kernel_proc->pid, op, sizeof(struct rm_send), 1);
+    if (!i)
+        return E_NOMEM;
+    if (!(i->page = page_alloc())) {
+        intent_free(i);
+        return E_NOMEM;
+    }
+    struct outgoing o = { kernel_proc, data, 0, len, via, 0, 0, 0 };
+    fill_send((struct rm_send *)&i->m.h, &o);
+    memcpy(i->page, data, len);
+    i->data_kind = DATA_PAGE;
+    i->data_length = len;
+    intent_queue(i);
+    return 0;
 }
 
 /* A reply link to a process on another machine died unused: tell its kernel. */
@@ -749,12 +778,12 @@ static void receive_send(const struct rm_send *m, const uint8_t *data)
         status = E_DEAD;
     } else if (r == kernel_proc) {
         struct link via = { .state = LINK_LIVE, .dest = m->dest, .code = m->code, .channel = m->channel };
-        struct outgoing o = { 0, data, 0, m->length, &via, m->has_link ? &link : 0, m->has_reply ? &reply : 0 };
+        struct outgoing o = { 0, data, 0, m->length, &via, m->has_link ? &link : 0, m->has_reply ? &reply : 0, 0 };
         status = (m->flags & DM_MSG_FROM_KERNEL) ? E_INVAL : kreq_handle(&o);
     } else {
         struct delivery d = {
             .sender = m->sender, .code = m->code, .channel = m->channel,
-            .flags = m->flags & DM_MSG_FROM_KERNEL, .length = m->length, .data_kernel = data,
+            .flags = m->flags & DM_MSG_FROM_KERNEL, .length = m->length, .msgid = m->msgid, .data_kernel = data,
             .link = m->has_link ? &link : 0, .reply = m->has_reply ? &reply : 0,
         };
         status = msg_deliver(r, &d, m->reply_id);
@@ -830,6 +859,10 @@ static void receive(uint32_t machine, const uint8_t *message_bytes, uint32_t len
         const struct rm_result *r = (const struct rm_result *)bytes;
         if (len != sizeof *r)
             break;
+        if (PID_SLOT(h->waiter) == 0) {     /* a meter batch's */
+            meter_answered(h->op, r->status);
+            return;
+        }
         struct proc *p = waiting_process(h->waiter, h->op);
         if (!p)
             return;

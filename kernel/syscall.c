@@ -22,7 +22,10 @@ static int64_t sys_createlink(struct proc *p, struct trapframe *tf)
         .state = LINK_LIVE, .flags = (uint8_t)flags, .channel = channel, .dest = p->pid,
         .code = code, .area_addr = rights ? area : 0, .area_len = len,
     };
-    return link_install(p, &l);
+    int slot = link_install(p, &l);
+    if (METERED(p, MT_CREATELINK) && slot >= 0)
+        meter_link_created(p, slot, &l, ML_CREATELINK);
+    return slot;
 }
 
 static int64_t sys_destroylink(struct proc *p, struct trapframe *tf)
@@ -36,6 +39,8 @@ static int64_t sys_destroylink(struct proc *p, struct trapframe *tf)
     }
     if (err)
         return err;
+    if (METERED(p, MT_DESTROYLINK))
+        meter_link_destroyed(p, (int)slot, l->dest, ML_DESTROYLINK);
     link_drop(l);
     return 0;
 }
@@ -49,7 +54,10 @@ static int64_t sys_duplicatelink(struct proc *p, struct trapframe *tf)
     if (l->flags & LINK_REPLY)
         return E_INVAL;
     struct link copy = *l;
-    return link_install(p, &copy);
+    int slot = link_install(p, &copy);
+    if (METERED(p, MT_CREATELINK) && slot >= 0)
+        meter_link_created(p, slot, &copy, ML_DUPLICATE);
+    return slot;
 }
 
 /* The checks SEND and CALL share: the link, the passed link, the data. */
@@ -78,6 +86,7 @@ static int check_send(struct proc *p, int64_t slot, uint64_t buf, uint64_t len, 
     o->via = via;
     o->pass = pass;
     o->reply = 0;
+    o->msgid = 0;
     return 0;
 }
 
@@ -95,7 +104,13 @@ static int64_t sys_send(struct proc *p, struct trapframe *tf)
     int err = check_send(p, (int64_t)TF_A(tf, 0), TF_A(tf, 1), TF_A(tf, 2), (int64_t)TF_A(tf, 3), &o);
     if (err)
         return err;
-    if ((err = msg_send(&o)))
+    struct meter_sending metering;
+    if (p->meter.flags)
+        meter_send_begin(p, &o, 0, &metering);
+    err = msg_send(&o);
+    if (p->meter.flags)
+        meter_send_end(p, &metering, err);
+    if (err)
         return err == SEND_PENDING ? RESULT_PENDING : err;
     use_up_if_reply((struct link *)o.via);
     return 0;
@@ -116,7 +131,13 @@ static int64_t sys_call(struct proc *p, struct trapframe *tf)
     o.reply = &reply;
     p->wait_reply_id = reply.reply_id;
     p->state = PS_CALLING;
-    if ((err = msg_send(&o))) {
+    struct meter_sending metering;
+    if (p->meter.flags)
+        meter_send_begin(p, &o, 1, &metering);
+    err = msg_send(&o);
+    if (p->meter.flags)
+        meter_send_end(p, &metering, err);
+    if (err) {
         if (err == SEND_PENDING)
             return RESULT_PENDING;   /* remote.c uses up the link when the message leaves */
         p->state = PS_RUNNABLE;
@@ -178,6 +199,8 @@ static int64_t sys_movedata(struct proc *p, struct trapframe *tf)
         err = movedata_side(p, src_slot, TF_A(tf, 3), len, 0, &m.src, &m.src_address, &src);
     if (err)
         return err;
+    if (METERED(p, MT_MOVEDATA))
+        meter_movedata(p, &m, dst_slot, src_slot);
     if (!dst || !src)
         return remote_movedata(p, &m);
     err = copy_user_to_user(dst, m.dst_address, src, m.src_address, len);

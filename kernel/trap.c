@@ -60,6 +60,9 @@ void timer_program(void)
 {
     uint64_t now = read_time();
     uint64_t soonest = next_alarm_time() < remote_next_time() ? next_alarm_time() : remote_next_time();
+    uint64_t metering = meter_next_time();
+    if (metering < soonest)
+        soonest = metering;
     uint64_t deadline = soonest / NS_PER_TICK;
     if (current && now + QUANTUM_TICKS < deadline)
         deadline = now + QUANTUM_TICKS;
@@ -72,6 +75,7 @@ static void timer_interrupt(void)
 {
     request_reschedule();
     remote_tick();
+    meter_tick(machine_clock_ns());
     timer_check_alarms();   /* reprograms the timer */
 }
 

@@ -68,7 +68,7 @@ enum meter_type {
     F(int32_t,  sendLink,  10)  /* slot sent over */ \
     F(int32_t,  passLink,  10)  /* slot passed, or -1 */ \
     F(uint32_t, call,      10)  /* 1: the send half of a CALL (a reply link goes too) */ \
-    F(uint32_t, reserved,  10)
+    F(int32_t,  status,    10)  /* 0, or the error SEND gave at once (nothing was sent) */
 
 /* MESSAGEQUEUED: the message entered the receiver's queue (the receiver was not waiting for it). */
 #define METER_MESSAGEQUEUED_FIELDS(F) \
@@ -84,7 +84,7 @@ enum meter_type {
 #define METER_RECEIVECALL_FIELDS(F) \
     F(uint32_t, channel,   10)  /* the channel asked for (0xffffffff: any) */ \
     F(uint32_t, kind,      10)  /* 0 RECEIVE, 1 ARECEIVE, 2 CALL */ \
-    F(uint32_t, empty,     10)  /* ARECEIVE found nothing */ \
+    F(uint32_t, empty,     10)  /* ARECEIVE found nothing; CALL: its send failed at once */ \
     F(uint32_t, reserved,  10)
 
 /* RECEIVE: the message is handed to the receiver. */

@@ -21,6 +21,7 @@
 #include "dmlib.h"
 #include "fsclient.h"
 #include "fsproto.h"
+#include "record.h"
 
 #define CHANNEL_REQUEST 0
 #define CHANNEL_NOTICE  1
@@ -37,7 +38,26 @@ struct record {
     int    waiters[NWAITERS];   /* reply slots of PM_WAIT requests */
     int    nwaiters;
     uint64_t ended_order;       /* older ended records are reused first */
+    dm_pid parent;              /* on whose behalf it was created (0: the process manager's own) */
+    /* Its metering, as the process manager set it (the kernel holds the meter link). */
+    int    filter;              /* index in filters[], or -1: not metered */
+    struct pm_meter meter;
+    dm_pid meter_owner;         /* who started it: only they (or their unmetered ancestors) change it */
+    char   serves_filter[32];   /* a filter server started by PM_FILTER: the name it serves under */
 };
+
+/* The filters metered processes were sent to: a link to each, kept for
+ * the children of metered processes and for the flush at halt. */
+#define NFILTERS 8
+static struct { char name[32]; long link; } filters[NFILTERS];
+static struct pm_meter system_meter[PM_MAX_MACHINES];   /* meter every new process there (flags 0: no) */
+static int system_filter[PM_MAX_MACHINES];
+
+/* Trace disks (a disk whose block 0 begins "DPMTRACE": meter/meter.h) on
+ * this machine: their device links, and the filter each is lent to. */
+#define NTRACEDISKS 4
+static struct { long link; dm_pid filter; } trace_disks[NTRACEDISKS];
+static int ntrace_disks;
 
 static struct record records[NRECORDS];
 static uint64_t end_counter;
@@ -126,6 +146,7 @@ static struct record *new_record(dm_pid pid, const char *name)
     if (best) {
         memset(best, 0, sizeof *best);
         best->pid = pid;
+        best->filter = -1;
         snprintf(best->name, sizeof best->name, "%s", name);
     }
     return best;
@@ -184,8 +205,18 @@ static long read_program(const char *name, long *image_link, void **image)
  * area holds (DM_NO_LINK: the boot image of that name); give it its
  * standard links (and extra_link in extra_slot), start it. Returns 0 and
  * its pid in *pid_out, or an error. */
+/* How create_process meters a new process (DPM's metered creation). */
+struct metering {
+    int filter;                 /* filters[] index, or -1: not metered */
+    struct pm_meter meter;
+    dm_pid owner, parent;
+};
+
+static long meter_request(dm_pid pid, const struct pm_meter *m, long filter_link, dm_pid parent);
+
 static long create_process(uint32_t machine, const char *program, long image_link, const char *args,
-                           uint32_t args_len, int argc, int envc, long extra_link, long extra_slot, dm_pid *pid_out)
+                           uint32_t args_len, int argc, int envc, long extra_link, long extra_slot,
+                           const struct metering *metering, dm_pid *pid_out)
 {
     char data[DM_MSG_MAX];
     const char *base = strrchr(program, '/');
@@ -218,9 +249,20 @@ static long create_process(uint32_t machine, const char *program, long image_lin
     }
     if (err >= 0 && extra_link >= 0)
         err = give_link(pid, extra_slot, extra_link);
+    int metered = metering && metering->filter >= 0;
+    if (err >= 0 && metered)      /* the meter link, with the selection flags: DPM's steps 3 and 4 */
+        err = meter_request(pid, &metering->meter, filters[metering->filter].link, metering->parent);
     struct record *r = err >= 0 ? new_record(pid, base) : 0;
     if (err >= 0 && !r)
         err = E_NOMEM;
+    if (r) {
+        r->parent = metering ? metering->parent : 0;
+        r->filter = metered ? metering->filter : -1;
+        if (metered) {
+            r->meter = metering->meter;
+            r->meter_owner = metering->owner;
+        }
+    }
     if (err >= 0)
         err = kernel_request(KOP_START, pid, 0, 0, 0, DM_NO_LINK, 0, 0, 0);
     if (err < 0) {
@@ -229,6 +271,185 @@ static long create_process(uint32_t machine, const char *program, long image_lin
     }
     *pid_out = pid;
     return 0;
+}
+
+/* ---- metering ---- */
+
+/* Ask the kernel of pid to meter it into (a copy of) `filter_link` as m
+ * says (DM_NO_LINK: only the flags and options change; flags 0: stop). */
+static long meter_request(dm_pid pid, const struct pm_meter *m, long filter_link, dm_pid parent)
+{
+    long copy = DM_NO_LINK;
+    if (filter_link >= 0 && (copy = dm_duplicatelink(filter_link)) < 0)
+        return copy;
+    int64_t options = (m->options & PM_METER_LOSSY ? 1 : 0) | ((int64_t)m->max_age_ms << 32);
+    return kernel_request_on(PID_MACHINE(pid), KOP_METER, pid, m->flags, options, &parent, sizeof parent, copy,
+                             0, 0, 0);
+}
+
+/* The filter called `name` now: its index in filters[], or an error. It
+ * is looked up at the switchboard every time, as a filter of that name may
+ * have ended and another taken its name. */
+static long find_filter(const char *name)
+{
+    if (strnlen(name, sizeof filters[0].name) == sizeof filters[0].name || !name[0])
+        return E_INVAL;
+    long link = sb_lookup(name);
+    if (link < 0)
+        return link;
+    int index = -1;
+    for (int i = 0; i < NFILTERS && index < 0; i++)
+        if (filters[i].link >= 0 && strcmp(filters[i].name, name) == 0)
+            index = i;
+    for (int i = 0; i < NFILTERS && index < 0; i++)
+        if (filters[i].link < 0)
+            index = i;
+    if (index < 0) {
+        dm_destroylink(link);
+        return E_NOMEM;
+    }
+    if (filters[index].link >= 0)
+        dm_destroylink(filters[index].link);
+    snprintf(filters[index].name, sizeof filters[index].name, "%s", name);
+    filters[index].link = link;
+    return index;
+}
+
+/* Whether `caller` may change the metering of r: the process that started
+ * it, or an unmetered ancestor of that process; anyone but r itself when r
+ * is not metered. Never r or a metered descendant of r's metering. */
+static int may_change_metering(dm_pid caller, const struct record *r)
+{
+    if (caller == r->pid)
+        return 0;
+    if (r->filter < 0)
+        return 1;
+    dm_pid who = r->meter_owner;
+    for (int depth = 0; who && depth < NRECORDS; depth++) {
+        if (who == caller)
+            return 1;
+        const struct record *a = find_record(who);
+        if (!a || a->filter >= 0)
+            return 0;
+        who = a->parent;
+    }
+    return 0;
+}
+
+/* How a process created for `caller` on `machine` is metered: as the
+ * request says (metered run), else as its creator (children inherit), else
+ * as the machine's system setting, else not. */
+static long metering_for(dm_pid caller, uint32_t machine, const struct pm_meter *asked, struct metering *out)
+{
+    out->filter = -1;
+    out->parent = caller;
+    out->owner = caller;
+    const struct record *creator = find_record(caller);
+    if (asked) {
+        long f = find_filter(asked->filter);
+        if (f < 0)
+            return f;
+        if ((asked->flags & ~(uint32_t)METER_ALL_FLAGS) || asked->flags == 0)
+            return E_INVAL;
+        out->filter = (int)f;
+        out->meter = *asked;
+    } else if (creator && creator->filter >= 0 && !(creator->meter.options & PM_METER_NO_CHILDREN)) {
+        out->filter = creator->filter;
+        out->meter = creator->meter;
+        out->owner = creator->meter_owner;
+    } else if (machine < PM_MAX_MACHINES && system_meter[machine].flags) {
+        out->filter = system_filter[machine];
+        out->meter = system_meter[machine];
+        out->owner = dm_self();
+    }
+    return 0;
+}
+
+/* PM_METER: attach, change or stop the metering of a running process. */
+static long change_metering(dm_pid caller, struct record *r, const struct pm_meter *m)
+{
+    if (!may_change_metering(caller, r))
+        return E_RIGHTS;
+    if (m->flags & ~(uint32_t)METER_ALL_FLAGS)
+        return E_INVAL;
+    long f = -1;
+    if (m->flags && m->filter[0] && (f = find_filter(m->filter)) < 0)
+        return f;
+    if (m->flags && f < 0 && r->filter < 0)
+        return E_INVAL;                  /* not metered yet: a filter must be named */
+    long err = meter_request(r->pid, m, f >= 0 ? filters[f].link : DM_NO_LINK, r->parent);
+    if (err < 0)
+        return err;
+    if (!m->flags) {
+        r->filter = -1;
+        return 0;
+    }
+    if (r->filter < 0)
+        r->meter_owner = caller;
+    if (f >= 0)
+        r->filter = (int)f;
+    r->meter = *m;
+    return 0;
+}
+
+/* At halt: every kernel sends its metered processes' batches, then every
+ * filter writes out what it has, before the power goes. */
+static void flush_metering(void)
+{
+    int any = 0;
+    for (int i = 0; i < NRECORDS; i++)
+        any |= records[i].pid && !records[i].ended && records[i].serves_filter[0];
+    if (!any)
+        return;
+    for (uint32_t m = 0; m < PM_MAX_MACHINES; m++)
+        if (control[m] >= 0)
+            kernel_request_on(m, KOP_METER_FLUSH, 0, 0, 0, 0, 0, DM_NO_LINK, 0, 0, 0);
+    for (int i = 0; i < NRECORDS; i++) {       /* only the filter servers this process manager started */
+        struct record *r = &records[i];
+        long link = r->pid && !r->ended && r->serves_filter[0] ? sb_lookup(r->serves_filter) : -1;
+        if (link < 0)
+            continue;
+        struct sv_call flush = { .op = FILTER_FLUSH, .pass = DM_NO_LINK };
+        sv_call(link, &flush);
+        dm_destroylink(link);
+    }
+}
+
+/* ---- trace disks ---- */
+
+static uint8_t disk_block[DM_DISK_BLOCK] __attribute__((aligned(4096)));
+
+/* Whether the disk behind device link `slot` is a trace disk. */
+static int is_trace_disk(long slot)
+{
+    struct dm_kreq q = { .op = KOP_DISK_ATTACH };
+    struct dm_kreply r = { .status = E_BADREQ };
+    struct dm_msg_info info;
+    long area = dm_createlink(0, 0, LINK_READ | LINK_WRITE, disk_block, sizeof disk_block);
+    if (area < 0 || dm_call(slot, &q, sizeof q, area, &r, sizeof r, &info) < 0 || r.status < 0)
+        return 0;
+    q = (struct dm_kreq){ .op = KOP_DISK_READ, .arg = { 0, 0 } };
+    if (dm_call(slot, &q, sizeof q, DM_NO_LINK, &r, sizeof r, &info) < 0 || r.status < 0)
+        return 0;
+    return memcmp(disk_block, "DPMTRACE", 8) == 0;
+}
+
+/* A copy of a free trace disk's device link on `machine` for filter
+ * `pid`-to-be (DM_NO_LINK if the machine has none; E_STATE if each is
+ * lent to a filter that still runs). Only this machine's disks so far. */
+static long lend_trace_disk(uint32_t machine, int *index)
+{
+    *index = -1;
+    if (machine != dm_machine() || ntrace_disks == 0)
+        return DM_NO_LINK;
+    for (int i = 0; i < ntrace_disks; i++) {
+        const struct record *r = trace_disks[i].filter ? find_record(trace_disks[i].filter) : 0;
+        if (trace_disks[i].filter && r && !r->ended)
+            continue;
+        *index = i;
+        return dm_duplicatelink(trace_disks[i].link);
+    }
+    return E_STATE;
 }
 
 /* A process has ended (the kernel's notice): tell whoever waits. */
@@ -303,7 +524,20 @@ static void handle_request(const struct dm_msg_info *info, const struct sv_reque
     uint64_t value = 0;
 
     switch (q->op) {
-    case PM_RUN: {
+    case PM_RUN:
+    case PM_METER_RUN:
+    case PM_FILTER: {
+        const struct pm_meter *asked = 0;
+        if (q->op == PM_METER_RUN) {
+            if (data_len < sizeof *asked ||
+                strnlen(((const struct pm_meter *)data)->filter, sizeof asked->filter) == sizeof asked->filter) {
+                status = E_INVAL;
+                break;
+            }
+            asked = (const struct pm_meter *)data;
+            data += sizeof *asked;
+            data_len -= sizeof *asked;
+        }
         uint32_t name_len = (uint32_t)strnlen(data, data_len);
         if (name_len == 0 || name_len == data_len) {
             status = E_INVAL;
@@ -314,6 +548,17 @@ static void handle_request(const struct dm_msg_info *info, const struct sv_reque
             status = E_NODE;
             break;
         }
+        struct metering metering = { .filter = -1 };
+        int disk = -1;
+        long device = DM_NO_LINK;
+        if (q->op == PM_FILTER)    /* a filter is not metered by the machine's system setting */
+            device = lend_trace_disk(machine, &disk);
+        else
+            status = metering_for(caller, machine, asked, &metering);
+        if (device < DM_NO_LINK)
+            status = device;
+        if (status < 0)
+            break;
         long image_link = DM_NO_LINK;
         void *image = 0;
         status = read_program(data, &image_link, &image);
@@ -321,8 +566,37 @@ static void handle_request(const struct dm_msg_info *info, const struct sv_reque
             status = 0;   /* not in the file system: perhaps in the boot image */
         if (status == 0)
             status = create_process(machine, data, image_link, data + name_len + 1, data_len - name_len - 1,
-                                    (int)q->arg[0], (int)q->arg[1], -1, 0, &value);
+                                    (int)q->arg[0], (int)q->arg[1], device, 3, &metering, &value);
+        else if (device >= 0)
+            dm_destroylink(device);
+        if (status == 0 && disk >= 0)
+            trace_disks[disk].filter = value;
+        struct record *started = status == 0 && q->op == PM_FILTER ? find_record(value) : 0;
+        const char *filter_name = data + name_len + 1 + strnlen(data + name_len + 1, data_len - name_len - 1) + 1;
+        if (started && q->arg[0] >= 2 && filter_name < data + data_len)   /* argv[1]: the name it serves under */
+            snprintf(started->serves_filter, sizeof started->serves_filter, "%.*s",
+                     (int)strnlen(filter_name, (size_t)(data + data_len - filter_name)), filter_name);
         free(image);
+        break;
+    }
+    case PM_METER:
+        if (data_len < sizeof(struct pm_meter) || !(r = target(q)) || r->ended)
+            status = data_len < sizeof(struct pm_meter) ? E_INVAL : E_NOTFOUND;
+        else
+            status = change_metering(caller, r, (const struct pm_meter *)data);
+        break;
+    case PM_METER_SYSTEM: {
+        const struct pm_meter *m = (const struct pm_meter *)data;
+        long f = 0;
+        if (data_len < sizeof *m || q->arg[0] < 0 || q->arg[0] >= PM_MAX_MACHINES ||
+            (m->flags & ~(uint32_t)METER_ALL_FLAGS))
+            status = E_INVAL;
+        else if (m->flags && (f = find_filter(m->filter)) < 0)
+            status = f;
+        else {
+            system_meter[q->arg[0]] = *m;
+            system_filter[q->arg[0]] = (int)f;
+        }
         break;
     }
     case PM_WAIT:
@@ -386,6 +660,7 @@ static void handle_request(const struct dm_msg_info *info, const struct sv_reque
         break;
     case PM_HALT:
         flush_file_system();
+        flush_metering();
         halt_other_machines((int)q->arg[0]);
         kernel_request(KOP_HALT, 0, q->arg[0], 0, 0, DM_NO_LINK, 0, 0, 0);
         status = E_STATE;   /* only reached if the kernel refused */
@@ -524,7 +799,7 @@ static int start_server(uint32_t machine, const char *name, const char *argument
         printf("pm: machine %u is not up: %s runs on machine %u\n", machine, name, dm_machine());
         machine = dm_machine();
     }
-    long err = create_process(machine, name, DM_NO_LINK, args, (uint32_t)len, argc, 0, device_link, 3, &pid);
+    long err = create_process(machine, name, DM_NO_LINK, args, (uint32_t)len, argc, 0, device_link, 3, 0, &pid);
     if (err < 0) {
         printf("pm: cannot start %s: %s\n", name, dm_error_name(err));
         return 0;
@@ -561,9 +836,12 @@ int main(int argc, char **argv)
         dm_destroylink(copy);
     reserve_own_slots();
     records[0].pid = dm_self();
+    records[0].filter = -1;
     snprintf(records[0].name, sizeof records[0].name, "pm");
     for (int m = 0; m < PM_MAX_MACHINES; m++)
         control[m] = -1;
+    for (int i = 0; i < NFILTERS; i++)
+        filters[i].link = -1;
     control[dm_machine()] = BOOT_SLOT_PROCESS_CONTROL;
     notice_link = dm_createlink(CHANNEL_NOTICE, 0, 0, 0, 0);
     long notice = dm_duplicatelink(notice_link);
@@ -583,7 +861,11 @@ int main(int argc, char **argv)
         if (!start_server(f->machine, f->program, f->argument, f->takes_disk ? BOOT_SLOT_DISK0 : -1, 0))
             break;
     }
-    for (int i = 1; i < disks; i++) {   /* the other disks: a disk interface each */
+    for (int i = 1; i < disks; i++) {   /* the other disks: trace disks, or a disk interface each */
+        if (ntrace_disks < NTRACEDISKS && is_trace_disk(BOOT_SLOT_DISK0 + i)) {
+            trace_disks[ntrace_disks++].link = BOOT_SLOT_DISK0 + i;
+            continue;
+        }
         char name[16];
         snprintf(name, sizeof name, "di%d", i);
         start_server(dm_machine(), "di", name, BOOT_SLOT_DISK0 + i, 0);
@@ -596,7 +878,7 @@ int main(int argc, char **argv)
     void *image = 0;
     long err = read_program("shell", &image_link, &image);
     if (err == 0)
-        err = create_process(dm_machine(), "shell", image_link, shell_args, sizeof shell_args, 1, 0, -1, 0, &shell);
+        err = create_process(dm_machine(), "shell", image_link, shell_args, sizeof shell_args, 1, 0, -1, 0, 0, &shell);
     free(image);
     if (err < 0) {   /* nothing can be done without it: say so and power off */
         printf("pm: cannot start the shell (/bin/shell%s): %s; powering off\n",

@@ -51,8 +51,31 @@ enum pm_op {
                      manager starts the next one, and the shell last, only then) */
     PM_NETSTAT,   /* arg0 = machine: what its kernel knows of the others; data =
                      struct dm_kpeer[]; value = entries. E_NODE if it is not up */
+    PM_METER_RUN, /* as PM_RUN, the new process metered: data = struct pm_meter,
+                     then PM_RUN's data */
+    PM_METER,     /* arg0 = pid: meter it as struct pm_meter (data) says, change
+                     its flags (filter ""), or stop metering it (flags 0). Allowed
+                     to the process that started its metering or an unmetered
+                     ancestor of that process; for a process not metered yet,
+                     to any process but itself. E_RIGHTS otherwise */
+    PM_METER_SYSTEM, /* arg0 = machine: meter every process created there from now
+                     on as struct pm_meter (data) says; flags 0: no more */
+    PM_FILTER,    /* as PM_RUN, for a filter server: it gets a copy of the trace
+                     disk's device link of its machine in slot 3, if the machine
+                     has one (E_STATE if another filter has it) */
     PM_PROCESS_ENDED = 100,  /* internal: a kernel's exit notice */
 };
+
+/* How a process is to be metered (PM_METER_RUN, PM_METER, PM_METER_SYSTEM). */
+struct pm_meter {
+    uint32_t flags;           /* selection flags: METER_FLAG(type) bits (meter/record.h) */
+    uint32_t options;         /* PM_METER_LOSSY, PM_METER_NO_CHILDREN */
+    uint32_t max_age_ms;      /* the batches' maximum age; 0: 100 ms */
+    uint32_t reserved;
+    char     filter[32];      /* the filter's name at the switchboard */
+};
+#define PM_METER_LOSSY       1   /* drop batches the filter cannot take (counted) rather than wait */
+#define PM_METER_NO_CHILDREN 2   /* the processes it creates are not metered */
 
 #define PM_PS_CURSOR(machine, slot) (((int64_t)(machine) << 16) | (slot))
 #define PM_MAX_MACHINES 255

@@ -8,6 +8,17 @@
  *   netstat             what each machine's transport did with each other
  *   kill PID            end a process (PID as ps shows it: machine.slot.gen)
  *   stop PID, resume PID
+ *   meter [OPTIONS] run [@K] PROG ARGS [&]
+ *                       run a program metered (DPM): -F FILTER (default
+ *                       "trace"), -e EVENTS (names, comma-separated; all by
+ *                       default), -n (its children unmetered), -l (lossy),
+ *                       -a MS (the batches' maximum age)
+ *   meter attach [OPTIONS] PID..., meter flags PID EVENTS, meter off PID
+ *   meter system [OPTIONS] MACHINES   meter every process created there
+ *                       (MACHINES: 0,2,3 or all; -e none stops it)
+ *   filter start [@K] NAME DESCRIPTION RULES [LOG]
+ *                       a filter server (DESCRIPTION, RULES: files, or -)
+ *   filter stats NAME, filter stop NAME
  *   echo WORDS          print the words
  *   help                this list
  *   halt                power the system off
@@ -23,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "dmlib.h"
+#include "record.h"
 
 #define MAX_ARGS 32
 
@@ -91,7 +103,7 @@ static void report_status(const char *name, dm_pid pid, int64_t status)
         printf("[%s] %s: exit status %lld\n", dm_pid_string(pid, id), name, (long long)status);
 }
 
-static void cmd_run(int argc, char **argv, int background, char **envp)
+static void cmd_run(int argc, char **argv, int background, char **envp, const struct pm_meter *metering)
 {
     char id[24];
     int machine = -1;
@@ -109,8 +121,13 @@ static void cmd_run(int argc, char **argv, int background, char **envp)
         printf("run: which program?\n");
         return;
     }
-    long pid = pm_run_on(machine, argv[0], argc, argv, envp);
+    long pid = metering ? pm_meter_run(metering, machine, argv[0], argc, argv, envp)
+                        : pm_run_on(machine, argv[0], argc, argv, envp);
     if (pid < 0) {
+        if (metering && pid == E_NOTFOUND) {
+            printf("run: %s: no such program, or no filter called %s\n", argv[0], metering->filter);
+            return;
+        }
         printf("run: %s: %s\n", argv[0],
                pid == E_NOTFOUND ? "no such program"
                : pid == E_BADREQ ? "not a program (a RISC-V ELF executable)"
@@ -142,6 +159,202 @@ static void cmd_signal(const char *what, int argc, char **argv, long (*action)(d
         printf("%s: %s: %s\n", what, argv[1], err == E_NOTFOUND ? "no such process" : dm_error_text(err));
 }
 
+/* ---- metering ---- */
+
+static const struct { const char *name; uint32_t type; } event_names[] = {
+#define EVENT_NAME(name, number) { #name, number },
+    METER_TYPES(EVENT_NAME)
+#undef EVENT_NAME
+};
+
+/* Selection flags from "SEND,RECEIVE,..." (any case), "all" or "none";
+ * -1 (with a message) for a name that is no event. */
+static int64_t parse_events(const char *list)
+{
+    if (strcasecmp(list, "all") == 0)
+        return METER_ALL_FLAGS;
+    if (strcasecmp(list, "none") == 0)
+        return 0;
+    uint32_t flags = 0;
+    char copy[256];
+    snprintf(copy, sizeof copy, "%s", list);
+    for (char *save, *name = strtok_r(copy, ",", &save); name; name = strtok_r(0, ",", &save)) {
+        size_t i = 0;
+        while (i < sizeof event_names / sizeof event_names[0] && strcasecmp(event_names[i].name, name) != 0)
+            i++;
+        if (i == sizeof event_names / sizeof event_names[0]) {
+            printf("meter: %s: no such event (SEND, RECEIVECALL, RECEIVE, MESSAGEQUEUED, CREATELINK, "
+                   "DESTROYLINK, MOVEDATA, CREATEPROCESS, STARTPROCESS, STOPPROCESS, DESTROYPROCESS, all)\n", name);
+            return -1;
+        }
+        flags |= METER_FLAG(event_names[i].type);
+    }
+    return flags;
+}
+
+/* The options before a meter subcommand's operands: -F FILTER, -e EVENTS,
+ * -n, -l, -a MS. Returns how many words they took, or -1. */
+static int parse_meter_options(int argc, char **argv, struct pm_meter *m)
+{
+    *m = (struct pm_meter){ .flags = METER_ALL_FLAGS };
+    snprintf(m->filter, sizeof m->filter, "trace");
+    int i = 0;
+    for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+        const char *o = argv[i];
+        if (strcmp(o, "-n") == 0) {
+            m->options |= PM_METER_NO_CHILDREN;
+        } else if (strcmp(o, "-l") == 0) {
+            m->options |= PM_METER_LOSSY;
+        } else if ((strcmp(o, "-F") == 0 || strcmp(o, "-e") == 0 || strcmp(o, "-a") == 0) && i + 1 < argc) {
+            const char *v = argv[++i];
+            if (o[1] == 'F') {
+                if (strlen(v) >= sizeof m->filter) {
+                    printf("meter: %s: a filter's name has at most %zu characters\n", v, sizeof m->filter - 1);
+                    return -1;
+                }
+                snprintf(m->filter, sizeof m->filter, "%s", v);
+            } else if (o[1] == 'e') {
+                int64_t flags = parse_events(v);
+                if (flags < 0)
+                    return -1;
+                m->flags = (uint32_t)flags;
+            } else {
+                char *end;
+                long ms = strtol(v, &end, 10);
+                if (end == v || *end || ms <= 0 || ms > 3600000) {
+                    printf("meter: -a %s: a maximum age in ms (1 to 3600000)\n", v);
+                    return -1;
+                }
+                m->max_age_ms = (uint32_t)ms;
+            }
+        } else {
+            printf("meter: %s: no such option (-F FILTER, -e EVENTS, -n, -l, -a MS)\n", o);
+            return -1;
+        }
+    }
+    return i;
+}
+
+static const char *meter_error(long err)
+{
+    return err == E_NOTFOUND ? "no such process or filter"
+         : err == E_RIGHTS   ? "not allowed: only whoever started its metering changes it"
+         : err == E_INVAL    ? "not metered (name a filter with -F), or bad flags"
+                             : dm_error_text(err);
+}
+
+static void cmd_meter(int argc, char **argv, int background, char **envp)
+{
+    const char *usage = "meter: usage: meter [-F FILTER] [-e EVENTS] [-n] [-l] [-a MS] run [@K] PROG ARGS\n"
+                        "       meter attach [-F FILTER] [-e EVENTS] [-n] [-l] [-a MS] PID...\n"
+                        "       meter flags PID EVENTS; meter off PID\n"
+                        "       meter system [-F FILTER] [-e EVENTS] MACHINES (0,1,... or all)\n";
+    struct pm_meter m;
+    int taken = parse_meter_options(argc - 1, argv + 1, &m);
+    if (taken < 0)
+        return;
+    argc -= 1 + taken;
+    argv += 1 + taken;
+    const char *sub = argc > 0 ? argv[0] : "";
+    if (strcmp(sub, "run") == 0 && argc >= 2) {
+        cmd_run(argc - 1, argv + 1, background, envp, &m);
+    } else if (strcmp(sub, "attach") == 0 && argc >= 2) {
+        int more = parse_meter_options(argc - 1, argv + 1, &m);   /* options may also follow the word */
+        for (int i = 1 + (more > 0 ? more : 0); more >= 0 && i < argc; i++) {
+            dm_pid pid;
+            long err = dm_pid_parse(argv[i], &pid) < 0 ? E_INVAL : pm_meter(pid, &m);
+            if (err < 0)
+                printf("meter: %s: %s\n", argv[i], meter_error(err));
+        }
+    } else if ((strcmp(sub, "flags") == 0 && argc == 3) || (strcmp(sub, "off") == 0 && argc == 2)) {
+        dm_pid pid;
+        int64_t flags = sub[0] == 'o' ? 0 : parse_events(argv[2]);
+        if (dm_pid_parse(argv[1], &pid) < 0) {
+            printf("meter: %s: not a process id (as ps shows it, e.g. 0.7.1)\n", argv[1]);
+            return;
+        }
+        if (flags < 0)
+            return;
+        m = (struct pm_meter){ .flags = (uint32_t)flags };   /* no filter: the flags change */
+        long err = pm_meter(pid, &m);
+        if (err < 0)
+            printf("meter: %s: %s\n", argv[1], meter_error(err));
+    } else if (strcmp(sub, "system") == 0 && argc == 2) {
+        char list[128];
+        snprintf(list, sizeof list, "%s", argv[1]);
+        int all = strcmp(list, "all") == 0;
+        for (int k = 0; all && k < (int)dm_nodes(); k++) {
+            long err = pm_meter_system(k, &m);
+            if (err < 0)
+                printf("meter: machine %d: %s\n", k, meter_error(err));
+        }
+        for (char *save, *w = all ? 0 : strtok_r(list, ",", &save); w; w = strtok_r(0, ",", &save)) {
+            char *end;
+            long k = strtol(w, &end, 10);
+            long err = end == w || *end || k < 0 || k >= PM_MAX_MACHINES ? E_INVAL : pm_meter_system((int)k, &m);
+            if (err < 0)
+                printf("meter: machine %s: %s\n", w, meter_error(err));
+        }
+    } else {
+        printf("%s", usage);
+    }
+}
+
+/* A filter server's statistics (FILTER_STATS), or stop it. */
+static void cmd_filter(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "start") == 0) {
+        int machine = -1;
+        int first = 2;
+        if (argc > 2 && argv[2][0] == '@') {
+            char *end;
+            long k = strtol(argv[2] + 1, &end, 10);
+            if (end == argv[2] + 1 || *end || k < 0 || k >= PM_MAX_MACHINES) {
+                printf("filter: %s: not a machine number (@0, @1, ...)\n", argv[2]);
+                return;
+            }
+            machine = (int)k;
+            first = 3;
+        }
+        if (argc - first < 3 || argc - first > 4) {
+            printf("filter: usage: filter start [@K] NAME DESCRIPTION RULES [LOG]\n");
+            return;
+        }
+        argv[first - 1] = "filter";         /* its argv: filter NAME DESCRIPTION RULES [LOG] */
+        long pid = pm_filter_run(machine, argc - first + 1, argv + first - 1);
+        char id[24];
+        if (pid < 0)
+            printf("filter: %s: %s\n", argv[first],
+                   pid == E_STATE ? "that machine's trace disk is in use by another filter" : dm_error_text(pid));
+        else
+            printf("[%s] filter %s\n", dm_pid_string((dm_pid)pid, id), argv[first]);
+        return;
+    }
+    if (argc != 3 || (strcmp(argv[1], "stats") != 0 && strcmp(argv[1], "stop") != 0)) {
+        printf("filter: usage: filter start [@K] NAME DESCRIPTION RULES [LOG]; filter stats NAME; "
+               "filter stop NAME\n");
+        return;
+    }
+    long link = sb_lookup(argv[2]);
+    if (link < 0) {
+        printf("filter: %s: no such filter\n", argv[2]);
+        return;
+    }
+    struct filter_stats st = { 0 };
+    struct sv_call c = { .op = argv[1][1] == 't' && argv[1][2] == 'a' ? FILTER_STATS : FILTER_STOP,
+                         .pass = DM_NO_LINK, .reply_data = &st, .reply_cap = sizeof st };
+    long err = sv_call(link, &c);
+    dm_destroylink(link);
+    if (err < 0)
+        printf("filter: %s: %s\n", argv[2], dm_error_text(err));
+    else if (c.op == FILTER_STATS)
+        printf("filter %s: %llu batches, %llu records received, %llu kept, %llu dropped by the rules, "
+               "%llu lost, %llu refused, %llu streams, %llu log blocks\n",
+               argv[2], (unsigned long long)st.batches, (unsigned long long)st.received,
+               (unsigned long long)st.kept, (unsigned long long)st.dropped, (unsigned long long)st.lost,
+               (unsigned long long)st.refused, (unsigned long long)st.streams, (unsigned long long)st.log_blocks);
+}
+
 static void cmd_help(FILE *out)
 {
     fprintf(out, "run PROG ARGS [&]  run a program (background with &); 'PROG ARGS' works too\n"
@@ -150,6 +363,10 @@ static void cmd_help(FILE *out)
                  "ps                 list processes\n"
                  "netstat            what each machine's transport did with each other machine\n"
                  "kill PID           end a process; stop PID, resume PID suspend and continue it\n"
+                 "meter [-F FILTER] [-e EVENTS] [-n] [-l] [-a MS] run [@K] PROG ARGS\n"
+                 "                   run it metered (DPM); also: meter attach PID..., meter flags PID EVENTS,\n"
+                 "                   meter off PID, meter system MACHINES\n"
+                 "filter start [@K] NAME DESCRIPTION RULES [LOG]; filter stats NAME; filter stop NAME\n"
                  "echo WORDS         print the words\n"
                  "help               this list\n"
                  "halt               power the system off\n"
@@ -252,10 +469,14 @@ int main(void)
             fflush(stdout);
             long err = pm_halt(0);
             printf("halt: %s\n", dm_error_text(err));
-        } else if (strcmp(cmd, "run") == 0)
-            cmd_run(argc - 1, argv + 1, background, envp);
+        } else if (strcmp(cmd, "meter") == 0)
+            cmd_meter(argc, argv, background, envp);
+        else if (strcmp(cmd, "filter") == 0)
+            cmd_filter(argc, argv);
+        else if (strcmp(cmd, "run") == 0)
+            cmd_run(argc - 1, argv + 1, background, envp, 0);
         else
-            cmd_run(argc, argv, background, envp);
+            cmd_run(argc, argv, background, envp, 0);
         if (out != stdout && fclose(out) != 0)
             printf("shell: %s: %s\n", out_path, strerror(errno));
     }

@@ -78,6 +78,11 @@ uint32_t dm_machine(void)
     return info_page()->machine;
 }
 
+uint32_t dm_nodes(void)
+{
+    return info_page()->nodes;
+}
+
 uint64_t dm_proctime(void)
 {
     const volatile struct dm_info *i = info_page();
@@ -166,16 +171,19 @@ long pm_run_env(const char *program, int argc, char *const argv[], char *const e
     return pm_run_on(-1, program, argc, argv, envp);
 }
 
-long pm_run_on(int machine, const char *program, int argc, char *const argv[], char *const envp[])
+/* PM_RUN and its kin: `prefix` (prefix_len bytes) goes before the program's name. */
+static long run_request(uint32_t op, const void *prefix, size_t prefix_len, int machine, const char *program,
+                        int argc, char *const argv[], char *const envp[])
 {
     char data[SV_DATA_MAX];
-    size_t len = strlen(program) + 1;
+    size_t len = prefix_len + strlen(program) + 1;
     int envc = 0;
     while (envp && envp[envc])
         envc++;
     if (len > sizeof data)
         return E_TOOBIG;
-    memcpy(data, program, len);
+    memcpy(data, prefix, prefix_len);
+    memcpy(data + prefix_len, program, len - prefix_len);
     for (int i = 0; i < argc + envc; i++) {
         const char *s = i < argc ? argv[i] : envp[i - argc];
         size_t n = strlen(s) + 1;
@@ -184,10 +192,39 @@ long pm_run_on(int machine, const char *program, int argc, char *const argv[], c
         memcpy(data + len, s, n);
         len += n;
     }
-    struct sv_call c = { .op = PM_RUN, .arg = { argc, envc, machine + 1 }, .data = data, .len = (uint32_t)len,
+    struct sv_call c = { .op = op, .arg = { argc, envc, machine + 1 }, .data = data, .len = (uint32_t)len,
                          .pass = DM_NO_LINK };
     long status = sv_call(SLOT_PM, &c);
     return status < 0 ? status : c.value;
+}
+
+long pm_run_on(int machine, const char *program, int argc, char *const argv[], char *const envp[])
+{
+    return run_request(PM_RUN, 0, 0, machine, program, argc, argv, envp);
+}
+
+long pm_meter_run(const struct pm_meter *m, int machine, const char *program, int argc, char *const argv[],
+                  char *const envp[])
+{
+    return run_request(PM_METER_RUN, m, sizeof *m, machine, program, argc, argv, envp);
+}
+
+long pm_filter_run(int machine, int argc, char *const argv[])
+{
+    return run_request(PM_FILTER, 0, 0, machine, "filter", argc, argv, 0);
+}
+
+long pm_meter(dm_pid pid, const struct pm_meter *m)
+{
+    struct sv_call c = { .op = PM_METER, .arg = { (int64_t)pid }, .data = m, .len = sizeof *m, .pass = DM_NO_LINK };
+    return sv_call(SLOT_PM, &c);
+}
+
+long pm_meter_system(int machine, const struct pm_meter *m)
+{
+    struct sv_call c = { .op = PM_METER_SYSTEM, .arg = { machine }, .data = m, .len = sizeof *m,
+                         .pass = DM_NO_LINK };
+    return sv_call(SLOT_PM, &c);
 }
 
 long pm_ps_page(int64_t *cursor, struct dm_kproc *entries, uint32_t cap)

@@ -32,6 +32,7 @@ const char *dm_error_text(long err);
 /* This process, from its info page (no kernel call). */
 dm_pid dm_self(void);
 uint32_t dm_machine(void);
+uint32_t dm_nodes(void);             /* machines in the cluster, as the boot said */
 uint64_t dm_proctime(void);          /* instructions executed on my behalf */
 
 static inline uint64_t dm_instret(void)
@@ -88,6 +89,15 @@ long pm_run_env(const char *program, int argc, char *const argv[], char *const e
 long pm_run_on(int machine, const char *program, int argc, char *const argv[], char *const envp[]);
 /* One page of the list of every machine's processes, from *cursor on (0 at
  * first): the number of entries (0 at the end) or an error; moves *cursor. */
+/* Metering through the process manager (protocol.h, struct pm_meter):
+ * run a program metered; start a filter server (argv: "filter" NAME ...)
+ * with the machine's trace disk; change a process's metering (flags 0:
+ * stop it); meter every process created on a machine from now on. */
+long pm_meter_run(const struct pm_meter *m, int machine, const char *program, int argc, char *const argv[],
+                  char *const envp[]);
+long pm_filter_run(int machine, int argc, char *const argv[]);
+long pm_meter(dm_pid pid, const struct pm_meter *m);
+long pm_meter_system(int machine, const struct pm_meter *m);
 long pm_ps_page(int64_t *cursor, struct dm_kproc *entries, uint32_t cap);
 long pm_wait(dm_pid pid, int64_t *status);
 long pm_kill(dm_pid pid);

@@ -1,0 +1,618 @@
+/*
+ * meter.c — DPM's meter module: the records the probes write, each
+ * process's batch of them, and the meter outbox that takes full batches to
+ * the filters (DESIGN.md, "Metering").
+ *
+ * A probe sits in the kernel where its event happens, behind one test of
+ * the process's selection flags (METERED in defs.h); an unmetered process
+ * pays that test and nothing else. A metered process's records go into a
+ * page of its own (its batch: struct meter_batch, then the records, as
+ * meter/record.h lays them out). A batch is sealed when it holds
+ * METER_BATCH_RECORDS records or the next record might not fit in one
+ * message (DM_MSG_MAX bytes), when its first record is older than the
+ * process's bound (100 ms unless set), and when the process is stopped,
+ * ends, or has its metering changed.
+ *
+ * Sealing only moves the page to the meter outbox: probes run in the
+ * middle of other kernel work, so the batches are sent later, at the next
+ * schedule() (meter_push), as ordinary messages from this kernel over a
+ * copy of the meter link. One destination's batches go in the order they
+ * were sealed, so each stream reaches its filter in order. A filter on
+ * another machine gets one batch at a time, and its kernel's answer says
+ * whether the filter took it.
+ *
+ * A batch the filter cannot take (its queue is full) waits in the outbox,
+ * and by default its process waits too (HELD_METER) until every batch of
+ * its is taken: metering is lossless and never changes what a program
+ * computes, only when. In lossy mode such a batch is thrown away instead
+ * and its records counted in the stream's next batch (`lost`). A batch
+ * whose filter has ended is thrown away, counted, and its process's
+ * metering stops.
+ */
+#include "defs.h"
+
+#define NSEALED          256          /* batches in the meter outbox, all processes together */
+#define DEFAULT_AGE_NS   100000000ull /* 100 ms */
+#define RETRY_NS         2000000ull   /* a filter that was full is tried again after 2 ms */
+#define NO_TIME          UINT64_MAX
+#define METER_BACKLOG    2            /* batches a lossless process may have waiting and still run */
+
+/* A sealed batch waiting in the outbox. */
+struct sealed {
+    struct sealed *next;
+    uint8_t *page;               /* struct meter_batch, then the records */
+    uint32_t length, records;
+    dm_pid   pid;                /* whose stream */
+    struct link link;            /* the meter link it goes over */
+    uint8_t  lossy, final;
+    uint8_t  in_flight;          /* sent to another machine; its answer is awaited */
+    uint64_t op;                 /* in flight: the answer's number */
+};
+
+static struct sealed sealed_pool[NSEALED];
+static struct sealed *free_sealed, *outbox_head, *outbox_tail;
+static uint64_t message_counter, retry_at = NO_TIME;
+static uint32_t metered_count;       /* processes with a batch page or a meter link */
+int meter_work, meter_waiting_room;
+static struct {
+    uint64_t records, batches;   /* written; sent and taken */
+    uint64_t dropped;            /* records of lossy batches a full filter could not take */
+    uint64_t orphaned;           /* records whose filter had ended, or that found no memory */
+    uint64_t no_room;            /* records lost because the outbox or memory was full */
+    uint64_t waits;              /* times a process was held for its batches */
+} counters;
+
+void meter_init(void)
+{
+    for (int i = NSEALED - 1; i >= 0; i--) {
+        sealed_pool[i].next = free_sealed;
+        free_sealed = &sealed_pool[i];
+    }
+}
+
+/* A fresh message id: unique across machines and boots (machine, epoch,
+ * counter), so the SEND, MESSAGEQUEUED and RECEIVE records of a message
+ * carry the same one wherever they are written. */
+uint64_t meter_message_id(void)
+{
+    return ((uint64_t)this_machine << 56) | ((uint64_t)(boot_epoch & 0xffffff) << 32) | ++message_counter;
+}
+
+static uint64_t proctime_of(struct proc *p)
+{
+    if (p == current)
+        return p->proctime + read_instret() - p->info->instret_at_switch;
+    return p->proctime;
+}
+
+/* ---- batches ---- */
+
+static void hold(struct proc *p)
+{
+    if (p->held & HELD_METER)
+        return;
+    counters.waits++;
+    p->held |= HELD_METER;
+    runq_remove(p);
+    if (p == current)
+        request_reschedule();
+}
+
+static void release(struct proc *p)
+{
+    p->held &= (uint8_t)~HELD_METER;
+    if (p->state == PS_RUNNABLE && p != current && !p->held)
+        runq_add(p);
+}
+
+/* Move p's batch to the outbox (`final`: its stream ends with it). A
+ * batch with no records goes only to carry a count of lost ones. */
+static void seal(struct proc *p, int final)
+{
+    struct meter_state *s = &p->meter;
+    if (!s->batch && (s->lost || final) && (s->batch = page_alloc()))
+        s->used = sizeof(struct meter_batch);
+    if (!s->batch || (s->count == 0 && s->lost == 0))
+        return;
+    if (!free_sealed) {               /* the outbox is full: the records are lost, and counted */
+        counters.no_room += s->count;
+        s->lost += s->count;
+        s->count = 0;
+        s->used = sizeof(struct meter_batch);
+        return;
+    }
+    struct sealed *e = free_sealed;
+    free_sealed = e->next;
+    struct meter_batch *b = (struct meter_batch *)s->batch;
+    b->magic = METER_BATCH_MAGIC;
+    b->records = s->count;
+    b->final = (uint16_t)final;
+    b->pid = p->pid;
+    b->lost = s->lost;
+    *e = (struct sealed){ .page = s->batch, .length = s->used, .records = s->count, .pid = p->pid,
+                          .link = s->link, .lossy = s->lossy, .final = (uint8_t)final };
+    if (outbox_tail)
+        outbox_tail->next = e;
+    else
+        outbox_head = e;
+    outbox_tail = e;
+    s->batch = 0;
+    s->count = 0;
+    s->used = 0;
+    s->lost = 0;
+    s->waiting++;
+    meter_work = 1;
+}
+
+/* Room for a record of `type` with a body of body_size bytes in p's batch:
+ * the header is filled in and the body's address returned (0 if there is
+ * no memory for a batch: the record is counted lost). */
+static void *record_begin(struct proc *p, uint32_t type, uint32_t body_size, uint64_t time, uint64_t pc)
+{
+    struct meter_state *s = &p->meter;
+    uint32_t size = sizeof(struct meter_header) + body_size;
+    if (s->batch && s->used + size > DM_MSG_MAX)
+        seal(p, 0);
+    if (!s->batch) {
+        if (!(s->batch = page_alloc())) {
+            s->sequence++;
+            s->lost++;
+            counters.no_room++;
+            return 0;
+        }
+        s->used = sizeof(struct meter_batch);
+    }
+    if (s->count == 0)
+        s->oldest = machine_clock_ns();
+    struct meter_header *h = (struct meter_header *)(s->batch + s->used);
+    h->machine = this_machine;
+    h->traceType = type;
+    h->time = time;
+    h->procTime = proctime_of(p);
+    h->pc = pc;
+    h->load = runnable_count();
+    h->length = size;
+    h->pid = p->pid;
+    h->sequence = s->sequence++;
+    s->used = (uint16_t)(s->used + size);
+    s->count++;
+    counters.records++;
+    return h + 1;
+}
+
+/* After a record: seal a batch that is full, or that the largest record
+ * might not fit in. */
+static void record_end(struct proc *p)
+{
+    struct meter_state *s = &p->meter;
+    if (s->count >= METER_BATCH_RECORDS || s->used + METER_RECORD_MAX > DM_MSG_MAX)
+        seal(p, 0);
+}
+
+/* ---- the probes ---- */
+
+/* SEND, or CALL's send half, is about to go: the message gets its id; the
+ * SEND record (and CALL's RECEIVECALL) are written now, so that they come
+ * before any record of the message's receipt, and finished by
+ * meter_send_end. They stay in memory until the next schedule(). */
+void meter_send_begin(struct proc *p, struct outgoing *o, int call, struct meter_sending *s)
+{
+    o->msgid = meter_message_id();
+    s->via_slot = (int32_t)(o->via - p->links);
+    s->via_to = o->via->dest;
+    s->via_reply = (o->via->flags & LINK_REPLY) != 0;
+    s->pass_slot = o->pass ? (int32_t)(o->pass - p->links) : -1;
+    s->pass_to = o->pass ? o->pass->dest : 0;
+    s->send = METERED(p, MT_SEND) ? record_begin(p, MT_SEND, sizeof *s->send, machine_clock_ns(), p->tf.sepc - 4)
+                                  : 0;
+    if (s->send) {
+        *s->send = (struct meter_SEND){
+            .toTask = s->via_to, .messageId = o->msgid, .code = o->via->code, .passTask = s->pass_to,
+            .channel = o->via->channel, .size = o->len, .sendLink = s->via_slot, .passLink = s->pass_slot,
+            .call = (uint32_t)call,
+        };
+        record_end(p);
+    }
+    s->receivecall = call && METERED(p, MT_RECEIVECALL) ? meter_receivecall(p, DM_REPLY_CHANNEL, 2, 0) : 0;
+}
+
+/* msg_send answered `err`: a failure is marked in the records; after a
+ * success, the links that left the table with the message are recorded
+ * (a passed link; a reply link, used up). */
+void meter_send_end(struct proc *p, const struct meter_sending *s, int err)
+{
+    if (err && err != SEND_PENDING) {
+        if (s->send)
+            s->send->status = err;
+        if (s->receivecall)
+            s->receivecall->empty = 1;
+        return;
+    }
+    if (METERED(p, MT_DESTROYLINK)) {
+        if (s->pass_slot >= 0)
+            meter_link_destroyed(p, s->pass_slot, s->pass_to, ML_PASSED);
+        if (s->via_reply)
+            meter_link_destroyed(p, s->via_slot, s->via_to, ML_USED);
+    }
+}
+
+struct meter_RECEIVECALL *meter_receivecall(struct proc *p, uint32_t channel, uint32_t kind, uint32_t empty)
+{
+    struct meter_RECEIVECALL *b =
+        record_begin(p, MT_RECEIVECALL, sizeof *b, machine_clock_ns(), p->tf.sepc - 4);
+    if (b) {
+        *b = (struct meter_RECEIVECALL){ .channel = channel, .kind = kind, .empty = empty };
+        record_end(p);
+    }
+    return b;
+}
+
+/* The message d is handed to r; its links went to these slots (or -1). */
+void meter_receive(struct proc *r, const struct delivery *d, int32_t link_slot, int32_t reply_slot)
+{
+    uint64_t now = machine_clock_ns();
+    struct meter_RECEIVE *b = record_begin(r, MT_RECEIVE, sizeof *b, now, r->tf.sepc - 4);
+    if (b) {
+        *b = (struct meter_RECEIVE){ .fromTask = d->sender, .messageId = d->msgid ? d->msgid : meter_message_id(),
+                                     .code = d->code, .channel = d->channel, .size = d->length,
+                                     .linkSlot = link_slot, .replySlot = reply_slot };
+        record_end(r);
+    }
+}
+
+/* Message m entered r's queue (r was not waiting for it): it gets an id
+ * now if its sender gave it none, for r's RECEIVE of it to match. */
+void meter_queued(struct proc *r, struct msg *m, uint32_t queue_length)
+{
+    if (!m->msgid)
+        m->msgid = meter_message_id();
+    struct meter_MESSAGEQUEUED *b = record_begin(r, MT_MESSAGEQUEUED, sizeof *b, machine_clock_ns(), r->tf.sepc);
+    if (b) {
+        *b = (struct meter_MESSAGEQUEUED){ .fromTask = m->sender, .messageId = m->msgid, .code = m->code,
+                                           .channel = m->channel, .size = m->length, .queueLength = queue_length };
+        record_end(r);
+    }
+}
+
+void meter_link_created(struct proc *p, int slot, const struct link *l, uint32_t how)
+{
+    struct meter_CREATELINK *b = record_begin(p, MT_CREATELINK, sizeof *b, machine_clock_ns(), p->tf.sepc - 4);
+    if (b) {
+        *b = (struct meter_CREATELINK){ .toTask = l->dest, .code = l->code, .channel = l->channel,
+                                        .slot = slot, .how = how, .flags = l->flags };
+        record_end(p);
+    }
+}
+
+void meter_link_destroyed(struct proc *p, int slot, dm_pid to, uint32_t how)
+{
+    struct meter_DESTROYLINK *b = record_begin(p, MT_DESTROYLINK, sizeof *b, machine_clock_ns(), p->tf.sepc - 4);
+    if (b) {
+        *b = (struct meter_DESTROYLINK){ .toTask = to, .slot = slot, .how = how };
+        record_end(p);
+    }
+}
+
+void meter_movedata(struct proc *p, const struct move *m, int64_t to_link, int64_t from_link)
+{
+    struct meter_MOVEDATA *b = record_begin(p, MT_MOVEDATA, sizeof *b, machine_clock_ns(), p->tf.sepc - 4);
+    if (b) {
+        *b = (struct meter_MOVEDATA){ .toTask = m->dst, .fromTask = m->src, .size = m->length,
+                                      .toLink = (int32_t)to_link, .fromLink = (int32_t)from_link };
+        record_end(p);
+    }
+}
+
+/* STARTPROCESS (a = 1 if resumed) and STOPPROCESS (a = who asked); a
+ * stopped process's batch goes at once. */
+void meter_process_event(struct proc *p, uint32_t type, uint64_t a)
+{
+    uint64_t *b = record_begin(p, type, 8, machine_clock_ns(), p->tf.sepc);
+    if (b) {
+        *b = a;               /* STARTPROCESS: resumed, reserved 0; STOPPROCESS: by */
+        record_end(p);
+    }
+    if (type == MT_STOPPROCESS)
+        seal(p, 0);
+}
+
+static void createprocess_record(struct proc *p, dm_pid parent)
+{
+    struct meter_CREATEPROCESS *b = record_begin(p, MT_CREATEPROCESS, sizeof *b, p->created_ns, p->tf.sepc);
+    if (b) {
+        *b = (struct meter_CREATEPROCESS){ .parent = parent };
+        memcpy(&b->nameLow, p->name, 16);
+        record_end(p);
+    }
+}
+
+/* Metering of p stops: the meter link and flags go, and its batch is
+ * sealed as its stream's last (`keep`) or thrown away. */
+static void meter_stop(struct proc *p, int keep)
+{
+    if (keep)
+        seal(p, 1);
+    if (p->meter.batch)
+        page_free(p->meter.batch);
+    p->meter.batch = 0;
+    p->meter.count = 0;
+    p->meter.flags = 0;
+    if (p->meter.link.state != LINK_EMPTY) {
+        link_clear(&p->meter.link);
+        metered_count--;
+    }
+}
+
+/* p ends: its DESTROYPROCESS record, then its last batch. */
+void meter_exit(struct proc *p, int64_t status)
+{
+    if (METERED(p, MT_DESTROYPROCESS)) {
+        struct meter_DESTROYPROCESS *b =
+            record_begin(p, MT_DESTROYPROCESS, sizeof *b, machine_clock_ns(), p->tf.sepc);
+        if (b)
+            b->status = status;
+    }
+    meter_stop(p, 1);
+}
+
+/* KOP_METER: meter p into `meter_link` with selection flags `flags`
+ * (0: stop metering p). Options: bit 0 lossy; bits 32.. the batches'
+ * maximum age in ms (0: 100 ms). Without a link, p's flags and options
+ * change. The first time p is metered, its CREATEPROCESS record is written,
+ * time-stamped when p was created. */
+int64_t meter_install(struct proc *p, uint64_t flags, uint64_t options, dm_pid parent, struct link *meter_link)
+{
+    if (flags & ~(uint64_t)METER_ALL_FLAGS)
+        return E_INVAL;
+    if (flags == 0) {
+        meter_stop(p, 1);
+        return 0;
+    }
+    int first = p->meter.link.state == LINK_EMPTY;
+    if (meter_link) {
+        if (meter_link->dest == p->pid || PID_SLOT(meter_link->dest) == 0)
+            return E_INVAL;             /* never into itself, nor to a kernel */
+        if (!first)
+            seal(p, 0);                 /* what was recorded goes where it was meant to */
+    } else if (first) {
+        return E_BADREQ;
+    }
+    uint64_t age_ms = options >> 32;
+    p->meter.flags = (uint32_t)flags;
+    p->meter.lossy = options & 1;
+    p->meter.max_age_ns = age_ms ? age_ms * 1000000ull : DEFAULT_AGE_NS;
+    if (meter_link) {
+        p->meter.link = *meter_link;
+        link_clear(meter_link);
+    }
+    if (first) {
+        metered_count++;
+        if (METERED(p, MT_CREATEPROCESS))
+            createprocess_record(p, parent);
+    }
+    if (p->meter.lossy && (p->held & HELD_METER))
+        release(p);
+    meter_work = 1;                     /* and the timer must know the new bound */
+    return 0;
+}
+
+/* KOP_METER_FLUSH: seal every batch now; the answer goes over the
+ * kernel's link in `reply_slot` once the outbox is empty, or after
+ * FLUSH_WAIT_NS with E_QFULL if a filter still has not taken everything
+ * (the process manager flushes before halting, which must not hang on a
+ * filter that is stuck). */
+#define FLUSH_WAIT_NS 2000000000ull
+static int flush_reply_slot = -1;
+static uint64_t flush_deadline = NO_TIME;
+
+static void flush_answer(int64_t status)
+{
+    int slot = flush_reply_slot;
+    flush_reply_slot = -1;
+    flush_deadline = NO_TIME;
+    kernel_reply_slot(slot, status, 0, 0, 0);
+}
+
+int64_t meter_flush_all(int reply_slot)
+{
+    if (flush_reply_slot >= 0)
+        return E_STATE;
+    for (int i = 1; i < NPROC; i++)
+        if (procs[i].state != PS_FREE && procs[i].meter.count)
+            seal(&procs[i], 0);
+    flush_reply_slot = reply_slot;
+    flush_deadline = machine_clock_ns() + FLUSH_WAIT_NS;
+    meter_work = 1;
+    return 0;
+}
+
+/* ---- the outbox ---- */
+
+/* Batch e is done with: taken, thrown away or orphaned. */
+static void finish(struct sealed *e)
+{
+    struct proc *p = proc_lookup(e->pid);
+    if (p && p->meter.waiting && --p->meter.waiting == 0 && (p->held & HELD_METER))
+        release(p);
+    page_free(e->page);
+    e->next = free_sealed;
+    free_sealed = e;
+}
+
+static void unlink_sealed(struct sealed *e, struct sealed *prev)
+{
+    if (prev)
+        prev->next = e->next;
+    else
+        outbox_head = e->next;
+    if (outbox_tail == e)
+        outbox_tail = prev;
+}
+
+/* A lossy batch the filter could not take: its records are counted in its
+ * stream's next batch (waiting in the outbox, or still being filled). */
+static void drop(struct sealed *e)
+{
+    counters.dropped += e->records;
+    uint64_t lost = e->records + ((struct meter_batch *)e->page)->lost;
+    struct sealed *later = e->next;
+    while (later && later->pid != e->pid)
+        later = later->next;
+    struct proc *p = proc_lookup(e->pid);
+    if (later)
+        ((struct meter_batch *)later->page)->lost += lost;
+    else if (p && p->meter.flags)
+        p->meter.lost += lost;
+    else
+        counters.orphaned += lost;
+    finish(e);
+}
+
+/* A batch whose filter is gone (or unreachable): thrown away, counted,
+ * and its process is metered no more. */
+static void orphan(struct sealed *e, int error)
+{
+    counters.orphaned += e->records;
+    struct proc *p = proc_lookup(e->pid);
+    if (p && p->meter.flags && p->meter.link.dest == e->link.dest) {
+        kprintf("meter: %s (%u.%u): its filter is gone (%d); metering stops\n", p->name, PID_MACHINE(p->pid),
+                PID_SLOT(p->pid), error);
+        counters.orphaned += p->meter.count;
+        meter_stop(p, 0);
+    }
+    finish(e);
+}
+
+static int full_error(int64_t error)
+{
+    return error == E_QFULL || error == E_NOMEM;
+}
+
+/* Send what the outbox holds, in order per destination; batches that
+ * cannot go yet wait, and so (unless lossy) do their processes. */
+void meter_push(void)
+{
+    meter_work = 0;
+    dm_pid busy[16];                  /* destinations that take nothing more this time */
+    uint32_t nbusy = 0;
+    struct sealed *prev = 0, *e = outbox_head;
+    while (e) {
+        struct sealed *next = e->next;
+        uint32_t b = 0;
+        while (b < nbusy && busy[b] != e->link.dest)
+            b++;
+        int64_t r = 0;
+        if (b == nbusy && !e->in_flight) {
+            if (PID_MACHINE(e->link.dest) != this_machine) {
+                uint64_t op = new_reply_id();
+                if ((r = remote_send_batch(&e->link, e->page, e->length, op)) == 0) {
+                    e->in_flight = 1;
+                    e->op = op;
+                }
+            } else {
+                struct outgoing o = { kernel_proc, e->page, 0, e->length, &e->link, 0, 0, 0 };
+                if ((r = msg_send(&o)) == 0) {
+                    counters.batches++;
+                    unlink_sealed(e, prev);
+                    finish(e);
+                    e = next;
+                    continue;
+                }
+            }
+        }
+        if (r && !full_error(r)) {            /* the filter is gone */
+            unlink_sealed(e, prev);
+            orphan(e, (int)r);
+            e = next;
+            continue;
+        }
+        if (r && e->lossy && !e->final) {     /* lossy: thrown away, counted */
+            unlink_sealed(e, prev);
+            drop(e);
+            e = next;
+            continue;
+        }
+        if (r)
+            retry_at = machine_clock_ns() + RETRY_NS;
+        if (b == nbusy && nbusy < sizeof busy / sizeof busy[0])
+            busy[nbusy++] = e->link.dest;     /* in flight, or full: the rest waits its turn */
+        prev = e;
+        e = next;
+    }
+    meter_waiting_room = outbox_head != 0;
+    if (!outbox_head && flush_reply_slot >= 0)
+        flush_answer(0);
+    for (e = outbox_head; e; e = e->next) {   /* lossless streams with a backlog wait for it */
+        struct proc *p = proc_lookup(e->pid);
+        if (p && !p->meter.lossy && p->meter.waiting > METER_BACKLOG)
+            hold(p);
+    }
+    timer_program();
+}
+
+/* The answer for the batch sent to another machine as `op` (remote.c). */
+void meter_answered(uint64_t op, int64_t status)
+{
+    struct sealed *prev = 0, *e = outbox_head;
+    while (e && !(e->in_flight && e->op == op))
+        prev = e, e = e->next;
+    if (!e)
+        return;
+    e->in_flight = 0;
+    meter_work = 1;
+    if (status >= 0) {
+        counters.batches++;
+        unlink_sealed(e, prev);
+        finish(e);
+    } else if (!full_error(status)) {
+        unlink_sealed(e, prev);
+        orphan(e, (int)status);
+    } else if (e->lossy && !e->final) {
+        unlink_sealed(e, prev);
+        drop(e);
+    } else {
+        retry_at = machine_clock_ns() + RETRY_NS;
+    }
+}
+
+/* The clock: batches old enough go; a full filter is tried again. */
+void meter_tick(uint64_t now)
+{
+    if (flush_reply_slot >= 0 && now >= flush_deadline)
+        flush_answer(E_QFULL);
+    if (metered_count == 0 && !outbox_head)
+        return;
+    for (int i = 1; i < NPROC; i++) {
+        struct proc *p = &procs[i];
+        if (p->state != PS_FREE && p->meter.count && now - p->meter.oldest >= p->meter.max_age_ns)
+            seal(p, 0);
+    }
+    if (now >= retry_at) {
+        retry_at = NO_TIME;
+        meter_work = 1;
+    }
+}
+
+/* When meter_tick has work next (NO_TIME: none). */
+uint64_t meter_next_time(void)
+{
+    if (metered_count == 0 && !outbox_head)
+        return NO_TIME;
+    uint64_t soonest = outbox_head ? retry_at : NO_TIME;
+    if (flush_deadline < soonest)
+        soonest = flush_deadline;
+    for (int i = 1; i < NPROC; i++) {
+        struct proc *p = &procs[i];
+        if (p->state != PS_FREE && p->meter.count && p->meter.oldest + p->meter.max_age_ns < soonest)
+            soonest = p->meter.oldest + p->meter.max_age_ns;
+    }
+    return soonest;
+}
+
+void meter_print_counters(void)
+{
+    if (counters.records)
+        kprintf("machine %u: meter: %lu records, %lu batches taken, %lu dropped (lossy), %lu orphaned, "
+                "%lu lost for room, %lu waits\n", this_machine, counters.records, counters.batches, counters.dropped,
+                counters.orphaned, counters.no_room, counters.waits);
+}
