@@ -620,7 +620,7 @@ static void handle_request(const struct dm_msg_info *info, const struct sv_reque
             status = E_INVAL;   /* not the process manager itself */
         else
             status = kernel_request(q->op == PM_KILL ? KOP_DESTROY : q->op == PM_STOP ? KOP_STOP : KOP_RESUME,
-                                    r->pid, DM_EXIT_KILLED, 0, 0, DM_NO_LINK, 0, 0, 0);
+                                    r->pid, DM_EXIT_KILLED, &caller, sizeof caller, DM_NO_LINK, 0, 0, 0);
         break;
     case PM_PS: {
         /* From the cursor's machine and slot on; a machine with nothing

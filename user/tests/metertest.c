@@ -1,14 +1,27 @@
 /*
- * metertest — the kernel's meter probes and the process manager's metered
- * creation (issue 5), checked record by record without a filter server:
- * this process registers a link of its own with the switchboard, runs a
- * child metered into it, takes the meter batches the child's kernel sends,
- * and compares every record with what the child did. Prints one line per
+ * metertest — the kernel's meter probes and the process manager's metering
+ * (issue 5), checked record by record without a filter server: this
+ * process registers a link of its own with the switchboard, has children
+ * metered into it, takes the meter batches their kernels send, and
+ * compares the records with what the children did. Prints one line per
  * check (`ok NAME` or `not ok NAME: why`) and `metertest: N passed, M failed`.
  *
- *     metertest [@K]     the child on machine K (default: this one)
- *     metertest child    the child (internal): a fixed sequence of kernel
- *                        calls, then exit status 7
+ *     metertest [@K]        a child (on machine K) making a fixed sequence of
+ *                           kernel calls: every record, field by field
+ *     metertest flood N [lossy] [slow] [@K]
+ *                           a child (on machine K) sending N messages to itself at full
+ *                           speed: no gap in its stream, ids matching; with
+ *                           `slow` this process stops taking batches for a
+ *                           while (lossless: the child waits; lossy: what is
+ *                           lost is counted exactly)
+ *     metertest attach      a running unmetered server metered from outside,
+ *                           stopped, resumed, its flags changed, metering
+ *                           stopped; a metered process may not change its own
+ *     metertest inherit [-n]  a metered child's child is metered too (with
+ *                           -n it is not)
+ *     metertest age         a batch goes when its first record is 50 ms old,
+ *                           while its process still runs
+ * Internal (the children): metertest child | flooder N | server NAME | spawn
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,48 +58,173 @@ static int child(void)
     return CHILD_STATUS;                                       /* DESTROYLINK EXIT for each, DESTROYPROCESS */
 }
 
-/* ---- the checker ---- */
+/* The other children. */
+
+/* Send n messages to itself and take each back. */
+static int flood(long n)
+{
+    static char buf[16];
+    struct dm_msg_info info;
+    long l = dm_createlink(3, 0, 0, 0, 0);
+    for (long i = 0; i < n; i++) {
+        dm_send(l, buf, sizeof buf, DM_NO_LINK);
+        dm_receive(&info, buf, sizeof buf, DM_ANY_CHANNEL);
+    }
+    return 0;
+}
+
+/* Serve under `name`: answer each CALL with 8 bytes (for "self", the
+ * result of stopping its own metering); end at "stop". */
+static int server(const char *name)
+{
+    static char buf[64];
+    long l = dm_createlink(5, 0, 0, 0, 0);
+    long copy = dm_duplicatelink(l);
+    if (l < 0 || copy < 0 || sb_register(name, copy) < 0)
+        return 2;
+    for (;;) {
+        struct dm_msg_info info;
+        long n = dm_receive(&info, buf, sizeof buf, DM_ANY_CHANNEL);
+        if (n >= 4 && memcmp(buf, "stop", 4) == 0)
+            return 0;
+        int64_t answer = 0;
+        if (n >= 4 && memcmp(buf, "self", 4) == 0) {
+            struct pm_meter off = { 0 };
+            answer = pm_meter(dm_self(), &off);
+        }
+        if (info.reply >= 0)
+            dm_send(info.reply, &answer, sizeof answer, DM_NO_LINK);
+    }
+}
+
+/* Run `metertest flooder 10` and wait for it. */
+static int spawn(void)
+{
+    char *argv[] = { "metertest", "flooder", "10", 0 };
+    long pid = pm_run_on(-1, "metertest", 3, argv, 0);
+    int64_t status = -1;
+    return pid < 0 || pm_wait((dm_pid)pid, &status) < 0 ? 2 : (int)status;
+}
+
+/* ---- the checker: streams as the batches bring them ---- */
+
+static char name[sizeof ((struct pm_meter *)0)->filter];   /* ours, at the switchboard */
+static int bad_batches;
+
+struct stream {
+    dm_pid   pid;
+    uint64_t next;               /* the sequence number expected next */
+    uint64_t received, lost_said, gaps;
+    int      final;
+    uint64_t count[METER_NTYPES];
+    uint64_t last_send_id, id_mismatches;   /* flood: SEND, MESSAGEQUEUED, RECEIVE of one message */
+};
+#define NSTREAMS 8
+static struct stream streams[NSTREAMS];
+static int nstreams, keep;       /* keep: the records are kept in records[] too */
 
 static union {
     struct { struct meter_header h; union meter_any_body b; } r;
     uint8_t bytes[METER_RECORD_MAX];
 } records[MAX_RECORDS];
-static int nrecords, batches, finals;
-static uint64_t lost;
+static int nrecords;
 
-/* Take batches until the child's last one; keep its records in order. */
-static void collect(long link_channel, dm_pid child_pid)
+static struct stream *stream_of(dm_pid pid)
 {
-    static uint8_t message[DM_MSG_MAX];
-    (void)link_channel;
-    while (!finals) {
-        struct dm_msg_info info;
-        long n = dm_receive(&info, message, sizeof message, DM_ANY_CHANNEL);
-        if (n < 0 || !(info.flags & DM_MSG_FROM_KERNEL)) {
-            dm_check(0, "only.kernels.send.batches", "n=%ld flags=%x", n, info.flags);
-            continue;
-        }
-        const struct meter_batch *b = (const struct meter_batch *)message;
-        dm_check(b->magic == METER_BATCH_MAGIC && b->pid == child_pid, "batch.header", "magic %x pid %lx",
-                 b->magic, (unsigned long)b->pid);
-        batches++;
-        finals += b->final;
-        lost += b->lost;
-        uint32_t at = sizeof *b;
-        for (int i = 0; i < b->records && at + sizeof(struct meter_header) <= (uint32_t)n; i++) {
-            const struct meter_header *h = (const struct meter_header *)(message + at);
-            if (h->length < sizeof *h || at + h->length > (uint32_t)n || nrecords == MAX_RECORDS)
-                break;
-            memcpy(records[nrecords++].bytes, h, h->length);
-            at += h->length;
-        }
-        dm_check(at == (uint32_t)n, "batch.length", "records end at %u of %ld", at, n);
-    }
+    for (int i = 0; i < nstreams; i++)
+        if (streams[i].pid == pid)
+            return &streams[i];
+    if (nstreams == NSTREAMS)
+        return 0;
+    memset(&streams[nstreams], 0, sizeof streams[0]);
+    streams[nstreams].pid = pid;
+    return &streams[nstreams++];
 }
 
-static int at;      /* the next record to check */
+static void account(struct stream *st, const struct meter_header *h)
+{
+    if (h->sequence > st->next)
+        st->gaps += h->sequence - st->next;
+    st->next = h->sequence + 1;
+    st->received++;
+    if (h->traceType < METER_NTYPES)
+        st->count[h->traceType]++;
+    const uint64_t *id = (const uint64_t *)(h + 1) + 1;   /* messageId: the second field of these bodies */
+    if (h->traceType == MT_SEND)
+        st->last_send_id = *id;
+    else if ((h->traceType == MT_MESSAGEQUEUED || h->traceType == MT_RECEIVE) && *id != st->last_send_id)
+        st->id_mismatches++;
+    if (keep && nrecords < MAX_RECORDS)
+        memcpy(records[nrecords++].bytes, h, h->length);
+}
 
-/* The next record, if it is of `type` (else a failed check and 0). */
+/* Take one batch over our link; returns its stream (0 if it was bad). */
+static struct stream *take_batch(uint64_t *arrived)
+{
+    static uint8_t message[DM_MSG_MAX];
+    struct dm_msg_info info;
+    long n = dm_receive(&info, message, sizeof message, DM_ANY_CHANNEL);
+    if (arrived)
+        *arrived = dm_clock_ns();
+    const struct meter_batch *b = (const struct meter_batch *)message;
+    struct stream *st = 0;
+    if (n < (long)sizeof *b || !(info.flags & DM_MSG_FROM_KERNEL) || b->magic != METER_BATCH_MAGIC ||
+        !(st = stream_of(b->pid))) {
+        bad_batches++;
+        return 0;
+    }
+    st->lost_said += b->lost;
+    st->final |= b->final;
+    uint32_t at = sizeof *b;
+    for (int i = 0; i < b->records; i++) {
+        const struct meter_header *h = (const struct meter_header *)(message + at);
+        if (at + sizeof *h > (uint32_t)n || h->length < sizeof *h || at + h->length > (uint32_t)n ||
+            h->pid != b->pid) {
+            bad_batches++;
+            return 0;
+        }
+        account(st, h);
+        at += h->length;
+    }
+    if (at != (uint32_t)n)
+        bad_batches++;
+    return st;
+}
+
+static void take_until_final(dm_pid pid)
+{
+    struct stream *st;
+    while (!(st = stream_of(pid)) || !st->final)
+        take_batch(0);
+}
+
+/* Register our link, as the filter the children are metered into. */
+static int setup(void)
+{
+    snprintf(name, sizeof name, "metertest.%lu", (unsigned long)PID_SLOT(dm_self()));
+    long me = dm_createlink(9, 0, 0, 0, 0);
+    long copy = dm_duplicatelink(me);
+    if (me < 0 || copy < 0 || sb_register(name, copy) < 0) {
+        printf("metertest: cannot register %s\n", name);
+        return -1;
+    }
+    return 0;
+}
+
+/* Run `metertest ARGS...` as a child metered into us; its pid or an error. */
+static long run_metered(uint32_t flags, uint32_t options, uint32_t age_ms, int machine, int argc, char **argv)
+{
+    struct pm_meter m = { .flags = flags, .options = options, .max_age_ms = age_ms };
+    memcpy(m.filter, name, sizeof m.filter);
+    long pid = pm_meter_run(&m, machine, "metertest", argc, argv, 0);
+    if (pid < 0)
+        printf("metertest: cannot run %s metered: %s\n", argv[1], dm_error_name(pid));
+    return pid;
+}
+
+static int at;      /* the next kept record to check */
+
+/* The next kept record, if it is of `type` (else a failed check and 0). */
 static struct meter_header *expect(uint32_t type, const char *what)
 {
     if (at >= nrecords) {
@@ -103,33 +241,21 @@ static struct meter_header *expect(uint32_t type, const char *what)
 }
 #define BODY(h, T) ((struct meter_##T *)((h) + 1))
 
-int main(int argc, char **argv)
+/* The fixed sequence: every record, field by field. */
+static int basic(int machine)
 {
-    if (argc >= 2 && strcmp(argv[1], "child") == 0)
-        return child();
-    int machine = argc >= 2 && argv[1][0] == '@' ? atoi(argv[1] + 1) : -1;
-    char name[sizeof ((struct pm_meter *)0)->filter];
-    snprintf(name, sizeof name, "metertest.%lu", (unsigned long)PID_SLOT(dm_self()));
-    long me = dm_createlink(9, 0, 0, 0, 0);
-    long copy = dm_duplicatelink(me);
-    if (me < 0 || copy < 0 || sb_register(name, copy) < 0) {
-        printf("metertest: cannot register %s\n", name);
-        return 2;
-    }
-    struct pm_meter m = { .flags = METER_ALL_FLAGS };
-    memcpy(m.filter, name, sizeof m.filter);
     char *child_argv[] = { "metertest", "child", 0 };
-    long pid = pm_meter_run(&m, machine, "metertest", 2, child_argv, 0);
-    if (pid < 0) {
-        printf("metertest: cannot run the child metered: %s\n", dm_error_name(pid));
+    keep = 1;
+    long pid = run_metered(METER_ALL_FLAGS, 0, 0, machine, 2, child_argv);
+    if (pid < 0)
         return 2;
-    }
     dm_pid c = (dm_pid)pid, pm = 0;
-    collect(9, c);
+    take_until_final(c);
     int64_t status = -1;
     dm_check(pm_wait(c, &status) == 0 && status == CHILD_STATUS, "child.exit.status", "%ld", (long)status);
-    dm_check(finals == 1 && lost == 0, "one.final.batch.nothing.lost", "finals %d lost %lu", finals,
-             (unsigned long)lost);
+    struct stream *st = stream_of(c);
+    dm_check(nstreams == 1 && st->lost_said == 0 && st->gaps == 0 && bad_batches == 0, "one.stream.nothing.lost",
+             "streams %d lost %lu bad batches %d", nstreams, (unsigned long)st->lost_said, bad_batches);
 
     /* Every record: the child's stream, numbered 0.. without a gap, its
      * machine's, in time order (CREATEPROCESS is stamped at creation). */
@@ -242,6 +368,209 @@ int main(int argc, char **argv)
         dm_check(BODY(h, DESTROYPROCESS)->status == CHILD_STATUS, "destroyprocess", "status %ld",
                  (long)BODY(h, DESTROYPROCESS)->status);
     dm_check(at == nrecords, "no.other.records", "%d of %d records checked", at, nrecords);
-    printf("metertest: %d records in %d batches\n", nrecords, batches);
-    return dm_check_summary("metertest");
+    printf("metertest: %d records\n", nrecords);
+    return 0;
+}
+
+/* N messages at full speed: every record arrives, in order, ids matching;
+ * `slow`: we take no batch for half a second meanwhile. Lossless, the
+ * child waits for us; lossy, lost = generated - received, exactly. */
+static int flood_test(long n, int lossy, int slow, int machine)
+{
+    char count[24];
+    snprintf(count, sizeof count, "%ld", n);
+    char *argv[] = { "metertest", "flooder", count, 0 };
+    long pid = run_metered(METER_ALL_FLAGS, lossy ? PM_METER_LOSSY : 0, 0, machine, 3, argv);
+    if (pid < 0)
+        return 2;
+    if (slow)
+        timer_sleep_ns(500000000);
+    take_until_final((dm_pid)pid);
+    int64_t status = -1;
+    dm_check(pm_wait((dm_pid)pid, &status) == 0 && status == 0, "flood.exit", "status %ld", (long)status);
+    struct stream *st = stream_of((dm_pid)pid);
+    uint64_t expected = 4 * (uint64_t)n + 8;   /* 4 a message; CREATEPROCESS, STARTPROCESS, CREATELINK, 4 links at exit, DESTROYPROCESS */
+    dm_check(bad_batches == 0 && nstreams == 1, "flood.batches.well.formed", "bad %d streams %d", bad_batches, nstreams);
+    dm_check(st->next == expected, "flood.records.generated", "%lu generated (want %lu)", (unsigned long)st->next,
+             (unsigned long)expected);
+    if (!lossy) {
+        dm_check(st->received == expected && st->gaps == 0 && st->lost_said == 0, "flood.nothing.lost",
+                 "received %lu gaps %lu lost %lu", (unsigned long)st->received, (unsigned long)st->gaps,
+                 (unsigned long)st->lost_said);
+        dm_check(st->count[MT_SEND] == (uint64_t)n && st->count[MT_MESSAGEQUEUED] == (uint64_t)n &&
+                     st->count[MT_RECEIVECALL] == (uint64_t)n && st->count[MT_RECEIVE] == (uint64_t)n,
+                 "flood.counts", "SEND %lu MESSAGEQUEUED %lu RECEIVECALL %lu RECEIVE %lu",
+                 (unsigned long)st->count[MT_SEND], (unsigned long)st->count[MT_MESSAGEQUEUED],
+                 (unsigned long)st->count[MT_RECEIVECALL], (unsigned long)st->count[MT_RECEIVE]);
+        dm_check(st->id_mismatches == 0, "flood.message.ids.match", "%lu mismatches", (unsigned long)st->id_mismatches);
+    } else {
+        dm_check(st->lost_said == st->gaps && st->received + st->lost_said == expected, "flood.lost.counted.exactly",
+                 "received %lu + lost %lu = %lu (generated %lu); gaps %lu", (unsigned long)st->received,
+                 (unsigned long)st->lost_said, (unsigned long)(st->received + st->lost_said), (unsigned long)expected,
+                 (unsigned long)st->gaps);
+        dm_check(!slow || st->lost_said > 0, "flood.lossy.lost.some", "lost %lu", (unsigned long)st->lost_said);
+    }
+    printf("metertest: flood %ld: %lu records received, %lu lost\n", n, (unsigned long)st->received,
+           (unsigned long)st->lost_said);
+    return 0;
+}
+
+/* CALL the server over `link` with `what`; its 8-byte answer. */
+static int64_t ask(long link, const char *what)
+{
+    int64_t answer = -999;
+    struct dm_msg_info info;
+    long n = dm_call(link, what, strlen(what), DM_NO_LINK, &answer, sizeof answer, &info);
+    return n == sizeof answer ? answer : n;
+}
+
+static void check_status(long got, long want, const char *what)
+{
+    dm_check(got == want, what, "%s (want %s)", got ? dm_error_name(got) : "0", want ? dm_error_name(want) : "0");
+}
+
+/* Metering attached to a running server, changed, and stopped. */
+static int attach_test(void)
+{
+    char sname[48];
+    snprintf(sname, sizeof sname, "%s.srv", name);
+    char *argv[] = { "metertest", "server", sname, 0 };
+    long pid = pm_run_on(-1, "metertest", 3, argv, 0);
+    long srv = pid < 0 ? pid : sb_lookup_wait(sname, 5000000000ull);
+    if (srv < 0) {
+        printf("metertest: cannot start the server: %s\n", dm_error_name(srv));
+        return 2;
+    }
+    dm_pid c = (dm_pid)pid;
+    struct pm_meter m = { .flags = METER_ALL_FLAGS };
+    memcpy(m.filter, name, sizeof m.filter);
+    struct pm_meter send_only = { .flags = METER_FLAG(MT_SEND) }, off = { 0 };
+    check_status(pm_meter(c, &m), 0, "attach");
+    check_status(ask(srv, "echo"), 0, "attach.call");
+    check_status(pm_stop(c), 0, "attach.stop");
+    check_status(pm_resume(c), 0, "attach.resume");
+    check_status(ask(srv, "echo"), 0, "attach.call.again");
+    check_status(pm_meter(c, &send_only), 0, "attach.flags");
+    check_status(ask(srv, "self"), E_RIGHTS, "metered.process.may.not.change.its.metering");
+    check_status(pm_meter(c, &off), 0, "attach.off");
+    check_status(ask(srv, "echo"), 0, "attach.call.unmetered");
+    keep = 1;
+    take_until_final(c);
+    dm_send(srv, "stop", 4, DM_NO_LINK);
+    int64_t status = -1;
+    dm_check(pm_wait(c, &status) == 0 && status == 0, "attach.server.exit", "status %ld", (long)status);
+
+    static const uint32_t want[] = {
+        MT_CREATEPROCESS,
+        MT_RECEIVE, MT_CREATELINK, MT_SEND, MT_DESTROYLINK, MT_RECEIVECALL,   /* a CALL answered */
+        MT_STOPPROCESS, MT_STARTPROCESS,
+        MT_RECEIVE, MT_CREATELINK, MT_SEND, MT_DESTROYLINK, MT_RECEIVECALL,
+        MT_SEND, MT_SEND,                                                     /* flags: SEND only */
+    };
+    int n = sizeof want / sizeof want[0], same = nrecords == n;
+    for (int i = 0; same && i < n; i++)
+        same = records[i].r.h.traceType == want[i];
+    char types[200] = "";
+    for (int i = 0; i < nrecords && strlen(types) < sizeof types - 8; i++)
+        snprintf(types + strlen(types), sizeof types - strlen(types), "%u ", records[i].r.h.traceType);
+    dm_check(same, "attach.records", "types %s(want %d records)", types, n);
+    if (!same)
+        return 0;
+    struct meter_header *h = &records[0].r.h;
+    dm_check(BODY(h, CREATEPROCESS)->parent == dm_self(), "attach.createprocess.parent", "%lx",
+             (unsigned long)BODY(h, CREATEPROCESS)->parent);
+    struct meter_RECEIVE *r = BODY(&records[1].r.h, RECEIVE);
+    struct meter_CREATELINK *cl = BODY(&records[2].r.h, CREATELINK);
+    struct meter_SEND *s = BODY(&records[3].r.h, SEND);
+    struct meter_DESTROYLINK *dl = BODY(&records[4].r.h, DESTROYLINK);
+    dm_check(r->replySlot >= 0 && r->fromTask == dm_self() && r->size == 4 && cl->how == ML_REPLY &&
+                 cl->slot == r->replySlot && cl->flags == LINK_REPLY && s->sendLink == r->replySlot && s->size == 8 &&
+                 s->toTask == dm_self() && dl->how == ML_USED && dl->slot == r->replySlot,
+             "attach.reply.link.comes.and.is.used", "reply slot %d how %u send link %d", r->replySlot, cl->how,
+             s->sendLink);
+    dm_check(BODY(&records[6].r.h, STOPPROCESS)->by == dm_self() && BODY(&records[7].r.h, STARTPROCESS)->resumed == 1,
+             "attach.stop.by.and.resumed", "by %lx", (unsigned long)BODY(&records[6].r.h, STOPPROCESS)->by);
+    dm_check(BODY(&records[13].r.h, SEND)->call == 1 && BODY(&records[14].r.h, SEND)->call == 0,
+             "attach.only.sends.after.flags", "call %u then %u", BODY(&records[13].r.h, SEND)->call,
+             BODY(&records[14].r.h, SEND)->call);
+    return 0;
+}
+
+/* A metered process's child is metered into the same filter (not with -n). */
+static int inherit_test(int no_children)
+{
+    char *argv[] = { "metertest", "spawn", 0 };
+    long pid = run_metered(METER_ALL_FLAGS, no_children ? PM_METER_NO_CHILDREN : 0, 0, -1, 2, argv);
+    if (pid < 0)
+        return 2;
+    take_until_final((dm_pid)pid);
+    int64_t status = -1;
+    dm_check(pm_wait((dm_pid)pid, &status) == 0 && status == 0, "inherit.exit", "status %ld", (long)status);
+    struct stream *grandchild = nstreams == 2 ? &streams[streams[0].pid == (dm_pid)pid] : 0;
+    if (no_children) {
+        dm_check(nstreams == 1, "inherit.n.child.unmetered", "%d streams", nstreams);
+        return 0;
+    }
+    dm_check(grandchild && grandchild->final && grandchild->received == 48 && grandchild->gaps == 0 &&
+                 grandchild->count[MT_CREATEPROCESS] == 1,
+             "inherit.child.metered", "%d streams; grandchild received %lu", nstreams,
+             grandchild ? (unsigned long)grandchild->received : 0ul);
+    return 0;
+}
+
+/* A batch goes when its first record is 50 ms old, its process running on. */
+static int age_test(void)
+{
+    char sname[48];
+    snprintf(sname, sizeof sname, "%s.age", name);
+    char *argv[] = { "metertest", "server", sname, 0 };
+    long pid = run_metered(METER_ALL_FLAGS, 0, 50, -1, 3, argv);
+    if (pid < 0)
+        return 2;
+    keep = 1;
+    uint64_t arrived = 0;
+    struct stream *st = take_batch(&arrived);
+    uint64_t first = nrecords ? records[0].r.h.time : 0, age = arrived - first;
+    dm_check(st && !st->final && nrecords >= 3 && age >= 50000000ull && age < 1000000000ull,
+             "age.batch.goes.when.50.ms.old", "%d records, final %d, first record %lu ns before", nrecords,
+             st ? st->final : -1, (unsigned long)age);
+    long srv = sb_lookup_wait(sname, 5000000000ull);
+    dm_send(srv, "stop", 4, DM_NO_LINK);
+    take_until_final((dm_pid)pid);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc >= 2 ? argv[1] : "";
+    if (strcmp(mode, "child") == 0)
+        return child();
+    if (strcmp(mode, "flooder") == 0 && argc == 3)
+        return flood(atol(argv[2]));
+    if (strcmp(mode, "server") == 0 && argc == 3)
+        return server(argv[2]);
+    if (strcmp(mode, "spawn") == 0)
+        return spawn();
+    if (setup() < 0)
+        return 2;
+    int err;
+    if (strcmp(mode, "flood") == 0 && argc >= 3) {
+        int lossy = 0, slow = 0, machine = -1;
+        for (int i = 3; i < argc; i++) {
+            lossy |= strcmp(argv[i], "lossy") == 0;
+            slow |= strcmp(argv[i], "slow") == 0;
+            if (argv[i][0] == '@')
+                machine = atoi(argv[i] + 1);
+        }
+        err = flood_test(atol(argv[2]), lossy, slow, machine);
+    } else if (strcmp(mode, "attach") == 0) {
+        err = attach_test();
+    } else if (strcmp(mode, "inherit") == 0) {
+        err = inherit_test(argc >= 3 && strcmp(argv[2], "-n") == 0);
+    } else if (strcmp(mode, "age") == 0) {
+        err = age_test();
+    } else {
+        err = basic(mode[0] == '@' ? atoi(mode + 1) : -1);
+    }
+    return err ? err : dm_check_summary("metertest");
 }
