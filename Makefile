@@ -31,7 +31,7 @@ SERVERS  := pm switchboard console timer
 FS_PROCS := di bm dm ri
 PROGRAMS := shell hello ping pong fsstat sync ls cat cp mv rm mkdir
 TESTS    := ktest libctest disktest bmtest dmtest fstest filetest fswriter nettest metertest
-BENCHES  := callbench fsbench netbench
+BENCHES  := callbench fsbench netbench meterbench
 BOOT_ELVES := $(SERVERS:%=$(B)/servers/%.elf) $(FS_PROCS:%=$(B)/fs/%.elf)
 DISK_ELVES := $(PROGRAMS:%=$(B)/user/%.elf) $(TESTS:%=$(B)/user/tests/%.elf) $(BENCHES:%=$(B)/user/bench/%.elf)
 # The system disk's programs, without their debugging information (GDB
@@ -81,6 +81,17 @@ $(B)/kernel/bootimage.o: $(B)/kernel/bootimage.S
 $(B)/kernel.elf: $(KERNEL_OBJS) kernel/kernel.ld
 	@echo "  LD      $@"
 	@$(CC) $(KERNEL_CFLAGS) -T kernel/kernel.ld -o $@ $(KERNEL_OBJS) -lgcc
+
+# The same kernel with every meter probe compiled out (METER_PROBES=0): the
+# benchmark of an unmetered probe's cost compares the two (make bench).
+NOMETER_OBJS := $(KERNEL_SRCS:%.c=$(B)/nometer/%.o) $(KERNEL_ASMS:%.S=$(B)/%.o) $(B)/kernel/bootimage.o
+$(B)/nometer/kernel/%.o: kernel/%.c | $(NEWLIB)/lib/libc.a
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< (no meter probes)"
+	@$(CC) $(KERNEL_CFLAGS) -DMETER_PROBES=0 -c $< -o $@
+$(B)/kernel-nometer.elf: $(NOMETER_OBJS) kernel/kernel.ld
+	@echo "  LD      $@"
+	@$(CC) $(KERNEL_CFLAGS) -DMETER_PROBES=0 -T kernel/kernel.ld -o $@ $(NOMETER_OBJS) -lgcc
 
 $(B)/%.o: %.c | $(NEWLIB)/lib/libc.a
 	@mkdir -p $(dir $@)
@@ -181,6 +192,7 @@ test-faults: all
 	@FAULT_MESSAGES=10000 FAULT_MIB=4 python3 scripts/test.py faults
 
 bench: all
+	@$(MAKE) --no-print-directory $(B)/kernel-nometer.elf
 	@python3 scripts/bench.py
 
 clean:

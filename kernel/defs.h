@@ -108,7 +108,14 @@ struct meter_state {
     struct link link;          /* the meter link */
     uint8_t *batch;            /* a page: struct meter_batch, then records; 0 until needed */
 };
-#define METERED(p, type) ((p)->meter.flags & METER_FLAG(type))
+/* The probes' one test: is p metered for this event (for any event)?
+ * Built with METER_PROBES=0 (make bench's second kernel), every probe is
+ * compiled out, so that a benchmark can measure what the tests cost. */
+#ifndef METER_PROBES
+#define METER_PROBES 1
+#endif
+#define METERED(p, type) (METER_PROBES && ((p)->meter.flags & METER_FLAG(type)))
+#define METER_ANY(p)     (METER_PROBES && (p)->meter.flags)
 
 struct trapframe {
     uint64_t regs[32];     /* x0..x31; regs[10] is a0 */
@@ -129,6 +136,7 @@ struct proc {
     uint64_t heap_start, brk;
     uint64_t pages;        /* user pages owned, for the memory limit */
     struct dm_info *info;  /* kernel address of its info page */
+    struct meter_state meter;  /* near the start: the probes' test needs no address arithmetic */
     struct link links[DM_NLINKS];
     struct msg *queue_head, *queue_tail;
     uint32_t queue_len;
@@ -142,7 +150,6 @@ struct proc {
     uint64_t proctime;       /* instructions charged to it */
     struct remote_wait remote;  /* PS_SENDING, PS_MOVING, PS_CALLING: waiting on another machine */
     uint64_t created_ns;     /* machine clock at creation (CREATEPROCESS) */
-    struct meter_state meter;
     struct proc *run_next;   /* run queue */
     uint8_t  on_runq;
     uint64_t fp_regs[33];    /* f0..f31 and fcsr, saved lazily */
@@ -238,6 +245,7 @@ uint64_t cluster_next_time(void);
 /* page.c */
 void page_init(void);
 void *page_alloc(void);            /* zeroed page, or 0 */
+void *page_alloc_dirty(void);      /* a page not zeroed (its user fills it at once), or 0 */
 void page_free(void *p);
 uint64_t pages_free_count(void);
 
@@ -313,6 +321,10 @@ struct delivery {
     struct link *reply;          /* reply link, or 0 */
 };
 #define SEND_PENDING 1           /* msg_send: the sender now waits for another machine */
+/* In struct delivery's flags, never seen by a process: data_kernel is a
+ * whole kernel page the queue may keep instead of copying it (meter
+ * batches); enqueue clears the bit when it took the page. */
+#define MSG_DONATED_PAGE 0x80000000u
 
 struct outgoing {
     struct proc *sender;       /* a process, or kernel_proc */
@@ -322,10 +334,11 @@ struct outgoing {
     const struct link *via;    /* the link sent over */
     struct link *pass;         /* a link to move into the message, or 0 */
     struct link *reply;        /* a CALL's reply link, or 0 */
-    uint64_t msgid;            /* the meter's message id, or 0 */
+    uint64_t msgid;            /* the meter's id: set by msg_send_with_id for remote.c only */
 };
 void msg_init(void);
 int msg_send(struct outgoing *o);
+int msg_send_with_id(struct outgoing *o, uint64_t msgid);
 int msg_deliver(struct proc *r, struct delivery *d, uint64_t reply_id);
 int set_receive_target(struct proc *p, uint64_t info, uint64_t buf, uint64_t cap, uint32_t channel);
 int64_t msg_receive(struct proc *p, uint64_t info, uint64_t buf, uint64_t cap, uint32_t channel, int block);

@@ -49,7 +49,11 @@ struct sealed {
     uint64_t op;                 /* in flight: the answer's number */
 };
 
+#define SPARE_PAGES      8            /* batch pages kept for reuse rather than freed */
+
 static struct sealed sealed_pool[NSEALED];
+static void *spare_pages[SPARE_PAGES];
+static int nspare;
 static struct sealed *free_sealed, *outbox_head, *outbox_tail;
 static uint64_t message_counter, retry_at = NO_TIME;
 static uint32_t metered_count;       /* processes with a batch page or a meter link */
@@ -87,6 +91,21 @@ static uint64_t proctime_of(struct proc *p)
 
 /* ---- batches ---- */
 
+/* A page for a batch: one that carried an earlier batch if there is one
+ * (no allocation, and no zeroing: records fill it), else a new one. */
+static uint8_t *batch_page(void)
+{
+    return nspare ? spare_pages[--nspare] : page_alloc_dirty();
+}
+
+static void batch_page_done(uint8_t *page)
+{
+    if (nspare < SPARE_PAGES)
+        spare_pages[nspare++] = page;
+    else
+        page_free(page);
+}
+
 static void hold(struct proc *p)
 {
     if (p->held & HELD_METER)
@@ -110,7 +129,7 @@ static void release(struct proc *p)
 static void seal(struct proc *p, int final)
 {
     struct meter_state *s = &p->meter;
-    if (!s->batch && (s->lost || final) && (s->batch = page_alloc()))
+    if (!s->batch && (s->lost || final) && (s->batch = batch_page()))
         s->used = sizeof(struct meter_batch);
     if (!s->batch || (s->count == 0 && s->lost == 0))
         return;
@@ -123,6 +142,7 @@ static void seal(struct proc *p, int final)
     }
     struct sealed *e = free_sealed;
     free_sealed = e->next;
+    counters.records += s->count;
     struct meter_batch *b = (struct meter_batch *)s->batch;
     b->magic = METER_BATCH_MAGIC;
     b->records = s->count;
@@ -146,15 +166,14 @@ static void seal(struct proc *p, int final)
 
 /* Room for a record of `type` with a body of body_size bytes in p's batch:
  * the header is filled in and the body's address returned (0 if there is
- * no memory for a batch: the record is counted lost). */
+ * no memory for a batch: the record is counted lost). A batch always has
+ * room for the largest record: record_end seals it when it might not. */
 static void *record_begin(struct proc *p, uint32_t type, uint32_t body_size, uint64_t time, uint64_t pc)
 {
     struct meter_state *s = &p->meter;
     uint32_t size = sizeof(struct meter_header) + body_size;
-    if (s->batch && s->used + size > DM_MSG_MAX)
-        seal(p, 0);
     if (!s->batch) {
-        if (!(s->batch = page_alloc())) {
+        if (!(s->batch = batch_page())) {
             s->sequence++;
             s->lost++;
             counters.no_room++;
@@ -176,13 +195,12 @@ static void *record_begin(struct proc *p, uint32_t type, uint32_t body_size, uin
     h->sequence = s->sequence++;
     s->used = (uint16_t)(s->used + size);
     s->count++;
-    counters.records++;
     return h + 1;
 }
 
 /* After a record: seal a batch that is full, or that the largest record
  * might not fit in. */
-static void record_end(struct proc *p)
+static inline __attribute__((always_inline)) void record_end(struct proc *p)
 {
     struct meter_state *s = &p->meter;
     if (s->count >= METER_BATCH_RECORDS || s->used + METER_RECORD_MAX > DM_MSG_MAX)
@@ -333,7 +351,7 @@ static void meter_stop(struct proc *p, int keep)
     if (keep)
         seal(p, 1);
     if (p->meter.batch)
-        page_free(p->meter.batch);
+        batch_page_done(p->meter.batch);
     p->meter.batch = 0;
     p->meter.count = 0;
     p->meter.flags = 0;
@@ -434,7 +452,8 @@ static void finish(struct sealed *e)
     struct proc *p = proc_lookup(e->pid);
     if (p && p->meter.waiting && --p->meter.waiting == 0 && (p->held & HELD_METER))
         release(p);
-    page_free(e->page);
+    if (e->page)
+        batch_page_done(e->page);
     e->next = free_sealed;
     free_sealed = e;
 }
@@ -488,6 +507,25 @@ static int full_error(int64_t error)
     return error == E_QFULL || error == E_NOMEM;
 }
 
+/* A batch to a filter on this machine: into its buffer if it waits, else
+ * into its queue, which keeps the batch's page itself rather than a copy
+ * (then the page is the queue's: e->page is cleared). */
+static int send_local(struct sealed *e)
+{
+    struct proc *r = proc_lookup(e->link.dest);
+    if (!r)
+        return E_DEAD;
+    struct delivery d = {   /* (a page goes only to a queue: a waiting receiver must not see the bit) */
+        .sender = kernel_proc->pid, .code = e->link.code, .channel = e->link.channel,
+        .flags = DM_MSG_FROM_KERNEL | (r->state == PS_RECEIVING ? 0 : MSG_DONATED_PAGE), .length = e->length,
+        .data_kernel = e->page,
+    };
+    int err = msg_deliver(r, &d, e->link.reply_id);
+    if (err == 0 && !(d.flags & MSG_DONATED_PAGE))
+        e->page = 0;
+    return err;
+}
+
 /* Send what the outbox holds, in order per destination; batches that
  * cannot go yet wait, and so (unless lossy) do their processes. */
 void meter_push(void)
@@ -509,15 +547,12 @@ void meter_push(void)
                     e->in_flight = 1;
                     e->op = op;
                 }
-            } else {
-                struct outgoing o = { kernel_proc, e->page, 0, e->length, &e->link, 0, 0, 0 };
-                if ((r = msg_send(&o)) == 0) {
-                    counters.batches++;
-                    unlink_sealed(e, prev);
-                    finish(e);
-                    e = next;
-                    continue;
-                }
+            } else if ((r = send_local(e)) == 0) {
+                counters.batches++;
+                unlink_sealed(e, prev);
+                finish(e);
+                e = next;
+                continue;
             }
         }
         if (r && !full_error(r)) {            /* the filter is gone */
@@ -532,8 +567,10 @@ void meter_push(void)
             e = next;
             continue;
         }
-        if (r)
+        if (r && retry_at == NO_TIME) {
             retry_at = machine_clock_ns() + RETRY_NS;
+            timer_program();                  /* the retry must wake an idle machine */
+        }
         if (b == nbusy && nbusy < sizeof busy / sizeof busy[0])
             busy[nbusy++] = e->link.dest;     /* in flight, or full: the rest waits its turn */
         prev = e;
@@ -547,7 +584,6 @@ void meter_push(void)
         if (p && !p->meter.lossy && p->meter.waiting > METER_BACKLOG)
             hold(p);
     }
-    timer_program();
 }
 
 /* The answer for the batch sent to another machine as `op` (remote.c). */
@@ -570,8 +606,9 @@ void meter_answered(uint64_t op, int64_t status)
     } else if (e->lossy && !e->final) {
         unlink_sealed(e, prev);
         drop(e);
-    } else {
+    } else if (retry_at == NO_TIME) {
         retry_at = machine_clock_ns() + RETRY_NS;
+        timer_program();
     }
 }
 
@@ -596,6 +633,8 @@ void meter_tick(uint64_t now)
 /* When meter_tick has work next (NO_TIME: none). */
 uint64_t meter_next_time(void)
 {
+    if (meter_work)
+        return 0;                         /* sealed batches wait: at once */
     if (metered_count == 0 && !outbox_head)
         return NO_TIME;
     uint64_t soonest = outbox_head ? retry_at : NO_TIME;

@@ -101,7 +101,7 @@ static int64_t hand_over(struct proc *r, struct delivery *d)
     info->reserved = 0;
     info->link = d->link ? receive_link(r, d->link, &info->flags) : DM_NO_LINK;
     info->reply = d->reply ? receive_link(r, d->reply, &info->flags) : DM_NO_LINK;
-    if (r->meter.flags)
+    if (METER_ANY(r))
         meter_hand_over(r, d, info->link, info->reply);
     if (err == 0 && info == &local)
         err = copy_out(r, t->info, &local, sizeof local);
@@ -130,10 +130,16 @@ static int enqueue(struct proc *r, struct delivery *d)
     if (!m)
         return E_NOMEM;
     m->data = m->inline_data;
-    if (d->length > MSG_INLINE && !(m->data = page_alloc()))
+    int err = 0;
+    if (d->flags & MSG_DONATED_PAGE) {         /* the page itself joins the queue */
+        m->data = (uint8_t *)d->data_kernel;
+        d->flags &= ~MSG_DONATED_PAGE;
+    } else if (d->length > MSG_INLINE && !(m->data = page_alloc_dirty())) {
         return E_NOMEM;
-    int err = d->data_kernel ? (memcpy(m->data, d->data_kernel, d->length), 0)
+    } else {
+        err = d->data_kernel ? (memcpy(m->data, d->data_kernel, d->length), 0)
                              : copy_in(d->data_proc, m->data, d->data_uva, d->length);
+    }
     if (err) {
         if (m->data != m->inline_data)
             page_free(m->data);
@@ -183,15 +189,19 @@ int msg_deliver(struct proc *r, struct delivery *d, uint64_t reply_id)
     return 0;
 }
 
-/* Send o's message over o->via. Returns 0 once the destination has it
- * (delivered, queued, or handled by the kernel), SEND_PENDING when the
- * destination is on another machine and the sending process now waits for
- * its kernel's answer (remote.c), or an error and nothing moved. On
- * success the passed link has left the sender's table. */
-int msg_send(struct outgoing *o)
+/* Send o's message over o->via, as message `msgid` (the meter's id, or 0).
+ * Returns 0 once the destination has it (delivered, queued, or handled by
+ * the kernel), SEND_PENDING when the destination is on another machine
+ * and the sending process now waits for its kernel's answer (remote.c), or
+ * an error and nothing moved. On success the passed link has left the
+ * sender's table. The id is an argument, not a field of `o` that every
+ * SEND would have to fill, so that unmetered messages pay nothing for it. */
+static inline __attribute__((always_inline)) int send_message(struct outgoing *o, uint64_t msgid)
 {
-    if (PID_MACHINE(o->via->dest) != this_machine)
+    if (PID_MACHINE(o->via->dest) != this_machine) {
+        o->msgid = msgid;
         return remote_send(o);
+    }
     struct proc *r = proc_lookup(o->via->dest);
     if (!r)
         return E_DEAD;
@@ -204,7 +214,7 @@ int msg_send(struct outgoing *o)
     d.channel = o->via->channel;
     d.flags = o->sender == kernel_proc ? DM_MSG_FROM_KERNEL : 0;
     d.length = o->len;
-    d.msgid = o->msgid;
+    d.msgid = msgid;
     d.data_proc = o->sender;
     d.data_uva = o->udata;
     d.data_kernel = o->kdata;
@@ -228,6 +238,17 @@ static int queue_has(struct proc *p, uint32_t channel)
     return 0;
 }
 
+int msg_send(struct outgoing *o)
+{
+    return send_message(o, 0);
+}
+
+/* The same for a metered sender's message, with its id. */
+int msg_send_with_id(struct outgoing *o, uint64_t msgid)
+{
+    return send_message(o, msgid);
+}
+
 /* RECEIVE / ARECEIVE for p: take the first queued message on a matching
  * channel; else block (RESULT_PENDING: the answer arrives in a0 later) or
  * fail with E_NOMSG. */
@@ -235,8 +256,12 @@ int64_t msg_receive(struct proc *p, uint64_t info, uint64_t buf, uint64_t cap, u
 {
     if (set_receive_target(p, info, buf, cap, channel))
         return E_FAULT;
-    if (METERED(p, MT_RECEIVECALL))
-        meter_receivecall(p, channel, !block, !block && !queue_has(p, channel));
+    if (METER_ANY(p)) {
+        if (METERED(p, MT_RECEIVECALL))
+            meter_receivecall(p, channel, !block, !block && !queue_has(p, channel));
+        if (meter_work)
+            meter_push();        /* a metered receiver's batches sealed by others' calls */
+    }
     struct msg *prev = 0;
     for (struct msg *m = p->queue_head; m; prev = m, m = m->next) {
         if (!channel_matches(channel, m->channel))
@@ -248,8 +273,6 @@ int64_t msg_receive(struct proc *p, uint64_t info, uint64_t buf, uint64_t cap, u
         if (p->queue_tail == m)
             p->queue_tail = prev;
         p->queue_len--;
-        if (meter_waiting_room)
-            meter_work = 1;          /* a filter took a message: batches waiting for room may go */
         struct delivery d = {
             .sender = m->sender, .code = m->code, .channel = m->channel, .flags = m->flags,
             .length = m->length, .msgid = m->msgid, .data_kernel = m->data,
@@ -257,6 +280,8 @@ int64_t msg_receive(struct proc *p, uint64_t info, uint64_t buf, uint64_t cap, u
         };
         int64_t result = hand_over(p, &d);
         msg_free(m);
+        if (METER_PROBES && meter_waiting_room)
+            meter_push();        /* a filter took a message: batches waiting for room may go */
         return result;
     }
     if (!block)

@@ -22,15 +22,24 @@ void page_init(void)
 }
 
 /* A zeroed page, or 0 when memory is exhausted. */
-void *page_alloc(void)
+/* A page whose old contents do not matter (it is about to be filled): no
+ * zeroing, which would cost as much as the copy that fills it. */
+void *page_alloc_dirty(void)
 {
     struct free_page *f = free_list;
     if (!f)
         return 0;
     free_list = f->next;
     free_count--;
-    memset(f, 0, PAGE_SIZE);
     return f;
+}
+
+void *page_alloc(void)
+{
+    void *p = page_alloc_dirty();
+    if (p)
+        memset(p, 0, PAGE_SIZE);
+    return p;
 }
 
 void page_free(void *p)

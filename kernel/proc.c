@@ -352,8 +352,6 @@ static void __attribute__((noinline)) idle(void)
 void schedule(void)
 {
     struct proc *prev = current;
-    if (meter_work)
-        meter_push();     /* may hold prev: its meter batches wait for the filter */
     if (prev && prev->state == PS_RUNNABLE && !prev->held) {
         if (!need_reschedule || !runq_head)
             run(prev);
@@ -365,7 +363,7 @@ void schedule(void)
         if (next)
             run(next);
         idle();
-        if (meter_work)
+        if (METER_PROBES && meter_work)
             meter_push();
     }
 }

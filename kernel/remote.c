@@ -550,7 +550,7 @@ int remote_send_batch(const struct link *via, const void *data, uint32_t len, ui
     struct intent *i = intent_new(PID_MACHINE(via->dest), RM_SEND, kernel_proc->pid, op, sizeof(struct rm_send), 1);
     if (!i)
         return E_NOMEM;
-    if (!(i->page = page_alloc())) {
+    if (!(i->page = page_alloc_dirty())) {
         intent_free(i);
         return E_NOMEM;
     }

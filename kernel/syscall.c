@@ -86,8 +86,20 @@ static int check_send(struct proc *p, int64_t slot, uint64_t buf, uint64_t len, 
     o->via = via;
     o->pass = pass;
     o->reply = 0;
-    o->msgid = 0;
     return 0;
+}
+
+/* msg_send for a metered process: its records around the send. Apart,
+ * so that the unmetered pay one test and nothing else. */
+static __attribute__((noinline)) int msg_send_metered(struct proc *p, struct outgoing *o, int call)
+{
+    struct meter_sending metering;
+    meter_send_begin(p, o, call, &metering);
+    int err = msg_send_with_id(o, o->msgid);
+    meter_send_end(p, &metering, err);
+    if (meter_work)
+        meter_push();            /* batches sealed meanwhile go now (this is a safe point) */
+    return err;
 }
 
 /* A reply link is good for one message: mark its slot used (the slot is
@@ -104,13 +116,7 @@ static int64_t sys_send(struct proc *p, struct trapframe *tf)
     int err = check_send(p, (int64_t)TF_A(tf, 0), TF_A(tf, 1), TF_A(tf, 2), (int64_t)TF_A(tf, 3), &o);
     if (err)
         return err;
-    struct meter_sending metering;
-    if (p->meter.flags)
-        meter_send_begin(p, &o, 0, &metering);
-    err = msg_send(&o);
-    if (p->meter.flags)
-        meter_send_end(p, &metering, err);
-    if (err)
+    if ((err = METER_ANY(p) ? msg_send_metered(p, &o, 0) : msg_send(&o)))
         return err == SEND_PENDING ? RESULT_PENDING : err;
     use_up_if_reply((struct link *)o.via);
     return 0;
@@ -131,13 +137,7 @@ static int64_t sys_call(struct proc *p, struct trapframe *tf)
     o.reply = &reply;
     p->wait_reply_id = reply.reply_id;
     p->state = PS_CALLING;
-    struct meter_sending metering;
-    if (p->meter.flags)
-        meter_send_begin(p, &o, 1, &metering);
-    err = msg_send(&o);
-    if (p->meter.flags)
-        meter_send_end(p, &metering, err);
-    if (err) {
+    if ((err = METER_ANY(p) ? msg_send_metered(p, &o, 1) : msg_send(&o))) {
         if (err == SEND_PENDING)
             return RESULT_PENDING;   /* remote.c uses up the link when the message leaves */
         p->state = PS_RUNNABLE;
@@ -210,6 +210,8 @@ static int64_t sys_movedata(struct proc *p, struct trapframe *tf)
 static int64_t sys_stoptask(struct proc *p, struct trapframe *tf)
 {
     proc_exit(p, (int64_t)TF_A(tf, 0));
+    if (METER_PROBES && meter_work)
+        meter_push();            /* its last batch */
     return RESULT_PENDING;
 }
 

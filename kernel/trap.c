@@ -76,6 +76,8 @@ static void timer_interrupt(void)
     request_reschedule();
     remote_tick();
     meter_tick(machine_clock_ns());
+    if (METER_PROBES && meter_work)
+        meter_push();
     timer_check_alarms();   /* reprograms the timer */
 }
 

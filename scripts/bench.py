@@ -12,8 +12,9 @@ times each of its runs by the lines `netbench: begin WHERE SIZE MESSAGES` and
 `BENCH deliver_WHERE_SIZE_wall_us`: host microseconds per message.
 
     python3 scripts/bench.py [NAME...]   every benchmark, or those whose
-                                         program is named (callbench, fsbench, netbench)
+                                         program is named (callbench, fsbench, netbench, meterbench)
 """
+import re
 import shutil
 import sys
 import tempfile
@@ -31,7 +32,35 @@ BENCHMARKS = [
     # 4 MiB file, its indirect blocks, /bin and the metadata: 16 MiB leaves room.
     ("sequential file-system and disk-interface throughput, 4 MiB", "run fsbench 4096", 16),
     ("delivery time per message, local and remote (2 nodes)", "run netbench 10000 1", "cluster"),
+    ("an unmetered probe: the CALL round trip without and with the probes compiled in", "run callbench 20000",
+     "probes"),
+    ("metering a message loop: records, their cost, the slowdown and its model", "run meterbench 20000", None),
 ]
+
+NOMETER_KERNEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "kernel-nometer.elf")
+# The probe tests an unmetered CALL round trip passes (kernel/syscall.c,
+# msg.c): the client's CALL, the server's RECEIVE, its SEND of the answer,
+# and the delivery of the request and of the answer.
+PROBES_PER_CALL_RTT = 5
+
+
+def run_probes(command):
+    """`command` (callbench) on the kernel without probes and on the real
+    one; BENCH probe_unmetered_instr: the difference per round trip divided
+    by the probes it passes."""
+    rtt, out = {}, ""
+    for name, kernel in (("without", NOMETER_KERNEL), ("with", None)):
+        with Node(**({"kernel": kernel} if kernel else {})) as node:
+            text = node.command(command, timeout=600)
+            node.halt()
+        m = re.search(r"BENCH call_rtt_8_instr (\d+)", text)
+        if not m:
+            return text
+        rtt[name] = int(m.group(1))
+        out += "call_rtt_8_instr %s probes: %d\n" % (name, rtt[name])
+    out += "BENCH call_rtt_8_instr_without_probes %d instructions\n" % rtt["without"]
+    out += "BENCH probe_unmetered_instr %.1f instructions\n" % ((rtt["with"] - rtt["without"]) / PROBES_PER_CALL_RTT)
+    return out
 
 
 def run_cluster(command):
@@ -61,6 +90,8 @@ def run_cluster(command):
 def run(command, image_mib, workdir):
     if image_mib == "cluster":
         return run_cluster(command)
+    if image_mib == "probes":
+        return run_probes(command)
     extra = []
     if image_mib:
         image = os.path.join(workdir, "bench.img")
