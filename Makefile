@@ -57,7 +57,7 @@ all: setup
 	@$(MAKE) --no-print-directory build
 
 build: $(B)/kernel.elf $(B)/tools/dmfs $(B)/tools/netframe_test $(B)/tools/transport_test $(B)/tools/meter_test $(B)/tools/rules_test \
-       $(SYSTEM_DISK)
+       $(B)/tools/dmtrace $(B)/tools/tracegen $(SYSTEM_DISK)
 
 setup:
 	@scripts/setup.sh
@@ -122,6 +122,19 @@ $(B)/tools/dmfs: tools/dmfs.c fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck.h fs/f
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -Ifs -o $@ tools/dmfs.c fs/fsimage.c fs/fsck.c
+
+# Trace disks and trace logs on the host (meter/'s container and rule
+# engine, compiled for the host); tracegen writes logs of known records
+# for its tests (tests/test_dmtrace.py).
+METER_HOST := meter/meter.c meter/rules.c meter/meter.h meter/rules.h meter/record.h
+$(B)/tools/dmtrace: tools/dmtrace.c $(METER_HOST)
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $<"
+	@$(HOSTCC) -Imeter -o $@ tools/dmtrace.c meter/meter.c meter/rules.c
+$(B)/tools/tracegen: tests/tracegen.c $(METER_HOST)
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $<"
+	@$(HOSTCC) -Imeter -o $@ tests/tracegen.c meter/meter.c meter/rules.c
 
 # The kernel's frame parser (plain C) under a host unit test with the
 # sanitizers (tests/test_net.py).
