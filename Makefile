@@ -15,7 +15,7 @@ KERNEL_CFLAGS := $(ARCH) $(WARN) -O3 -flto -g -ffreestanding -fno-builtin -nostd
                  -fno-stack-protector -Ikernel -MMD -MP
 USER_CFLAGS    = $(ARCH) $(WARN) -O2 -g -fno-omit-frame-pointer -nostdinc \
                  -isystem $(NEWLIB)/include -isystem $(shell $(CC) -print-file-name=include 2>/dev/null) \
-                 -Ikernel -Iservers -Ifs -Iuser/lib -MMD -MP
+                 -Ikernel -Iservers -Ifs -Iuser/lib -Imeter -MMD -MP
 
 KERNEL_SRCS := $(wildcard kernel/*.c)
 KERNEL_ASMS := kernel/entry.S
@@ -31,9 +31,12 @@ SERVERS  := pm switchboard console timer
 FS_PROCS := di bm dm ri
 PROGRAMS := shell hello ping pong fsstat sync ls cat cp mv rm mkdir
 TESTS    := ktest libctest disktest bmtest dmtest fstest filetest fswriter nettest
+TESTS    += filtertest
 BENCHES  := callbench fsbench netbench
+FILTERS  := filter
 BOOT_ELVES := $(SERVERS:%=$(B)/servers/%.elf) $(FS_PROCS:%=$(B)/fs/%.elf)
 DISK_ELVES := $(PROGRAMS:%=$(B)/user/%.elf) $(TESTS:%=$(B)/user/tests/%.elf) $(BENCHES:%=$(B)/user/bench/%.elf)
+DISK_ELVES += $(FILTERS:%=$(B)/filter/%.elf)
 # The system disk's programs, without their debugging information (GDB
 # reads that from the ELF files in build/).
 BIN := $(foreach e,$(DISK_ELVES),$(B)/bin/$(basename $(notdir $(e))))
@@ -103,6 +106,8 @@ $(TESTS:%=$(B)/bin/%): $(B)/bin/%: $(B)/user/tests/%.elf
 	$(STRIP)
 $(BENCHES:%=$(B)/bin/%): $(B)/bin/%: $(B)/user/bench/%.elf
 	$(STRIP)
+$(FILTERS:%=$(B)/bin/%): $(B)/bin/%: $(B)/filter/%.elf
+	$(STRIP)
 
 # The system disk: a fresh file system holding /bin. Made again whenever a
 # program changes, so files written on it earlier are lost; `make run
@@ -116,6 +121,13 @@ $(SYSTEM_DISK): $(BIN) $(B)/tools/dmfs
 FSCK_OBJS := $(B)/fs/fsimage.o $(B)/fs/fsck.o
 $(B)/fs/di.elf: $(FSCK_OBJS)
 $(B)/fs/di.elf: EXTRA_OBJS := $(FSCK_OBJS)
+
+# The filter server selects records with meter/'s rule engine and writes
+# meter/'s trace-log container: the same C as the host tools', compiled
+# for the guest.
+METER_GUEST_OBJS := $(B)/meter/meter.o $(B)/meter/rules.o
+$(B)/filter/filter.elf: $(METER_GUEST_OBJS)
+$(B)/filter/filter.elf: EXTRA_OBJS := $(METER_GUEST_OBJS)
 
 # Host tools (tools/): built with the host's compiler.
 $(B)/tools/dmfs: tools/dmfs.c fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck.h fs/fsformat.h
