@@ -46,6 +46,7 @@ DISK ?= $(SYSTEM_DISK)
 NODES ?= 4
 FAULTS ?=
 PLACE ?=
+TRACE ?=
 
 # Nodes are started by the cluster launcher, which holds the one QEMU command
 # line (scripts/harness.py, qemu_command) that the tests use too.
@@ -187,9 +188,11 @@ $(B)/tools/transport_test: tests/transport_test.c tests/host_check.h kernel/tran
 # DISK=IMAGE (it must hold /bin/shell); the other consoles go to build/cluster/.
 # FAULTS="loss=10 dup=5 delay=2" puts a wirefilter on the wire into every node;
 # PLACE="bm=1 dm=2 ri=1" runs those file-system processes on those machines
-# (README, The cluster).
+# (README, The cluster). TRACE=DIR gives node K the trace disk DIR/traceK.img
+# (made blank when missing, kept after: build/tools/dmtrace extract reads it).
 run: all
-	@$(CLUSTER) --nodes $(NODES) $(if $(FAULTS),--faults "$(FAULTS)") $(if $(PLACE),--place "$(PLACE)")
+	@$(CLUSTER) --nodes $(NODES) $(if $(FAULTS),--faults "$(FAULTS)") $(if $(PLACE),--place "$(PLACE)") \
+	    $(if $(TRACE),--trace-disks "$(TRACE)")
 
 # Start one node stopped, waiting for GDB on $(B)/gdb.sock (see README, Debugging).
 gdb: all
