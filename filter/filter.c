@@ -597,6 +597,8 @@ static void dispatch(const struct dm_msg_info *info, long n)
     if (info->link >= 0)
         dm_destroylink(info->link);   /* nothing we serve takes a link */
     if (info->flags & DM_MSG_FROM_KERNEL) {
+        if (info->reply >= 0)
+            dm_destroylink(info->reply);   /* a batch is not answered: the link must not pile up */
         if (info->flags & DM_MSG_TRUNCATED)
             stats.refused++;
         else
