@@ -30,10 +30,12 @@ CRT0      := $(B)/user/lib/crt0.o
 SERVERS  := pm switchboard console timer
 FS_PROCS := di bm dm ri
 PROGRAMS := shell hello ping pong fsstat sync ls cat cp mv rm mkdir
-TESTS    := ktest libctest disktest bmtest dmtest fstest filetest fswriter nettest metertest
+TESTS    := ktest libctest disktest bmtest dmtest fstest filetest fswriter nettest metertest filtertest
 BENCHES  := callbench fsbench netbench meterbench
+FILTERS  := filter
 BOOT_ELVES := $(SERVERS:%=$(B)/servers/%.elf) $(FS_PROCS:%=$(B)/fs/%.elf)
 DISK_ELVES := $(PROGRAMS:%=$(B)/user/%.elf) $(TESTS:%=$(B)/user/tests/%.elf) $(BENCHES:%=$(B)/user/bench/%.elf)
+DISK_ELVES += $(FILTERS:%=$(B)/filter/%.elf)
 # The system disk's programs, without their debugging information (GDB
 # reads that from the ELF files in build/).
 BIN := $(foreach e,$(DISK_ELVES),$(B)/bin/$(basename $(notdir $(e))))
@@ -43,6 +45,7 @@ DISK ?= $(SYSTEM_DISK)
 NODES ?= 4
 FAULTS ?=
 PLACE ?=
+TRACE ?=
 
 # Nodes are started by the cluster launcher, which holds the one QEMU command
 # line (scripts/harness.py, qemu_command) that the tests use too.
@@ -57,7 +60,7 @@ all: setup
 	@$(MAKE) --no-print-directory build
 
 build: $(B)/kernel.elf $(B)/tools/dmfs $(B)/tools/netframe_test $(B)/tools/transport_test $(B)/tools/meter_test $(B)/tools/rules_test \
-       $(SYSTEM_DISK)
+       $(B)/tools/dmtrace $(B)/tools/tracegen $(SYSTEM_DISK)
 
 setup:
 	@scripts/setup.sh
@@ -114,6 +117,8 @@ $(TESTS:%=$(B)/bin/%): $(B)/bin/%: $(B)/user/tests/%.elf
 	$(STRIP)
 $(BENCHES:%=$(B)/bin/%): $(B)/bin/%: $(B)/user/bench/%.elf
 	$(STRIP)
+$(FILTERS:%=$(B)/bin/%): $(B)/bin/%: $(B)/filter/%.elf
+	$(STRIP)
 
 # The system disk: a fresh file system holding /bin. Made again whenever a
 # program changes, so files written on it earlier are lost; `make run
@@ -128,11 +133,31 @@ FSCK_OBJS := $(B)/fs/fsimage.o $(B)/fs/fsck.o
 $(B)/fs/di.elf: $(FSCK_OBJS)
 $(B)/fs/di.elf: EXTRA_OBJS := $(FSCK_OBJS)
 
+# The filter server selects records with meter/'s rule engine and writes
+# meter/'s trace-log container: the same C as the host tools', compiled
+# for the guest.
+METER_GUEST_OBJS := $(B)/meter/meter.o $(B)/meter/rules.o
+$(B)/filter/filter.elf: $(METER_GUEST_OBJS)
+$(B)/filter/filter.elf: EXTRA_OBJS := $(METER_GUEST_OBJS)
+
 # Host tools (tools/): built with the host's compiler.
 $(B)/tools/dmfs: tools/dmfs.c fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck.h fs/fsformat.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -Ifs -o $@ tools/dmfs.c fs/fsimage.c fs/fsck.c
+
+# Trace disks and trace logs on the host (meter/'s container and rule
+# engine, compiled for the host); tracegen writes logs of known records
+# for its tests (tests/test_dmtrace.py).
+METER_HOST := meter/meter.c meter/rules.c meter/meter.h meter/rules.h meter/record.h
+$(B)/tools/dmtrace: tools/dmtrace.c $(METER_HOST)
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $<"
+	@$(HOSTCC) -Imeter -o $@ tools/dmtrace.c meter/meter.c meter/rules.c
+$(B)/tools/tracegen: tests/tracegen.c $(METER_HOST)
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $<"
+	@$(HOSTCC) -Imeter -o $@ tests/tracegen.c meter/meter.c meter/rules.c
 
 # The kernel's frame parser (plain C) under a host unit test with the
 # sanitizers (tests/test_net.py).
@@ -173,9 +198,11 @@ $(B)/tools/transport_test: tests/transport_test.c tests/host_check.h kernel/tran
 # DISK=IMAGE (it must hold /bin/shell); the other consoles go to build/cluster/.
 # FAULTS="loss=10 dup=5 delay=2" puts a wirefilter on the wire into every node;
 # PLACE="bm=1 dm=2 ri=1" runs those file-system processes on those machines
-# (README, The cluster).
+# (README, The cluster). TRACE=DIR gives node K the trace disk DIR/traceK.img
+# (made blank when missing, kept after: build/tools/dmtrace extract reads it).
 run: all
-	@$(CLUSTER) --nodes $(NODES) $(if $(FAULTS),--faults "$(FAULTS)") $(if $(PLACE),--place "$(PLACE)")
+	@$(CLUSTER) --nodes $(NODES) $(if $(FAULTS),--faults "$(FAULTS)") $(if $(PLACE),--place "$(PLACE)") \
+	    $(if $(TRACE),--trace-disks "$(TRACE)")
 
 # Start one node stopped, waiting for GDB on $(B)/gdb.sock (see README, Debugging).
 gdb: all

@@ -176,12 +176,13 @@ static void block_start(struct tracelog_writer *w)
     zero_bytes(w->block, TRACELOG_BLOCK);
     struct tracelog_block *b = block_header(w);
     b->magic = TRACELOG_BLOCK_MAGIC;
+    b->log_id = w->log_id;
     b->sequence = w->sequence;
     b->lost = w->lost;
 }
 
-int tracelog_begin(struct tracelog_writer *w, const char *filter, uint32_t machine, tracelog_write_fn write,
-                   void *context)
+int tracelog_begin(struct tracelog_writer *w, const char *filter, uint32_t machine, uint32_t log_id,
+                   tracelog_write_fn write, void *context)
 {
     static char description[8 * TRACELOG_BLOCK];
     long length = meter_describe(description, sizeof description);
@@ -189,6 +190,8 @@ int tracelog_begin(struct tracelog_writer *w, const char *filter, uint32_t machi
         return -1;
     w->write = write;
     w->context = context;
+    w->log_id = log_id;
+    w->capacity = 0;
     w->sequence = 0;
     w->lost = 0;
     w->records = 0;
@@ -209,6 +212,7 @@ int tracelog_begin(struct tracelog_writer *w, const char *filter, uint32_t machi
             h->header_blocks = header_blocks;
             h->description_length = (uint32_t)length;
             h->machine = machine;
+            h->log_id = log_id;
             for (int i = 0; i < (int)sizeof h->filter - 1 && filter[i]; i++)
                 h->filter[i] = filter[i];
         }
@@ -252,6 +256,8 @@ int tracelog_append(struct tracelog_writer *w, const void *record, uint32_t fiel
     copy_bytes(entry, &e, sizeof e);
     struct tracelog_block *b = block_header(w);
     if (sizeof *b + b->used + len > TRACELOG_BLOCK) {
+        if (w->capacity && w->next_index + 1 >= w->capacity)
+            return TRACELOG_FULL;
         int err = tracelog_flush(w);
         if (err)
             return err;
@@ -267,7 +273,32 @@ int tracelog_append(struct tracelog_writer *w, const void *record, uint32_t fiel
     return 0;
 }
 
+/* A blank trace disk's block 0: the log header's magic and version, and
+ * no description (every log has one). */
+void tracelog_blank(uint8_t block[TRACELOG_BLOCK])
+{
+    zero_bytes(block, TRACELOG_BLOCK);
+    struct tracelog_header *h = (struct tracelog_header *)block;
+    copy_bytes(h->magic, TRACELOG_MAGIC, 8);
+    h->version = TRACELOG_VERSION;
+    h->block_size = TRACELOG_BLOCK;
+}
+
 /* ---- the trace log: reading ---- */
+
+static int has_magic(const struct tracelog_header *h)
+{
+    for (int i = 0; i < 8; i++)
+        if (h->magic[i] != TRACELOG_MAGIC[i])
+            return 0;
+    return 1;
+}
+
+int tracelog_is_blank(const uint8_t *block0, uint64_t size)
+{
+    const struct tracelog_header *h = (const struct tracelog_header *)block0;
+    return size >= sizeof *h && has_magic(h) && h->description_length == 0;
+}
 
 int tracelog_open(struct tracelog_reader *r, const uint8_t *log, uint64_t size)
 {
@@ -275,11 +306,12 @@ int tracelog_open(struct tracelog_reader *r, const uint8_t *log, uint64_t size)
     if (size < TRACELOG_BLOCK)
         return TRACELOG_E_SHORT;
     const struct tracelog_header *h = (const struct tracelog_header *)log;
-    for (int i = 0; i < 8; i++)
-        if (h->magic[i] != TRACELOG_MAGIC[i])
-            return TRACELOG_E_MAGIC;
+    if (!has_magic(h))
+        return TRACELOG_E_MAGIC;
     if (h->version != TRACELOG_VERSION)
         return TRACELOG_E_VERSION;
+    if (tracelog_is_blank(log, size))
+        return TRACELOG_E_EMPTY;
     uint64_t total = sizeof *h + (uint64_t)h->description_length;
     if (h->block_size != TRACELOG_BLOCK || h->header_blocks == 0 ||
         h->header_blocks != (total + TRACELOG_BLOCK - 1) / TRACELOG_BLOCK ||
@@ -300,16 +332,32 @@ int tracelog_open(struct tracelog_reader *r, const uint8_t *log, uint64_t size)
     return 0;
 }
 
+/* Record block `index` of the log, or 0 if the log has ended before it:
+ * past the end of the bytes, or a block that is not the log's next one (a
+ * block of an older log on the same disk has another log_id). */
+static const struct tracelog_block *record_block(const struct tracelog_reader *r, uint64_t index)
+{
+    if ((index + 1) * TRACELOG_BLOCK > r->size)
+        return 0;
+    const struct tracelog_block *b = (const struct tracelog_block *)(r->log + index * TRACELOG_BLOCK);
+    if (b->magic != TRACELOG_BLOCK_MAGIC || b->log_id != r->header->log_id ||
+        b->sequence != index - r->header->header_blocks || b->used > TRACELOG_BLOCK - sizeof *b)
+        return 0;
+    return b;
+}
+
 /* The record block being read, or 0 at the end of the log. */
 static const struct tracelog_block *current_block(const struct tracelog_reader *r)
 {
-    if ((r->index + 1) * TRACELOG_BLOCK > r->size)
-        return 0;
-    const struct tracelog_block *b = (const struct tracelog_block *)(r->log + r->index * TRACELOG_BLOCK);
-    if (b->magic != TRACELOG_BLOCK_MAGIC || b->sequence != r->index - r->header->header_blocks ||
-        b->used > TRACELOG_BLOCK - sizeof *b)
-        return 0;
-    return b;
+    return record_block(r, r->index);
+}
+
+uint64_t tracelog_blocks(const struct tracelog_reader *r)
+{
+    uint64_t index = r->header->header_blocks;
+    while (record_block(r, index))
+        index++;
+    return index;
 }
 
 /* The next entry of the log, checked: its header and bytes, or 0 at the

@@ -69,9 +69,21 @@ uint32_t meter_all_fields(uint32_t type);
  *                     trace description text (description_length bytes)
  *   blocks H ...      record blocks: struct tracelog_block, then `used`
  *                     bytes of entries. Blocks are numbered 0, 1, 2, ... in
- *                     `sequence`; the log ends at the first block that is
- *                     not the next record block (a log is written in order,
- *                     and a block still being filled is rewritten in place).
+ *                     `sequence` and carry the header's `log_id`; the log
+ *                     ends at the first block that is not the next record
+ *                     block of this log (a log is written in order, and a
+ *                     block still being filled is rewritten in place).
+ *
+ * The log identity matters on a trace disk, which is written again from
+ * block 0 by each new filter: when the new log is shorter than an older
+ * one, the older log's blocks still follow it, numbered just as the new
+ * log's next blocks would be. Only their log_id tells them apart.
+ *
+ * A BLANK trace disk (what `dmtrace blank` makes) holds in block 0 a
+ * struct tracelog_header with TRACELOG_MAGIC and description_length 0:
+ * a trace disk with no log yet (tracelog_blank, tracelog_is_blank;
+ * tracelog_open says TRACELOG_E_EMPTY). Every log has a description, so
+ * no log looks blank.
  *
  * An entry is struct tracelog_entry, then the fields of `fields` (in layout
  * order, header first), each with its own size, packed. `lost` in a block
@@ -80,7 +92,7 @@ uint32_t meter_all_fields(uint32_t type);
  * little-endian.
  */
 #define TRACELOG_BLOCK   4096
-#define TRACELOG_VERSION 1
+#define TRACELOG_VERSION 2              /* 2: the log identity (log_id) */
 #define TRACELOG_MAGIC   "DPMTRACE"
 #define TRACELOG_BLOCK_MAGIC 0x4b4c4244u   /* "DBLK" */
 
@@ -91,15 +103,17 @@ struct tracelog_header {
     uint32_t header_blocks;          /* H */
     uint32_t description_length;
     uint32_t machine;                /* where the filter ran */
-    uint32_t reserved;
+    uint32_t log_id;                 /* this log's identity, in each of its record blocks */
     char     filter[32];             /* its name, NUL-padded */
 };
 
 struct tracelog_block {
     uint32_t magic;                  /* TRACELOG_BLOCK_MAGIC */
+    uint32_t log_id;                 /* the header's */
     uint32_t sequence;
     uint32_t used;                   /* bytes of entries after this header */
     uint32_t records;
+    uint32_t reserved;               /* 0; keeps `lost` and the entries 8-byte aligned */
     uint64_t lost;
 };
 
@@ -109,12 +123,15 @@ struct tracelog_entry {
     uint32_t fields;
 };
 
-/* Where a writer puts blocks: write block `index` (0-based in the log). */
+/* Where a writer puts blocks: write block `index` (0-based in the log);
+ * 0, or a negative error of the caller's own. */
 typedef int (*tracelog_write_fn)(void *context, uint64_t index, const uint8_t *block);
 
 struct tracelog_writer {
     tracelog_write_fn write;
     void *context;
+    uint32_t log_id;
+    uint64_t capacity;               /* blocks the log may take, header included; 0: no limit */
     uint64_t next_index;             /* the block being filled */
     uint32_t sequence;
     uint64_t lost;
@@ -122,19 +139,32 @@ struct tracelog_writer {
     uint8_t  block[TRACELOG_BLOCK];
 };
 
-/* Start a log: write its header blocks (with the description). Returns 0,
- * or what `write` returned if it failed, or -1 if the description does not fit. */
-int tracelog_begin(struct tracelog_writer *w, const char *filter, uint32_t machine, tracelog_write_fn write,
-                   void *context);
+/* tracelog_append's answer when the log has reached its capacity. */
+#define TRACELOG_FULL 1
+
+/* Start a log called `log_id` (a value that an older log on the same disk
+ * is unlikely to have: the filter makes it from its clock and its pid):
+ * write its header blocks (with the description). capacity is 0 (no
+ * limit); set w->capacity afterwards to bound the log. Returns 0, or what
+ * `write` returned if it failed, or -1 if the description does not fit. */
+int tracelog_begin(struct tracelog_writer *w, const char *filter, uint32_t machine, uint32_t log_id,
+                   tracelog_write_fn write, void *context);
 /* Add a record of which only `fields` are kept (meter_all_fields for all).
- * The block is written when full (and the next started). Returns 0 or a
- * write error, or -1 for a record that makes no sense (unknown type, a
- * length that is not its type's). */
+ * The block is written when full (and the next started). Returns 0, a
+ * write error, TRACELOG_FULL if the record would need a block beyond
+ * w->capacity (it is not added; the last block stays, and a flush still
+ * rewrites it with the loss count), or -1 for a record that makes no sense
+ * (unknown type, a length that is not its type's). */
 int tracelog_append(struct tracelog_writer *w, const void *record, uint32_t fields);
 /* Count `n` more records lost. */
 void tracelog_lose(struct tracelog_writer *w, uint64_t n);
 /* Write the block being filled as it is now (it is written again as it fills). */
 int tracelog_flush(struct tracelog_writer *w);
+
+/* A blank trace disk's block 0 (a trace disk with no log yet), into block. */
+void tracelog_blank(uint8_t block[TRACELOG_BLOCK]);
+/* Whether the `size` bytes at block0 are a blank trace disk's block 0. */
+int tracelog_is_blank(const uint8_t *block0, uint64_t size);
 
 /* Reading a log that is all in memory. A log describes itself: the
  * reader parses the description it carries, and reads entries by it
@@ -174,10 +204,14 @@ enum tracelog_error {
     TRACELOG_E_ENTRY = -5,           /* a damaged entry */
     TRACELOG_E_DESCRIPTION = -6,     /* its description does not parse (see description_error) */
     TRACELOG_E_LAYOUT = -7,          /* tracelog_next on a log of other layouts than this build's */
+    TRACELOG_E_EMPTY = -8,           /* a blank trace disk: no log yet */
 };
 
 /* Check the header; 0 or an enum tracelog_error. */
 int tracelog_open(struct tracelog_reader *r, const uint8_t *log, uint64_t size);
+/* The log's length in blocks: its header blocks and its record blocks up
+ * to its end (what is left of older logs after it is not counted). */
+uint64_t tracelog_blocks(const struct tracelog_reader *r);
 /* The next record: 1, 0 at the end of the log, or an enum tracelog_error. */
 int tracelog_next_values(struct tracelog_reader *r, struct trace_values *out);
 /* The same into this build's struct (TRACELOG_E_LAYOUT unless `compiled`). */

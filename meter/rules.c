@@ -271,8 +271,7 @@ uint64_t description_value(const struct desc_field *f, uint32_t base_offset, con
     return v;
 }
 
-/* The header's size: the end of its last-ending field. */
-static uint32_t header_size(const struct desc_layout *h)
+uint32_t description_header_size(const struct desc_layout *h)
 {
     uint32_t end = 0;
     for (uint32_t i = 0; i < h->nfields; i++)
@@ -462,7 +461,7 @@ int rules_select(const struct ruleset *r, const struct description *d, const uin
     const struct desc_layout *h = description_layout(d, 0);
     if (!h)
         return 0;
-    uint32_t body_at = header_size(h);
+    uint32_t body_at = description_header_size(h);
     uint32_t type = (uint32_t)description_value(&h->fields[d->type_field], 0, record, len);
     const struct desc_layout *body = type ? description_layout(d, type) : 0;
     uint32_t nfields = h->nfields + (body ? body->nfields : 0);

@@ -67,6 +67,10 @@ int description_parse(struct description *d, const char *text, size_t len, struc
 /* The layout of trace type `type` (0: the header), or 0. */
 const struct desc_layout *description_layout(const struct description *d, uint32_t type);
 
+/* The size of a description's header (layout h, type 0): where its
+ * last-ending field ends, and so where a body's offsets start. */
+uint32_t description_header_size(const struct desc_layout *h);
+
 /* A field's value in a record (header bytes, then its body); 0 if the
  * record is too short for it. */
 uint64_t description_value(const struct desc_field *f, uint32_t base_offset, const uint8_t *record, uint32_t len);

@@ -2,6 +2,7 @@
 """cluster.py -- boot a cluster of N nodes on one virtual Ethernet switch.
 
     python3 scripts/cluster.py [--nodes N] [--disk IMAGE] [--logs DIR] [--faults SPEC] [--place SPEC]
+                               [--trace-disks DIR]
 
 starts an unprivileged VDE switch (vde_switch) and N QEMU nodes plugged into
 it. Node 0's console is this terminal (or the piped input and output); the
@@ -21,6 +22,13 @@ their kernels, and node 0's `run @K PROG` runs programs there. They get the
 system disk in snapshot mode too (their writes are thrown away). --place
 "bm=1 dm=2" runs those file-system processes on those machines (see
 parse_place).
+
+With --trace-disks DIR every node K also gets a trace disk, DIR/traceK.img,
+for the DPM filter started on it: made blank (build/tools/dmtrace blank,
+64 MiB) when it is missing and kept when it is there, so that the host reads
+the logs on them after the cluster has ended (dmtrace extract). It is each
+node's last disk, disk 1: disk 0 is the system disk on every node (node 0's
+own, the others' in snapshot mode).
 
 With --faults SPEC (e.g. "loss=10 dup=5 delay=2"; see parse_faults) every node
 gets a switch of its own, joined to the central switch by a VDE wirefilter
@@ -56,7 +64,7 @@ import tempfile
 import termios
 import time
 
-from harness import ROOT, KERNEL, SYSTEM_DISK, Node, disk_args, qemu_command
+from harness import ROOT, KERNEL, SYSTEM_DISK, DMTRACE, Node, disk_args, qemu_command
 
 DEFAULT_NODES = 4
 MAX_NODES = 255                       # the node count is one byte of the MAC address
@@ -203,10 +211,12 @@ class Cluster:
     its processes; wait_joined() waits until it knows them all).
     faults: None, or a FAULTS specification ("loss=10 dup=5", see parse_faults):
     each node then has a switch of its own, joined to the central switch by a
-    wirefilter that applies the faults to the frames going into the node."""
+    wirefilter that applies the faults to the frames going into the node.
+    trace_disks: None, or a directory: node k then gets the trace disk
+    DIR/tracek.img as its last disk, made blank if it is missing (trace_disk)."""
 
     def __init__(self, nodes=DEFAULT_NODES, disk=None, logs=None, console=False, extra_per_node=None,
-                 kernel=KERNEL, boot_timeout=60, wait_prompt=True, faults=None, place=None):
+                 kernel=KERNEL, boot_timeout=60, wait_prompt=True, faults=None, place=None, trace_disks=None):
         if not 1 <= nodes <= MAX_NODES:
             raise ClusterError("the node count must be between 1 and %d, not %d" % (MAX_NODES, nodes))
         self.count = nodes
@@ -214,6 +224,7 @@ class Cluster:
         self.kernel = kernel
         self.faults = parse_faults(faults) if faults is not None else None
         self.place = parse_place(place) if place else []
+        self.trace_disks = trace_disks
         self.procs = []               # the QEMU process of node k, k = 0..count-1
         self.nodes = []               # with pipes: the harness.Node of node k
         self.qemu_extra = []          # node k's QEMU arguments after qemu_command's own
@@ -335,11 +346,28 @@ class Cluster:
             self.nodes.append(None)
             self._start_node(k)
 
+    def trace_disk(self, k):
+        """Node k's trace disk image (with trace_disks), made blank by dmtrace if it
+        is missing; None without trace disks."""
+        if self.trace_disks is None:
+            return None
+        path = os.path.join(self.trace_disks, "trace%d.img" % k)
+        if not os.path.exists(path):
+            os.makedirs(self.trace_disks, exist_ok=True)
+            try:
+                made = subprocess.run([DMTRACE, "blank", path], capture_output=True, text=True)
+            except FileNotFoundError:
+                raise ClusterError("%s: not found (make builds it)" % shown_path(DMTRACE)) from None
+            if made.returncode != 0:
+                raise ClusterError(made.stderr.strip())
+        return path
+
     def _start_node(self, k, again=False):
         """Start node k's QEMU with a fresh boot epoch (qemu_command makes one).
         again: a restart, whose console log is appended to the first boot's."""
         command = qemu_command(self.kernel, extra=self.qemu_extra[k],
-                               bootargs=" ".join("place.%s=%d" % p for p in self.place) if k == 0 else "")
+                               bootargs=" ".join("place.%s=%d" % p for p in self.place) if k == 0 else "",
+                               trace_disk=self.trace_disk(k))
         if not self.console:
             node = Node(command=command, wait_prompt=False, preexec_fn=detach_and_end_with_parent)
             self.nodes[k] = node
@@ -361,6 +389,8 @@ class Cluster:
             self.count, "" if self.count == 1 else "s", self.switch_dir, shown_path(self.logs))
         if self.faults is not None:
             line += ", faults into each node: %s" % describe_faults(self.faults)
+        if self.trace_disks is not None:
+            line += ", trace disks in %s" % shown_path(self.trace_disks)
         return line
 
     def node(self, k):
@@ -514,6 +544,11 @@ def parse_arguments(argv):
     parser.add_argument("--place", metavar="SPEC",
                         help="where the file system's processes run: NAME=MACHINE items, e.g. "
                              "'bm=1 dm=2 ri=1' (the disk interface stays on machine 0, with the disk)")
+    parser.add_argument("--trace-disks", metavar="DIR",
+                        help="give node K the trace disk DIR/traceK.img (its disk 1), for the DPM "
+                             "filter on it: made blank with build/tools/dmtrace when missing, kept "
+                             "when present, so that `dmtrace extract` reads its log after the cluster "
+                             "has ended")
     parser.add_argument("--gdb", metavar="SOCKET",
                         help="start node 0 stopped, waiting for GDB on the unix socket SOCKET")
     return parser.parse_args(argv)
@@ -546,7 +581,7 @@ def main(argv=None):
     try:
         cluster = Cluster(args.nodes, disk=args.disk, logs=args.logs, console=True,
                           extra_per_node=lambda k: gdb if k == 0 else [], faults=args.faults,
-                          place=args.place)
+                          place=args.place, trace_disks=args.trace_disks)
         # One write: node 0's QEMU shares stderr and may report an error at any moment;
         # print() writes the line and its newline separately, and QEMU's text could fall between.
         sys.stderr.write(cluster.start_line() + "\n")

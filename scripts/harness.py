@@ -18,6 +18,7 @@ KERNEL = os.path.join(ROOT, "build", "kernel.elf")
 SYSTEM_DISK = os.path.join(ROOT, "build", "disk.img")   # /bin: every program (Makefile)
 BIN = os.path.join(ROOT, "build", "bin")
 DMFS = os.path.join(ROOT, "build", "tools", "dmfs")
+DMTRACE = os.path.join(ROOT, "build", "tools", "dmtrace")
 PROMPT = "\n$ "
 
 
@@ -30,6 +31,12 @@ def disk_args(path, index=0, snapshot=False):
     (with snapshot, writes go to a temporary copy and the image is unchanged)."""
     return ["-drive", "file=%s,if=none,format=raw,id=d%d%s" % (path, index, ",snapshot=on" if snapshot else ""),
             "-device", "virtio-blk-device,drive=d%d" % index]
+
+
+def trace_disk_args(path):
+    """QEMU arguments that attach the trace disk image `path` (dmtrace blank makes
+    one) as a virtio-blk disk after those already given: the node's last disk."""
+    return ["-drive", "file=%s,if=none,format=raw,id=trace" % path, "-device", "virtio-blk-device,drive=trace"]
 
 
 def run_make(*targets, input=b"", timeout=60):
@@ -91,16 +98,17 @@ def fresh_epoch():
     return epoch
 
 
-def qemu_command(kernel=KERNEL, memory="256M", extra=(), bootargs=""):
+def qemu_command(kernel=KERNEL, memory="256M", extra=(), bootargs="", trace_disk=None):
     """The QEMU command line of one node, console on stdin/stdout, plus `extra`;
-    `bootargs` are more boot arguments after the epoch (e.g. "place.bm=1").
+    `bootargs` are more boot arguments after the epoch (e.g. "place.bm=1");
+    `trace_disk`, an image attached after every disk in `extra` (trace_disk_args).
     The one definition: the tests, the benchmarks and the cluster launcher
     (scripts/cluster.py, so `make run` and `make gdb` too) all start nodes with it."""
     return ["qemu-system-riscv64", "-M", "virt", "-bios", "none", "-m", memory, "-smp", "1",
             "-kernel", kernel, "-display", "none", "-monitor", "none", "-serial", "stdio",
             "-no-reboot", "-global", "virtio-mmio.force-legacy=false",
             "-icount", "shift=0,sleep=on", "-append", ("epoch=%d %s" % (fresh_epoch(), bootargs)).strip(),
-            *extra]
+            *extra, *(trace_disk_args(trace_disk) if trace_disk else [])]
 
 
 class Node:

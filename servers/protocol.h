@@ -118,7 +118,9 @@ struct filter_stats {
     uint64_t received;      /* records in them */
     uint64_t kept;          /* records the rules kept, written to the log */
     uint64_t dropped;       /* records no rule kept */
-    uint64_t lost;          /* records known lost before they reached the filter */
+    uint64_t lost;          /* records known lost: before they reached the filter (its
+                               kernel's counts, gaps in a process's numbering), or
+                               after (no room left on the log) */
     uint64_t refused;       /* messages on the meter link not from a kernel, or malformed */
     uint64_t log_blocks;    /* blocks of the log written */
     uint64_t streams;       /* distinct processes seen */

@@ -4,7 +4,10 @@
  * one field), the description lists every field at its offset, and trace
  * logs written with random records and random kept fields read back
  * exactly, across many blocks, with their loss counts; damaged and
- * truncated logs are refused or end cleanly.
+ * truncated logs are refused or end cleanly; a log written over an older,
+ * longer one ends where it ends (its log identity); a blank trace disk is
+ * told apart from a log and from anything else; a log with a capacity
+ * stops there and still counts its losses.
  *
  *     meter_test    prints `meter_test: N checks passed` or the failures
  */
@@ -151,7 +154,7 @@ static void check_log_round_trip(int records, int partial_fields)
     image = 0;
     image_blocks = writes = 0;
     static struct tracelog_writer w;
-    CHECK(tracelog_begin(&w, "filter-one", 3, write_block, 0) == 0);
+    CHECK(tracelog_begin(&w, "filter-one", 3, 0x51ab, write_block, 0) == 0);
     struct meter_record *sent = calloc((size_t)records, sizeof *sent);
     uint64_t lost = 0;
     for (int i = 0; i < records; i++) {
@@ -170,7 +173,7 @@ static void check_log_round_trip(int records, int partial_fields)
 
     struct tracelog_reader r;
     CHECK(tracelog_open(&r, image, image_blocks * TRACELOG_BLOCK) == 0);
-    CHECK(strcmp(r.header->filter, "filter-one") == 0 && r.header->machine == 3);
+    CHECK(strcmp(r.header->filter, "filter-one") == 0 && r.header->machine == 3 && r.header->log_id == 0x51ab);
     static char description[65536];
     long n = meter_describe(description, sizeof description);
     CHECK(n == (long)r.header->description_length && memcmp(description, r.description, (size_t)n) == 0);
@@ -213,7 +216,7 @@ static void check_log_round_trip(int records, int partial_fields)
     /* The log ends at the first block that is not the next one: a block of
      * an older, longer log left behind it is not read. */
     if (image_blocks > r.index + 1) {
-        struct tracelog_block stale = { TRACELOG_BLOCK_MAGIC, 999, 0, 0, 0 };
+        struct tracelog_block stale = { .magic = TRACELOG_BLOCK_MAGIC, .log_id = 0x51ab, .sequence = 999 };
         memcpy(image + r.index * TRACELOG_BLOCK, &stale, sizeof stale);
         CHECK(tracelog_open(&r, image, image_blocks * TRACELOG_BLOCK) == 0);
         int again = 0;
@@ -230,7 +233,7 @@ static void check_damage(void)
     image = 0;
     image_blocks = 0;
     static struct tracelog_writer w;
-    tracelog_begin(&w, "f", 0, write_block, 0);
+    tracelog_begin(&w, "f", 0, 7, write_block, 0);
     struct meter_record rec;
     for (int i = 0; i < 10; i++) {
         random_record(&rec, (uint64_t)i);
@@ -272,6 +275,145 @@ static void check_damage(void)
     CHECK(tracelog_append(&w, &rec, 0xffffffffu) == -1);
 }
 
+/* Start the image afresh (empty), or keep what is on it (an old log). */
+static void reset_image(void)
+{
+    free(image);
+    image = 0;
+    image_blocks = writes = 0;
+}
+
+/* Write a log of `records` random records (kept whole) called `log_id` over
+ * whatever the image holds; the records into sent[] if sent. Returns the
+ * blocks it takes. */
+static uint64_t write_log(uint32_t log_id, int records, struct meter_record *sent)
+{
+    static struct tracelog_writer w;
+    CHECK(tracelog_begin(&w, "again", 1, log_id, write_block, 0) == 0);
+    for (int i = 0; i < records; i++) {
+        struct meter_record rec;
+        random_record(&rec, (uint64_t)i);
+        CHECK(tracelog_append(&w, &rec, meter_all_fields(rec.header.traceType)) == 0);
+        if (sent)
+            sent[i] = rec;
+    }
+    CHECK(tracelog_flush(&w) == 0);
+    return w.next_index + 1;
+}
+
+/* Records of the log on the image, compared with sent[]: how many. */
+static int read_back(const struct meter_record *sent, int expected, uint64_t *blocks)
+{
+    struct tracelog_reader r;
+    CHECK(tracelog_open(&r, image, image_blocks * TRACELOG_BLOCK) == 0);
+    struct meter_record got;
+    int n = 0, same = 1, status;
+    while ((status = tracelog_next(&r, &got)) == 1) {
+        if (n < expected) {
+            struct meter_record want = sent[n];
+            want.fields = meter_all_fields(want.header.traceType);
+            same &= memcmp(&got, &want, sizeof got) == 0;
+        }
+        n++;
+    }
+    CHECK(status == 0 && same);
+    *blocks = tracelog_blocks(&r);
+    return n;
+}
+
+/* A trace disk is written again from block 0 by each new log. A new log
+ * shorter than the old one is followed by the old one's blocks, numbered
+ * as its own next blocks would be: only the log identity ends it there. */
+static void check_log_identity(void)
+{
+    static struct meter_record sent[400];
+    reset_image();
+    write_log(1, 5000, 0);
+    uint64_t old_blocks = image_blocks, blocks;
+    struct tracelog_reader r;
+    CHECK(tracelog_open(&r, image, image_blocks * TRACELOG_BLOCK) == 0);
+    uint64_t header_blocks = r.header->header_blocks;
+    CHECK(tracelog_blocks(&r) > header_blocks + 50);        /* the old log is long */
+    /* One block of records, then several, over the old log. */
+    int sizes[] = { 20, 400 };
+    for (int i = 0; i < 2; i++) {
+        uint64_t written = write_log(2 + (uint32_t)i, sizes[i], sent);
+        CHECK(image_blocks == old_blocks);                   /* the old log's blocks are still there */
+        CHECK(read_back(sent, sizes[i], &blocks) == sizes[i]);
+        CHECK(blocks == written);
+        CHECK(i == 0 ? written == header_blocks + 1 : written > header_blocks + 5);
+    }
+    /* The same log id again: the old blocks would be taken for its own. */
+    write_log(1, 5000, 0);
+    write_log(1, 20, sent);
+    CHECK(read_back(sent, 20, &blocks) > 20);
+}
+
+/* A blank trace disk, and logs written on one. */
+static void check_blank(void)
+{
+    static uint8_t block[TRACELOG_BLOCK];
+    tracelog_blank(block);
+    struct tracelog_reader r;
+    CHECK(tracelog_is_blank(block, sizeof block));
+    CHECK(!tracelog_is_blank(block, 10));
+    CHECK(tracelog_open(&r, block, sizeof block) == TRACELOG_E_EMPTY);
+    reset_image();
+    write_block(0, 0, block);
+    write_block(0, 100, (const uint8_t[TRACELOG_BLOCK]){ 0 });    /* a 101-block blank disk */
+    CHECK(tracelog_open(&r, image, image_blocks * TRACELOG_BLOCK) == TRACELOG_E_EMPTY);
+    static struct meter_record sent[30];
+    write_log(9, 30, sent);
+    CHECK(!tracelog_is_blank(image, image_blocks * TRACELOG_BLOCK));
+    uint64_t blocks;
+    CHECK(read_back(sent, 30, &blocks) == 30);
+    memset(block, 0, sizeof block);
+    CHECK(!tracelog_is_blank(block, sizeof block));
+    CHECK(tracelog_open(&r, block, sizeof block) == TRACELOG_E_MAGIC);
+}
+
+static uint64_t highest_written;
+
+static int write_counted(void *context, uint64_t index, const uint8_t *block)
+{
+    if (index > highest_written)
+        highest_written = index;
+    return write_block(context, index, block);
+}
+
+/* A log with a capacity (a trace disk's size): when it is full the record
+ * is refused, nothing is written past it, and the losses counted after
+ * that still reach its last block. */
+static void check_capacity(void)
+{
+    reset_image();
+    highest_written = 0;
+    static struct tracelog_writer w;
+    CHECK(tracelog_begin(&w, "small", 0, 77, write_counted, 0) == 0);
+    uint64_t capacity = w.next_index + 3;
+    w.capacity = capacity;
+    struct meter_record rec;
+    int added = 0, status;
+    for (;;) {
+        random_record(&rec, (uint64_t)added);
+        if ((status = tracelog_append(&w, &rec, meter_all_fields(rec.header.traceType))) != 0)
+            break;
+        added++;
+    }
+    CHECK(status == TRACELOG_FULL);
+    CHECK(tracelog_append(&w, &rec, meter_all_fields(rec.header.traceType)) == TRACELOG_FULL);
+    tracelog_lose(&w, 5);
+    CHECK(tracelog_flush(&w) == 0);
+    CHECK(highest_written == capacity - 1);
+    struct tracelog_reader r;
+    CHECK(tracelog_open(&r, image, image_blocks * TRACELOG_BLOCK) == 0);
+    CHECK(tracelog_blocks(&r) == capacity);
+    int n = 0;
+    while (tracelog_next(&r, &rec) == 1)
+        n++;
+    CHECK(n == added && added > 3 * 30 && r.lost == 5);
+}
+
 /* A log written by another build, with DPM's own sample layouts (4-byte
  * fields, a type SENDMESSAGE): read by its description alone. */
 static void check_foreign_log(void)
@@ -282,10 +424,10 @@ static void check_foreign_log(void)
     static uint8_t log[3 * TRACELOG_BLOCK];
     memset(log, 0, sizeof log);
     struct tracelog_header h = { "DPMTRACE", TRACELOG_VERSION, TRACELOG_BLOCK, 1,
-                                 (uint32_t)(sizeof description - 1), 5, 0, "old" };
+                                 (uint32_t)(sizeof description - 1), 5, 42, "old" };
     memcpy(log, &h, sizeof h);
     memcpy(log + sizeof h, description, sizeof description - 1);
-    struct tracelog_block b = { TRACELOG_BLOCK_MAGIC, 0, 0, 2, 7 };
+    struct tracelog_block b = { .magic = TRACELOG_BLOCK_MAGIC, .log_id = 42, .records = 2, .lost = 7 };
     uint8_t *p = log + TRACELOG_BLOCK + sizeof b;
     /* Entry 1: every field; entry 2: without channel and time. */
     uint32_t all[8] = { 5, 1, 1000, 2000, 0x11, 0x22, 3, 4 };
@@ -325,6 +467,9 @@ int main(void)
     check_log_round_trip(5000, 0);
     check_log_round_trip(5000, 1);
     check_damage();
+    check_log_identity();
+    check_blank();
+    check_capacity();
     check_foreign_log();
     if (failures) {
         printf("meter_test: %d of %d checks failed\n", failures, checks);

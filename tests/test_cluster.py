@@ -8,7 +8,8 @@ even a launcher killed outright leave no QEMU, vde_switch or wirefilter process
 of the cluster behind, nor its private directory; `make run NODES=3 FAULTS=...`
 works with piped input; 10 nodes boot on this 2-core host, `run @k hello` reports
 machine k for every k, and a token passed around a ring of relays on all ten
-machines comes back; node k of N says
+machines comes back; with trace disks every node finds its own as disk 1,
+made blank once and kept after; node k of N says
 `machine k of N` (its kernel reads both from its MAC address).
 """
 import os
@@ -396,3 +397,31 @@ def test_ten_nodes_boot_on_two_cores():
         switch_dir = cluster.switch_dir
     assert elapsed < 30, "10 nodes took %.1f s to boot" % elapsed
     assert_none_left(switch_dir, timeout=0)
+
+
+def test_trace_disks_are_made_blank_kept_and_found_by_the_kernels():
+    """`make run TRACE=DIR` gives each node a blank trace disk DIR/traceK.img;
+    a second cluster on the same DIR keeps them as they are (a log written
+    on one is still there after it), and each kernel reports it as its disk 1
+    (64 MiB), after the system disk."""
+    directory = tempfile.mkdtemp(prefix="dm-trace-disks-")
+    live.append(directory)
+    dmtrace = os.path.join(ROOT, "build", "tools", "dmtrace")
+    status, out = run_make("run", "NODES=2", "TRACE=" + directory, input=b"halt\n")
+    assert status == 0, out
+    assert re.search(r", trace disks in \S*%s\n" % re.escape(os.path.basename(directory)), out), out
+    images = [os.path.join(directory, "trace%d.img" % k) for k in (0, 1)]
+    for image in images:
+        assert os.path.getsize(image) == 64 << 20, image
+        extract = subprocess.run([dmtrace, "extract", image, image + ".log"], capture_output=True, text=True)
+        assert extract.stderr == "dmtrace: %s: a trace disk with no log yet\n" % image, extract.stderr
+    tracegen = os.path.join(ROOT, "build", "tools", "tracegen")
+    subprocess.run([tracegen, "known", "5", images[1]], check=True)
+    with Cluster(2, trace_disks=directory) as cluster:
+        for k in (0, 1):
+            cluster.node(k).expect(r"disk 0: \d+ blocks of 4096 bytes\ndisk 1: 16384 blocks of 4096 bytes\n",
+                                   10, since=0)
+        switch_dir = cluster.switch_dir
+    assert_none_left(switch_dir)
+    extract = subprocess.run([dmtrace, "extract", images[1], images[1] + ".log"], capture_output=True, text=True)
+    assert extract.returncode == 0 and "4 records, 3 lost" in extract.stdout, extract

@@ -83,11 +83,13 @@ def test_cold_then_warm_read_counts_exactly():
         assert h == fnv1a(block_of(files["small"], n)), "file block %d differs" % n
     assert first["misses"] - before["misses"] == 41
     assert first["hits"] == before["hits"]
-    # Its inode shares an inode-table block with /bin/bmtest's, read (and
-    # cached) to load bmtest: no inode-table read.
-    assert first["inode_reads"] - before["inode_reads"] == 0
+    # If its inode shares an inode-table block with /bin/bmtest's, that block
+    # was read (and cached) to load bmtest: no inode-table read; else one.
+    # (Which it is depends on how many programs /bin holds before /data.)
+    shared = files["small.inode"] // 32 == files["bmtest.inode"] // 32
+    assert first["inode_reads"] - before["inode_reads"] == (0 if shared else 1), (before, first, shared)
     assert first["indirect_reads"] - before["indirect_reads"] == 1   # blocks 12..40
-    assert first["di_reads"] - before["di_reads"] == 41 + 1
+    assert first["di_reads"] - before["di_reads"] == 41 + 1 + (0 if shared else 1), (before, first)
     assert second["hits"] - first["hits"] == 41
     assert second["misses"] == first["misses"]
     assert second["inode_reads"] == first["inode_reads"]

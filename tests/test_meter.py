@@ -3,7 +3,9 @@ built with the sanitizers, checks that the field tables agree with the C
 structs byte for byte, that the trace description (DPM's Fig. 3.3 format)
 lists every field at its offset, and that logs of thousands of random
 records, whole or with random fields dropped, read back exactly with their
-loss counts, and that damaged logs are refused."""
+loss counts, and that damaged logs are refused; a new log written over an
+older, longer one reads as itself alone (its log identity), a blank trace
+disk says so, and a log bounded by its disk's size stops there."""
 import os
 import re
 import subprocess

@@ -1,0 +1,689 @@
+/*
+ * filter.c — a DPM filter server (thesis ch. 3; DESIGN.md, "Metering"):
+ * it takes the meter batches that kernels send for metered processes,
+ * keeps the records its selection rules select, with the fields they
+ * keep, and appends them to a trace log (meter/meter.h).
+ *
+ *     filter NAME DESCRIPTION RULES [LOGFILE]
+ *
+ * NAME        the name it registers its link under at the switchboard; the
+ *             process manager gives metered processes copies of that link
+ *             as their meter links.
+ * DESCRIPTION a trace description in DPM's format (thesis Fig. 3.3), a
+ *             file of the file system, or `-` for the kernel's own
+ *             (meter_describe). It must agree with the records the kernel
+ *             writes: every field it names at the kernel's offset and size.
+ * RULES       a file of selection rules (meter/rules.h), or `-` to keep
+ *             every record whole.
+ * LOGFILE     a file of the file system to write the log into.
+ *
+ * The log goes to the trace disk whose device link the process manager
+ * put in slot 3 (PM_FILTER), from block 0, and/or to LOGFILE: the same
+ * bytes, block `i` at offset i * 4096. It refuses to start without either.
+ *
+ * One link, registered as NAME, brings both meter batches (from kernels:
+ * DM_MSG_FROM_KERNEL, which no process can forge) and requests (FILTER_*,
+ * servers/protocol.h). A second link, on CHANNEL_ALARM, is lent to the
+ * timer server so that a partly filled block is written within about a
+ * second of its first record: a crash then loses at most that second.
+ *
+ * Exit status: 0 after FILTER_STOP; 2 if it refuses to start (bad
+ * arguments, a description or rules that do not parse, a description that
+ * disagrees with the kernel's records, nowhere to write the log, a disk in
+ * slot 3 that is not a trace disk). Each refusal is one line naming the
+ * file, `filter: FILE:LINE:COLUMN: reason` for texts.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dmlib.h"
+#include "fsclient.h"
+#include "meter.h"
+#include "rules.h"
+
+#define DEVICE_SLOT       3            /* the trace disk's device link, if any (PM_FILTER) */
+#define CHANNEL_METER     0            /* the registered link: batches and requests */
+#define CHANNEL_ALARM     1            /* the timer's alarms: time to write the partly filled block */
+#define FLUSH_AFTER_NS    1000000000ull
+#define TEXT_MAX          (64 * 1024)  /* a description or rules file */
+#define STREAMS_BITS      10
+#define STREAMS_MAX       (1u << STREAMS_BITS)
+#define EXIT_REFUSED      2
+
+static const char *name;               /* ours, at the switchboard and in the log */
+static struct filter_stats stats;
+
+/* Says why the filter will not start, and ends it. */
+static void refuse(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+
+/* ---- the description and the rules ---- */
+
+static char text[TEXT_MAX];            /* the file being read */
+static struct description description;
+static struct ruleset rules;
+static int keep_everything;            /* RULES was `-` */
+
+/* Where the description's fields are in this build's layouts (meter.h's
+ * field numbering, header first): the rule engine numbers the fields of a
+ * record by the description, the log by the kernel's layouts. */
+static uint8_t header_field[DESC_MAX_FIELDS];
+static uint8_t body_field[METER_NTYPES][DESC_MAX_FIELDS];
+
+/* A file of the file system, whole, into text[]; its length. */
+static size_t read_text(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        refuse("filter: %s: %s", path, strerror(errno));
+    size_t len = fread(text, 1, sizeof text, f);
+    int failed = ferror(f), too_long = len == sizeof text;
+    fclose(f);
+    if (failed)
+        refuse("filter: %s: cannot read it", path);
+    if (too_long)
+        refuse("filter: %s: longer than %u bytes", path, TEXT_MAX - 1);
+    text[len] = 0;
+    return len;
+}
+
+static int is_name_start(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static int is_word_char(char c)
+{
+    return is_name_start(c) || (c >= '0' && c <= '9');
+}
+
+/* Where the description text in text[] names layout `layout` (its
+ * `field`th field, or the layout itself for field -1). The parser keeps no
+ * positions, so the text is walked again: a name right after the start or
+ * a `;` names a layout, any other name a field of the last layout. */
+static void position_of(size_t len, uint32_t layout, int field, uint32_t *line, uint32_t *column)
+{
+    int layouts = -1, fields = -1, at_layout = 1;
+    *line = *column = 1;
+    for (size_t i = 0; i < len;) {
+        char c = text[i];
+        if (is_name_start(c)) {
+            if (at_layout)
+                layouts++, fields = -1;
+            else
+                fields++;
+            if ((uint32_t)layouts == layout && fields == field)
+                return;
+            at_layout = 0;
+        } else if (c == ';') {
+            at_layout = 1;
+        } else if (c == '/' && i + 1 < len && text[i + 1] == '/') {
+            while (i < len && text[i] != '\n')
+                i++, (*column)++;
+            continue;
+        }
+        /* Step over the character, or the whole word (so that 0x1f is no name "x1f"). */
+        int word = is_word_char(c);
+        do {
+            if (text[i] == '\n')
+                (*line)++, *column = 1;
+            else
+                (*column)++;
+            i++;
+        } while (word && i < len && is_word_char(text[i]));
+    }
+}
+
+/* The field of this build's layout `l` called `field`, or -1. */
+static int own_field(const struct meter_layout *l, const char *field)
+{
+    for (uint32_t i = 0; i < l->nfields; i++)
+        if (strcmp(l->fields[i].name, field) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* Refuses a description (in text[], parsed) whose layouts disagree with
+ * the records the kernel writes, naming the first disagreement; fills in
+ * header_field and body_field. A description may leave fields out; the
+ * header's must end where the kernel's does, since body offsets count
+ * from there. */
+static void check_layouts(const char *path, size_t len)
+{
+    for (uint32_t li = 0; li < description.nlayouts; li++) {
+        const struct desc_layout *d = &description.layouts[li];
+        const struct meter_layout *own = d->type == 0 ? &meter_header_layout : meter_body_layout(d->type);
+        uint32_t line, column;
+        position_of(len, li, -1, &line, &column);
+        if (!own)
+            refuse("filter: %s:%u:%u: %s: the kernel writes no records of type %u", path, line, column, d->name,
+                   d->type);
+        if (strcmp(own->name, d->name) != 0)
+            refuse("filter: %s:%u:%u: type %u is %s in the kernel's records, not %s", path, line, column, d->type,
+                   own->name, d->name);
+        for (uint32_t fi = 0; fi < d->nfields; fi++) {
+            const struct desc_field *f = &d->fields[fi];
+            int k = own_field(own, f->name);
+            position_of(len, li, (int)fi, &line, &column);
+            if (k < 0)
+                refuse("filter: %s:%u:%u: %s has no field %s in the kernel's records", path, line, column,
+                       d->name, f->name);
+            if (own->fields[k].offset != f->offset || own->fields[k].size != f->length)
+                refuse("filter: %s:%u:%u: %s.%s is at offset %u, %u bytes long here, but at offset %u, %u bytes "
+                       "long in the kernel's records", path, line, column, d->name, f->name, f->offset, f->length,
+                       own->fields[k].offset, own->fields[k].size);
+            if (d->type == 0)
+                header_field[fi] = (uint8_t)k;
+            else
+                body_field[d->type][fi] = (uint8_t)(meter_header_layout.nfields + (uint32_t)k);
+        }
+        position_of(len, li, -1, &line, &column);
+        if (d->type == 0 && description_header_size(d) != sizeof(struct meter_header))
+            refuse("filter: %s:%u:%u: the header ends at byte %u here, but the kernel's is %u bytes long "
+                   "(body offsets count from its end)", path, line, column, description_header_size(d),
+                   (unsigned)sizeof(struct meter_header));
+    }
+}
+
+static void load_description(const char *path)
+{
+    size_t len;
+    if (strcmp(path, "-") == 0) {
+        long n = meter_describe(text, sizeof text);
+        if (n < 0)
+            refuse("filter: the built-in description does not fit in %u bytes", TEXT_MAX);
+        len = (size_t)n;
+        path = "(built-in description)";
+    } else {
+        len = read_text(path);
+    }
+    struct parse_error e;
+    if (description_parse(&description, text, len, &e) != 0)
+        refuse("filter: %s:%u:%u: %s", path, e.line, e.column, e.reason);
+    check_layouts(path, len);
+}
+
+static void load_rules(const char *path)
+{
+    if (strcmp(path, "-") == 0) {
+        keep_everything = 1;
+        return;
+    }
+    size_t len = read_text(path);
+    struct parse_error e;
+    if (rules_parse(&rules, &description, text, len, &e) != 0)
+        refuse("filter: %s:%u:%u: %s", path, e.line, e.column, e.reason);
+}
+
+/* The fields of a record of `type` to keep in the log (meter.h's
+ * numbering), from the rule engine's answer (the description's
+ * numbering). A field the description does not name is kept. */
+static uint32_t kept_fields(uint32_t type, uint32_t described)
+{
+    const struct desc_layout *h = description_layout(&description, 0);
+    const struct desc_layout *body = description_layout(&description, type);
+    uint32_t kept = meter_all_fields(type);
+    uint32_t n = h->nfields + (body ? body->nfields : 0);
+    for (uint32_t i = 0; i < n && i < 32; i++)
+        if (!(described & (1u << i)))
+            kept &= ~(1u << (i < h->nfields ? header_field[i] : body_field[type][i - h->nfields]));
+    return kept;
+}
+
+/* ---- where the log goes ---- */
+
+static struct {
+    int present;
+    uint64_t blocks;
+} disk;
+static uint8_t disk_area[TRACELOG_BLOCK] __attribute__((aligned(4096)));   /* the disk's attached area */
+static long log_file = -1;             /* LOGFILE's file link */
+
+/* A request to the trace disk's driver over slot 3; its status. */
+static long disk_request(uint32_t op, int64_t block, long pass, uint64_t *value)
+{
+    struct dm_kreq q = { .op = op, .arg = { block, 0 } };
+    struct dm_kreply r = { .status = E_BADREQ };
+    struct dm_msg_info info;
+    long n = dm_call(DEVICE_SLOT, &q, sizeof q, pass, &r, sizeof r, &info);
+    if (n < 0)
+        return n;
+    if (value)
+        *value = r.value;
+    return r.status;
+}
+
+/* Takes the trace disk in slot 3, if there is one. Refuses a disk whose
+ * block 0 is not a trace log header (blank or not): it is someone's data. */
+static void open_trace_disk(void)
+{
+    if (disk_request(KOP_DISK_INFO, 0, DM_NO_LINK, &disk.blocks) < 0)
+        return;   /* no device link in slot 3: no trace disk */
+    long area = dm_createlink(0, 0, LINK_READ | LINK_WRITE, disk_area, sizeof disk_area);
+    long err = area < 0 ? area : disk_request(KOP_DISK_ATTACH, 0, area, 0);
+    if (err == 0)
+        err = disk_request(KOP_DISK_READ, 0, DM_NO_LINK, 0);
+    if (err < 0)
+        refuse("filter %s: cannot read the trace disk: %s", name, dm_error_name(err));
+    if (memcmp(disk_area, TRACELOG_MAGIC, 8) != 0)
+        refuse("filter %s: the disk in slot 3 is not a trace disk (no %s in block 0); not writing over it "
+               "(dmtrace blank makes one)", name, TRACELOG_MAGIC);
+    disk.present = 1;
+}
+
+/* Opens LOGFILE for the log, emptied. */
+static void open_log_file(const char *path)
+{
+    char full[256];
+    if (snprintf(full, sizeof full, "%s%s", path[0] == '/' ? "" : "/", path) >= (int)sizeof full)
+        refuse("filter: %s: the path is too long", path);
+    long f = fs_create(full, FS_TYPE_FILE, FS_ACCESS_WRITE);
+    if (f == E_STATE) {   /* it exists: written over */
+        f = fs_open(full, FS_ACCESS_WRITE, 0);
+        long err = f < 0 ? f : fs_truncate(f);
+        if (err < 0)
+            f = err;
+    }
+    if (f < 0)
+        refuse("filter: %s: %s", path, dm_error_text(f));
+    log_file = f;
+}
+
+/* The trace log's writer: block `index` to the trace disk and to LOGFILE. */
+static int write_block(void *context, uint64_t index, const uint8_t *block)
+{
+    (void)context;
+    if (disk.present) {
+        memcpy(disk_area, block, TRACELOG_BLOCK);
+        long err = disk_request(KOP_DISK_WRITE, (int64_t)index, DM_NO_LINK, 0);
+        if (err < 0)
+            return (int)err;
+    }
+    if (log_file >= 0) {
+        long n = fs_write(log_file, index * TRACELOG_BLOCK, block, TRACELOG_BLOCK);
+        if (n != TRACELOG_BLOCK)
+            return n < 0 ? (int)n : E_NOMEM;   /* a short write: the file system is full */
+    }
+    if (index + 1 > stats.log_blocks)
+        stats.log_blocks = index + 1;
+    return 0;
+}
+
+/* ---- the log ---- */
+
+static struct tracelog_writer writer;
+static enum { LOG_WRITING, LOG_FULL, LOG_FAILED } log_state;
+static long log_error;                 /* why it failed (LOG_FAILED) */
+static int unwritten;                  /* the block being filled changed since it was last written */
+
+/* The log cannot be written any more: records are counted lost from now on. */
+static void log_failed(long err)
+{
+    if (log_state != LOG_FAILED)
+        printf("filter %s: writing the log failed (%s); records from now on are counted lost\n", name,
+               dm_error_name(err));
+    log_state = LOG_FAILED;
+    log_error = err;
+}
+
+/* n records that will not reach the log: counted here and in the log's
+ * loss count (which reaches the disk while its last block can be written). */
+static void lose(uint64_t n)
+{
+    if (n == 0)
+        return;
+    stats.lost += n;
+    tracelog_lose(&writer, n);
+    unwritten = 1;
+}
+
+/* Appends a record (its `fields`, meter.h's numbering) to the log. */
+static void keep(const struct meter_header *h, uint32_t fields)
+{
+    if (log_state != LOG_WRITING) {
+        lose(1);
+        return;
+    }
+    int err = tracelog_append(&writer, h, fields);
+    if (err == 0) {
+        stats.kept++;
+        unwritten = 1;
+        return;
+    }
+    if (err == TRACELOG_FULL) {
+        printf("filter %s: the trace disk is full (%lu blocks); records from now on are counted lost\n", name,
+               (unsigned long)disk.blocks);
+        log_state = LOG_FULL;
+    } else {
+        log_failed(err);
+    }
+    lose(1);
+}
+
+/* Writes the partly filled block as it is now; 0 or why not. */
+static long flush_log(void)
+{
+    if (log_state == LOG_FAILED)
+        return log_error;
+    if (!unwritten)
+        return 0;
+    int err = tracelog_flush(&writer);
+    if (err != 0) {
+        log_failed(err);
+        return err;
+    }
+    unwritten = 0;
+    return 0;
+}
+
+/* FILTER_FLUSH and FILTER_STOP: everything kept so far on the log, and a
+ * log file's blocks out of the buffer manager onto the disk. */
+static long flush_everything(void)
+{
+    long err = flush_log();
+    if (err == 0 && log_file >= 0)
+        err = fs_sync();
+    return err;
+}
+
+/* ---- writing the partly filled block within a second ---- */
+
+static long timer = -1;                /* the timer server */
+static int alarm_pending;
+
+/* Asks the timer for an alarm a second from now, if the log has
+ * something unwritten and none is pending. */
+static void arm_flush_alarm(void)
+{
+    if (alarm_pending || timer < 0 || !unwritten || log_state == LOG_FAILED)
+        return;
+    long link = dm_createlink(CHANNEL_ALARM, 0, 0, 0, 0);
+    if (link < 0)
+        return;
+    struct sv_call c = { .op = TIMER_ALARM, .arg = { (int64_t)FLUSH_AFTER_NS, 0 }, .pass = link };
+    alarm_pending = sv_call(timer, &c) == 0;
+}
+
+/* ---- streams: one per metered process ---- */
+
+struct stream {
+    int      used, ended;              /* ended: its last batch came (final) */
+    dm_pid   pid;
+    uint64_t next;                     /* the sequence number expected next */
+    uint64_t gaps;                     /* records missing from its numbering */
+    uint64_t lost_said;                /* records its kernel said were lost (batch.lost) */
+    uint64_t unexplained;              /* gaps beyond lost_said, already counted lost */
+};
+static struct stream streams[STREAMS_MAX];   /* open addressing, by pid */
+static int warned_full, warned_gap, warned_order;
+
+/* The stream of `pid`, new if it was not seen before; 0 if the table is full. */
+static struct stream *stream_of(dm_pid pid)
+{
+    uint32_t i = (uint32_t)((pid * 0x9e3779b97f4a7c15ull) >> (64 - STREAMS_BITS));
+    for (uint32_t probes = 0; probes < STREAMS_MAX; probes++, i = (i + 1) % STREAMS_MAX) {
+        if (streams[i].used && streams[i].pid == pid)
+            return &streams[i];
+        if (!streams[i].used) {
+            streams[i] = (struct stream){ .used = 1, .pid = pid };
+            stats.streams++;
+            return &streams[i];
+        }
+    }
+    if (!warned_full)
+        printf("filter %s: more than %u processes: the records of new ones are not checked for gaps\n", name,
+               STREAMS_MAX);
+    warned_full = 1;
+    return 0;
+}
+
+/* Gaps in a stream's numbering that its kernel's loss counts do not
+ * explain are records lost too: counted once, with a warning. */
+static void count_unexplained(struct stream *st)
+{
+    uint64_t beyond = st->gaps > st->lost_said ? st->gaps - st->lost_said : 0;
+    if (beyond <= st->unexplained)
+        return;
+    if (!warned_gap) {
+        char id[24];
+        printf("filter %s: process %s's records have gaps its kernel did not count as lost; counted lost\n", name,
+               dm_pid_string(st->pid, id));
+        warned_gap = 1;
+    }
+    lose(beyond - st->unexplained);
+    st->unexplained = beyond;
+}
+
+/* ---- meter batches ---- */
+
+/* Whether a batch of n bytes is what a kernel sends (record.h): the
+ * magic, at most METER_BATCH_RECORDS records filling it exactly, each of a
+ * known type and as long as that type's records, of the batch's process,
+ * numbered in increasing order. */
+static int batch_is_sound(const uint8_t *message, uint32_t n)
+{
+    const struct meter_batch *b = (const struct meter_batch *)message;
+    if (n < sizeof *b || b->magic != METER_BATCH_MAGIC || b->records > METER_BATCH_RECORDS)
+        return 0;
+    uint32_t at = sizeof *b;
+    uint64_t previous = 0;
+    for (uint32_t i = 0; i < b->records; i++) {
+        const struct meter_header *h = (const struct meter_header *)(message + at);
+        if (n - at < sizeof *h)
+            return 0;
+        const struct meter_layout *body = meter_body_layout(h->traceType);
+        if (!body || h->length != sizeof *h + body->size || n - at < h->length || h->pid != b->pid ||
+            (i > 0 && h->sequence <= previous))
+            return 0;
+        previous = h->sequence;
+        at += h->length;
+    }
+    return at == n;
+}
+
+/* One record: the rules decide whether it is kept, and which fields. */
+static void select_record(const struct meter_header *h)
+{
+    uint32_t described;
+    if (keep_everything)
+        keep(h, meter_all_fields(h->traceType));
+    else if (rules_select(&rules, &description, (const uint8_t *)h, h->length, &described))
+        keep(h, kept_fields(h->traceType, described));
+    else
+        stats.dropped++;
+}
+
+static void take_batch(const uint8_t *message, uint32_t n)
+{
+    const struct meter_batch *b = (const struct meter_batch *)message;
+    const struct meter_header *first = (const struct meter_header *)(b + 1);
+    if (!batch_is_sound(message, n)) {
+        stats.refused++;
+        return;
+    }
+    struct stream *st = stream_of(b->pid);
+    if (st && st->ended)   /* metered again after its stream ended: numbered from 0 again */
+        *st = (struct stream){ .used = 1, .pid = st->pid };
+    if (st && b->records > 0 && first->sequence < st->next) {
+        if (!warned_order)
+            printf("filter %s: a batch out of order (a record numbered again); refused\n", name);
+        warned_order = 1;
+        stats.refused++;
+        return;
+    }
+    stats.batches++;
+    stats.received += b->records;
+    lose(b->lost);
+    const uint8_t *at = (const uint8_t *)first;
+    for (uint32_t i = 0; i < b->records; i++) {
+        const struct meter_header *h = (const struct meter_header *)at;
+        if (st) {
+            st->gaps += h->sequence - st->next;
+            st->next = h->sequence + 1;
+        }
+        select_record(h);
+        at += h->length;
+    }
+    if (st) {
+        st->lost_said += b->lost;
+        count_unexplained(st);
+        st->ended = b->final;
+    }
+}
+
+/* ---- requests ---- */
+
+static uint8_t message[DM_MSG_MAX] __attribute__((aligned(8)));
+static int stopping;
+static void dispatch(const struct dm_msg_info *info, long n);
+
+static void stop(long reply) __attribute__((noreturn));
+
+static void unregister(void)
+{
+    struct sv_call c = { .op = SB_REMOVE, .data = name, .len = (uint32_t)strlen(name) + 1, .pass = DM_NO_LINK };
+    sv_call(SLOT_SWITCHBOARD, &c);
+}
+
+/* FILTER_STOP: takes the batches already queued, writes everything out,
+ * leaves the switchboard, answers and ends. */
+static void stop(long reply)
+{
+    stopping = 1;
+    for (int i = 0; i < DM_QUEUE_MAX; i++) {   /* what was queued; not batches that keep coming */
+        struct dm_msg_info info;
+        long n = dm_areceive(&info, message, sizeof message, DM_ANY_CHANNEL);
+        if (n < 0)
+            break;
+        dispatch(&info, n);
+    }
+    long status = flush_everything();
+    unregister();
+    printf("filter %s: stopped: %lu records kept, %lu lost, %lu log blocks\n", name, (unsigned long)stats.kept,
+           (unsigned long)stats.lost, (unsigned long)stats.log_blocks);
+    sv_reply(reply, status, 0, 0, 0, DM_NO_LINK);
+    exit(0);
+}
+
+static void answer(const struct dm_msg_info *info, uint32_t n)
+{
+    const struct sv_request *q = (const struct sv_request *)message;
+    if (info->reply < 0) {   /* no one to answer: not a request */
+        stats.refused++;
+        return;
+    }
+    uint32_t op = n >= sizeof *q ? q->op : 0;
+    switch (op) {
+    case FILTER_STATS:
+        sv_reply(info->reply, 0, 0, &stats, sizeof stats, DM_NO_LINK);
+        return;
+    case FILTER_FLUSH:
+        sv_reply(info->reply, flush_everything(), 0, 0, 0, DM_NO_LINK);
+        return;
+    case FILTER_STOP:
+        if (!stopping)
+            stop(info->reply);
+        sv_reply(info->reply, 0, 0, 0, 0, DM_NO_LINK);   /* another stop, come while stopping */
+        return;
+    }
+    stats.refused++;
+    sv_reply(info->reply, E_BADREQ, 0, 0, 0, DM_NO_LINK);
+}
+
+/* One message of any kind. */
+static void dispatch(const struct dm_msg_info *info, long n)
+{
+    if (info->link >= 0)
+        dm_destroylink(info->link);   /* nothing we serve takes a link */
+    if (info->flags & DM_MSG_FROM_KERNEL) {
+        if (info->reply >= 0)
+            dm_destroylink(info->reply);   /* a batch is not answered: the link must not pile up */
+        if (info->flags & DM_MSG_TRUNCATED)
+            stats.refused++;
+        else
+            take_batch(message, (uint32_t)n);
+    } else if (info->channel == CHANNEL_ALARM) {
+        alarm_pending = 0;
+        flush_log();
+    } else {
+        answer(info, (uint32_t)n);
+    }
+}
+
+/* ---- start ---- */
+
+static void refuse(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    putchar('\n');
+    exit(EXIT_REFUSED);
+}
+
+/* The log's identity: from the clock and our pid, so that the next log
+ * written on this disk is all but sure to have another. */
+static uint32_t new_log_id(void)
+{
+    uint64_t x = dm_clock_ns() ^ dm_self() * 0x9e3779b97f4a7c15ull;
+    uint32_t id = (uint32_t)(x ^ (x >> 32));
+    return id ? id : 1;
+}
+
+static void start_log(const char *log_path)
+{
+    open_trace_disk();
+    if (log_path)
+        open_log_file(log_path);
+    if (!disk.present && log_file < 0)
+        refuse("filter %s: nowhere to write the log: no trace disk (slot 3) and no LOGFILE", name);
+    int err = tracelog_begin(&writer, name, dm_machine(), new_log_id(), write_block, 0);
+    if (err != 0)
+        refuse("filter %s: cannot write the log's header: %s", name, err < 0 ? dm_error_name(err) : "?");
+    if (disk.present) {
+        if (writer.next_index >= disk.blocks)
+            refuse("filter %s: the trace disk (%lu blocks) is too small for a log", name,
+                   (unsigned long)disk.blocks);
+        writer.capacity = disk.blocks;
+    }
+    unwritten = 1;   /* the first record block, empty: the log is readable from the start */
+    flush_log();
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 4 || argc > 5)
+        refuse("usage: filter NAME DESCRIPTION RULES [LOGFILE]");
+    name = argv[1];
+    if (strlen(name) == 0 || strlen(name) >= SB_NAME_MAX ||
+        strlen(name) >= sizeof ((struct tracelog_header *)0)->filter)
+        refuse("filter: %s: a name of 1 to %u characters", name,
+               (unsigned)sizeof ((struct tracelog_header *)0)->filter - 1);
+    load_description(argv[2]);
+    load_rules(argv[3]);
+    start_log(argc == 5 ? argv[4] : 0);
+    timer = sb_lookup("timer");
+    if (timer < 0)
+        printf("filter %s: no timer: the partly filled block is written only on FILTER_FLUSH\n", name);
+    long link = dm_createlink(CHANNEL_METER, 0, 0, 0, 0);
+    long err = link < 0 ? link : sb_register(name, link);
+    if (err < 0)
+        refuse("filter %s: cannot register with the switchboard: %s", name, dm_error_name(err));
+    if (disk.present && log_file >= 0)
+        printf("filter %s: logging to trace disk (%lu blocks) and to %s\n", name, (unsigned long)disk.blocks,
+               argv[4]);
+    else if (disk.present)
+        printf("filter %s: logging to trace disk (%lu blocks)\n", name, (unsigned long)disk.blocks);
+    else
+        printf("filter %s: logging to %s\n", name, argv[4]);
+    for (;;) {
+        struct dm_msg_info info;
+        long n = dm_receive(&info, message, sizeof message, DM_ANY_CHANNEL);
+        if (n < 0)
+            continue;
+        dispatch(&info, n);
+        arm_flush_alarm();
+    }
+}

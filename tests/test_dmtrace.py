@@ -1,0 +1,169 @@
+"""dmtrace (tools/dmtrace.c), the host tool for trace disks and trace logs,
+on logs of known records written by tests/tracegen.c with meter/'s own
+writer: `dump` prints exactly the records, fields and loss count the log
+holds, in each field's display base, and selects with DPM rules; `extract`
+takes from a trace disk image only the newest log, not the older, longer
+log left behind it; `blank` makes a sparse trace disk that says it has no
+log yet; files that are not trace disks, damaged logs and bad rules are
+refused with the file named; --help documents it all."""
+import os
+import shutil
+import subprocess
+import tempfile
+
+from harness import ROOT, SYSTEM_DISK
+
+DMTRACE = os.path.join(ROOT, "build", "tools", "dmtrace")
+TRACEGEN = os.path.join(ROOT, "build", "tools", "tracegen")
+BLOCK = 4096
+workdir = tempfile.mkdtemp(prefix="dm-dmtrace-")
+
+# What `dmtrace dump` prints of tracegen's known log (tests/tracegen.c, known()).
+KNOWN_DUMP = """\
+RECEIVE machine=2 traceType=3 time=1000 procTime=500 pc=0x800013e8 load=3 length=96 pid=0x200000500300001 \
+sequence=0 fromTask=0x200000500200001 messageId=0x2a code=7 channel=5 size=64 linkSlot=-1 replySlot=3
+RECEIVE machine=2 traceType=3 procTime=1000 pc=0x800017d0 load=3 length=96 pid=0x200000500300001 \
+sequence=1 fromTask=0x200000500200001 messageId=0x2b code=8 size=100 linkSlot=4 replySlot=-1
+MOVEDATA traceType=7 sequence=5 size=4096 fromLink=-2
+DESTROYPROCESS machine=2 traceType=11 time=4000 procTime=2000 pc=0x80001fa0 load=3 length=64 \
+pid=0x200000500300001 sequence=6 status=-9
+4 records, 3 lost
+"""
+
+
+def teardown():
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+def path(name):
+    return os.path.join(workdir, name)
+
+
+def run(*args):
+    """Runs a host tool; (exit status, stdout, stderr)."""
+    p = subprocess.run(list(args), capture_output=True, text=True, timeout=60)
+    return p.returncode, p.stdout, p.stderr
+
+
+def dmtrace(*args):
+    return run(DMTRACE, *args)
+
+
+def tracegen(*args):
+    status, out, err = run(TRACEGEN, *args)
+    assert status == 0, err
+
+
+def write(name, text):
+    with open(path(name), "w") as f:
+        f.write(text)
+    return path(name)
+
+
+def test_help_and_usage():
+    status, out, err = dmtrace("--help")
+    assert status == 0 and err == "", (status, err)
+    for text in ("SYNOPSIS", "dmtrace blank [--force] IMAGE [SIZE_MB]", "dmtrace extract IMAGE OUT",
+                 "dmtrace dump LOG [RULES]", "EXIT STATUS", "a trace disk with no log yet", "EXAMPLES"):
+        assert text in out, text
+    assert dmtrace("dump", "--help")[1] == out
+    for args in ((), ("frob",), ("dump",), ("extract", "a"), ("blank",), ("blank", path("x.img"), "0"),
+                 ("blank", path("x.img"), "12k")):
+        status, out, err = dmtrace(*args)
+        assert status == 2 and err.startswith("dmtrace: usage: ") and "dmtrace --help" in err, (args, status, err)
+    assert not os.path.exists(path("x.img"))
+
+
+def test_dump_prints_exactly_the_known_records():
+    tracegen("known", "0x1234", path("known.log"))
+    status, out, err = dmtrace("dump", path("known.log"))
+    assert status == 0 and err == "", err
+    assert out == KNOWN_DUMP, out
+
+
+def test_dump_selects_with_rules():
+    """The first matching rule decides which fields stay; a field the log
+    did not keep reads as 0 (the second RECEIVE's channel)."""
+    tracegen("known", "0x1234", path("known.log"))
+    rules = write("receive.rules", "// every RECEIVE on channel 5 or none, without its pid and pc\n"
+                                   "traceType=RECEIVE, channel<=5, pid=#*, pc=#*;\n"
+                                   "status<-1;\n")
+    status, out, err = dmtrace("dump", path("known.log"), rules)
+    assert status == 0, err
+    lines = out.splitlines()
+    assert len(lines) == 4, out
+    assert lines[0] == ("RECEIVE machine=2 traceType=3 time=1000 procTime=500 load=3 length=96 sequence=0 "
+                        "fromTask=0x200000500200001 messageId=0x2a code=7 channel=5 size=64 linkSlot=-1 replySlot=3")
+    assert lines[1].startswith("RECEIVE machine=2 traceType=3 procTime=1000 load=3 ") and "channel" not in lines[1]
+    assert lines[2].startswith("DESTROYPROCESS ") and lines[2].endswith(" status=-9")
+    assert lines[3] == "3 records, 3 lost"
+
+
+def test_dump_refuses_bad_rules_and_damaged_logs():
+    tracegen("known", "0x1234", path("known.log"))
+    rules = write("bad.rules", "traceType=SEND;\nchannel=5, colour=3;\n")
+    status, out, err = dmtrace("dump", path("known.log"), rules)
+    assert status == 1 and out == "", out
+    assert err == "dmtrace: %s:2:12: no such field in the description\n" % rules, err
+    with open(path("known.log"), "rb") as f:
+        data = bytearray(f.read())
+    entry = BLOCK + 32                       # the first entry, after the record block's header
+    data[entry:entry + 2] = (4000).to_bytes(2, "little")
+    with open(path("damaged.log"), "wb") as f:
+        f.write(data)
+    status, out, err = dmtrace("dump", path("damaged.log"))
+    assert status == 1 and err == "dmtrace: %s: block 1: a damaged entry\n" % path("damaged.log"), (status, err)
+
+
+def test_blank_makes_a_sparse_trace_disk_with_no_log_yet():
+    image = path("blank.img")
+    assert dmtrace("blank", image, "2") == (0, "", "")
+    assert os.path.getsize(image) == 2 << 20
+    with open(image, "rb") as f:
+        assert f.read(8) == b"DPMTRACE"
+    for args in (("extract", image, path("out.log")), ("dump", image)):
+        status, out, err = dmtrace(*args)
+        assert (status, out, err) == (1, "", "dmtrace: %s: a trace disk with no log yet\n" % image), (status, err)
+    assert not os.path.exists(path("out.log")) and not os.path.exists(path("out.log.partial"))
+    status, _, err = dmtrace("blank", image)
+    assert status == 1 and err == "dmtrace: %s: exists (--force replaces it)\n" % image, err
+    assert dmtrace("blank", "--force", image)[0] == 0
+    st = os.stat(image)
+    assert st.st_size == 64 << 20 and st.st_blocks * 512 < 1 << 20, "64 MiB by default, sparse: %r" % (st,)
+
+
+def test_extract_takes_only_the_newest_log_off_a_disk():
+    """An older, longer log is left on the disk after the newest one; its
+    blocks continue the numbering but belong to another log identity."""
+    image = path("disk.img")
+    assert dmtrace("blank", "--force", image, "4")[0] == 0
+    tracegen("random", "7", "3000", image)
+    tracegen("known", "8", image)
+    tracegen("known", "8", path("fresh.log"))
+    status, out, err = dmtrace("extract", image, path("out.log"))
+    assert status == 0 and err == "", err
+    assert out == "%s: 2 blocks, 4 records, 3 lost -> %s\n" % (image, path("out.log")), out
+    with open(path("out.log"), "rb") as got, open(path("fresh.log"), "rb") as want:
+        assert got.read() == want.read()
+    assert dmtrace("dump", path("out.log"))[1] == KNOWN_DUMP
+    assert dmtrace("dump", image)[1] == KNOWN_DUMP
+    # The older log, whole, before the newer was written over it.
+    tracegen("random", "7", "3000", path("old.img"))
+    status, out, _ = dmtrace("extract", path("old.img"), path("old.log"))
+    blocks = int(out.split(": ")[1].split()[0])
+    assert status == 0 and blocks > 40 and " 3000 records, 0 lost" in out, out
+
+
+def test_not_a_trace_disk():
+    zeros = path("zeros.img")
+    with open(zeros, "wb") as f:
+        f.truncate(1 << 20)
+    for image in (zeros, SYSTEM_DISK):
+        status, out, err = dmtrace("extract", image, path("never.log"))
+        assert (status, err) == (1, "dmtrace: %s: not a trace disk (no DPMTRACE header)\n" % image), (status, err)
+    status, _, err = dmtrace("dump", path("missing.log"))
+    assert (status, err) == (1, "dmtrace: %s: No such file or directory\n" % path("missing.log")), err
+    short = write("short.log", "DPMTRACE")
+    status, _, err = dmtrace("dump", short)
+    assert status == 1 and err == "dmtrace: %s: too short to be a trace disk or log (8 bytes)\n" % short, err
+    assert not os.path.exists(path("never.log"))
