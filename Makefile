@@ -33,7 +33,10 @@ PROGRAMS := shell hello ping pong fsstat sync ls cat cp mv rm mkdir
 TESTS    := ktest libctest disktest bmtest dmtest fstest filetest fswriter nettest metertest filtertest
 BENCHES  := callbench fsbench netbench meterbench
 FILTERS  := filter
-BOOT_ELVES := $(SERVERS:%=$(B)/servers/%.elf) $(FS_PROCS:%=$(B)/fs/%.elf)
+# The filter server is in the boot image too: with meter.fs=K (make run
+# METER_FS=K) the process manager starts it before the file system, to meter
+# the file system's processes from their first instruction.
+BOOT_ELVES := $(SERVERS:%=$(B)/servers/%.elf) $(FS_PROCS:%=$(B)/fs/%.elf) $(FILTERS:%=$(B)/filter/%.elf)
 DISK_ELVES := $(PROGRAMS:%=$(B)/user/%.elf) $(TESTS:%=$(B)/user/tests/%.elf) $(BENCHES:%=$(B)/user/bench/%.elf)
 DISK_ELVES += $(FILTERS:%=$(B)/filter/%.elf)
 # The system disk's programs, without their debugging information (GDB
@@ -46,6 +49,7 @@ NODES ?= 4
 FAULTS ?=
 PLACE ?=
 TRACE ?=
+METER_FS ?=
 
 # Nodes are started by the cluster launcher, which holds the one QEMU command
 # line (scripts/harness.py, qemu_command) that the tests use too.
@@ -199,10 +203,12 @@ $(B)/tools/transport_test: tests/transport_test.c tests/host_check.h kernel/tran
 # FAULTS="loss=10 dup=5 delay=2" puts a wirefilter on the wire into every node;
 # PLACE="bm=1 dm=2 ri=1" runs those file-system processes on those machines
 # (README, The cluster). TRACE=DIR gives node K the trace disk DIR/traceK.img
-# (made blank when missing, kept after: build/tools/dmtrace extract reads it).
+# (made blank when missing, kept after: build/tools/dmtrace extract reads it);
+# METER_FS=K (with TRACE) meters the file system from boot into a filter on
+# machine K's trace disk.
 run: all
 	@$(CLUSTER) --nodes $(NODES) $(if $(FAULTS),--faults "$(FAULTS)") $(if $(PLACE),--place "$(PLACE)") \
-	    $(if $(TRACE),--trace-disks "$(TRACE)")
+	    $(if $(TRACE),--trace-disks "$(TRACE)") $(if $(METER_FS),--meter-fs "$(METER_FS)")
 
 # Start one node stopped, waiting for GDB on $(B)/gdb.sock (see README, Debugging).
 gdb: all

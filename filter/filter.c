@@ -542,8 +542,7 @@ static void stop(long reply) __attribute__((noreturn));
 
 static void unregister(void)
 {
-    struct sv_call c = { .op = SB_REMOVE, .data = name, .len = (uint32_t)strlen(name) + 1, .pass = DM_NO_LINK };
-    sv_call(SLOT_SWITCHBOARD, &c);
+    filter_unregister(name);
 }
 
 /* FILTER_STOP: takes the batches already queued, writes everything out,
@@ -657,10 +656,9 @@ int main(int argc, char **argv)
     if (argc < 4 || argc > 5)
         refuse("usage: filter NAME DESCRIPTION RULES [LOGFILE]");
     name = argv[1];
-    if (strlen(name) == 0 || strlen(name) >= SB_NAME_MAX ||
+    if (strlen(name) == 0 || strlen(name) > FILTER_NAME_MAX ||
         strlen(name) >= sizeof ((struct tracelog_header *)0)->filter)
-        refuse("filter: %s: a name of 1 to %u characters", name,
-               (unsigned)sizeof ((struct tracelog_header *)0)->filter - 1);
+        refuse("filter: %s: a name of 1 to %u characters", name, (unsigned)FILTER_NAME_MAX);
     load_description(argv[2]);
     load_rules(argv[3]);
     start_log(argc == 5 ? argv[4] : 0);
@@ -668,7 +666,7 @@ int main(int argc, char **argv)
     if (timer < 0)
         printf("filter %s: no timer: the partly filled block is written only on FILTER_FLUSH\n", name);
     long link = dm_createlink(CHANNEL_METER, 0, 0, 0, 0);
-    long err = link < 0 ? link : sb_register(name, link);
+    long err = link < 0 ? link : filter_register(name, link);
     if (err < 0)
         refuse("filter %s: cannot register with the switchboard: %s", name, dm_error_name(err));
     if (disk.present && log_file >= 0)
@@ -678,6 +676,7 @@ int main(int argc, char **argv)
         printf("filter %s: logging to trace disk (%lu blocks)\n", name, (unsigned long)disk.blocks);
     else
         printf("filter %s: logging to %s\n", name, argv[4]);
+    pm_ready();     /* serving: a process manager that started it at boot starts what it meters */
     for (;;) {
         struct dm_msg_info info;
         long n = dm_receive(&info, message, sizeof message, DM_ANY_CHANNEL);

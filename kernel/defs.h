@@ -197,6 +197,7 @@ void plic_complete(int irq);
 
 /* virtio_disk.c */
 int disk_init(void);
+int disk_count(void);
 void disk_interrupt(int irq);
 int64_t disk_request(unsigned index, struct dm_kreq *q, struct link *pass, struct link *reply,
                      uint64_t *value, int *later);

@@ -229,7 +229,11 @@ enum dm_kop {
                         Without one, the flags and options change. */
     KOP_METER_FLUSH, /* send every metered process's batch now; the answer comes
                         when every batch has been taken (or thrown away) */
-    KOP_PROCESS_CONTROL_LAST = KOP_METER_FLUSH,
+    KOP_DEVICE,      /* arg[0] = disk index: the answer passes a device link to that
+                        disk of this kernel (E_NOTFOUND if there is none), so that
+                        the process manager can lend another machine's trace disk
+                        to a filter started there */
+    KOP_PROCESS_CONTROL_LAST = KOP_DEVICE,
     /* console */
     KOP_CONS_WRITE,  /* data: bytes to print. Reply when queued; value = count */
     KOP_CONS_READ,   /* arg[0] = max bytes. Reply data: bytes typed (at least one) */

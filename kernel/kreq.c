@@ -22,6 +22,7 @@ static uint32_t console_pending_len, console_pending_done;
 static uint8_t request[DM_MSG_MAX];    /* the request being handled */
 static uint8_t answer[DM_MSG_MAX];     /* the answer being built */
 static struct link passed_answer_link;  /* a link passed to answer over */
+static struct link answer_link;         /* a link the answer passes (KOP_DEVICE), or empty */
 
 /* Send an answer over a reply link. */
 static void answer_over(struct link *reply, int64_t status, uint64_t value, const void *data, uint32_t len)
@@ -34,8 +35,9 @@ static void answer_over(struct link *reply, int64_t status, uint64_t value, cons
         memcpy(answer + sizeof *r, data, total - sizeof *r);
     r->status = status;
     r->value = value;
-    struct outgoing o = { kernel_proc, answer, 0, total, reply, 0, 0, 0 };
+    struct outgoing o = { kernel_proc, answer, 0, total, reply, answer_link.state ? &answer_link : 0, 0, 0 };
     msg_send(&o);
+    link_clear(&answer_link);     /* gone with the answer, or dropped with it */
 }
 
 /* Answer a request whose reply link the kernel kept in `slot`. */
@@ -178,6 +180,13 @@ static int64_t process_control(struct dm_kreq *q, uint32_t len, struct link *pas
         uint32_t max = (DM_MSG_MAX - sizeof(struct dm_kreply)) / sizeof(struct dm_kpeer);
         *value = remote_netstat((struct dm_kpeer *)(answer + sizeof(struct dm_kreply)), max);
         *answer_len = (uint32_t)*value * sizeof(struct dm_kpeer);
+        return 0;
+    }
+    if (q->op == KOP_DEVICE) {
+        if (q->arg[0] < 0 || q->arg[0] >= disk_count())
+            return E_NOTFOUND;
+        answer_link = (struct link){ .state = LINK_LIVE, .dest = kernel_proc->pid,
+                                     .code = KLINK_DISK | (uint64_t)q->arg[0] << 8 };
         return 0;
     }
     if (q->op == KOP_METER_FLUSH) {
@@ -444,10 +453,10 @@ int kreq_handle(struct outgoing *o)
         link_drop(o->pass);   /* it travelled with the request, as to a process, and ends here */
         o->pass = 0;
     }
-    if (later)
-        return 0;
-    if (!o->reply)
-        return (int)(status < 0 ? status : 0);
+    if (later || !o->reply) {
+        link_clear(&answer_link);       /* no answer now: nothing to pass */
+        return later ? 0 : (int)(status < 0 ? status : 0);
+    }
     answer_over(o->reply, status, value, answer + sizeof(struct dm_kreply), answer_len);
     return 0;
 }

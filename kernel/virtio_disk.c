@@ -47,6 +47,11 @@ struct disk {
 static struct disk disks[DM_MAX_DISKS];
 static int ndisks;
 
+int disk_count(void)
+{
+    return ndisks;
+}
+
 static int disk_setup(struct disk *d)
 {
     if (virtio_start(d->base, 0) < 0 || !(d->queue = page_alloc()))   /* no optional features */

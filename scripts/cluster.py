@@ -213,10 +213,14 @@ class Cluster:
     each node then has a switch of its own, joined to the central switch by a
     wirefilter that applies the faults to the frames going into the node.
     trace_disks: None, or a directory: node k then gets the trace disk
-    DIR/tracek.img as its last disk, made blank if it is missing (trace_disk)."""
+    DIR/tracek.img as its last disk, made blank if it is missing (trace_disk).
+    meter_fs: None, or a machine K: the boot argument meter.fs=K has the
+    process manager start a filter "fstrace" on K's trace disk before the file
+    system and meter the file system's processes into it from the start."""
 
     def __init__(self, nodes=DEFAULT_NODES, disk=None, logs=None, console=False, extra_per_node=None,
-                 kernel=KERNEL, boot_timeout=60, wait_prompt=True, faults=None, place=None, trace_disks=None):
+                 kernel=KERNEL, boot_timeout=60, wait_prompt=True, faults=None, place=None, trace_disks=None,
+                 meter_fs=None):
         if not 1 <= nodes <= MAX_NODES:
             raise ClusterError("the node count must be between 1 and %d, not %d" % (MAX_NODES, nodes))
         self.count = nodes
@@ -225,6 +229,7 @@ class Cluster:
         self.faults = parse_faults(faults) if faults is not None else None
         self.place = parse_place(place) if place else []
         self.trace_disks = trace_disks
+        self.meter_fs = meter_fs      # None, or the machine whose filter meters the file system from boot
         self.procs = []               # the QEMU process of node k, k = 0..count-1
         self.nodes = []               # with pipes: the harness.Node of node k
         self.qemu_extra = []          # node k's QEMU arguments after qemu_command's own
@@ -365,8 +370,10 @@ class Cluster:
     def _start_node(self, k, again=False):
         """Start node k's QEMU with a fresh boot epoch (qemu_command makes one).
         again: a restart, whose console log is appended to the first boot's."""
-        command = qemu_command(self.kernel, extra=self.qemu_extra[k],
-                               bootargs=" ".join("place.%s=%d" % p for p in self.place) if k == 0 else "",
+        bootargs = ["place.%s=%d" % p for p in self.place]
+        if self.meter_fs is not None:
+            bootargs.append("meter.fs=%d" % self.meter_fs)
+        command = qemu_command(self.kernel, extra=self.qemu_extra[k], bootargs=" ".join(bootargs) if k == 0 else "",
                                trace_disk=self.trace_disk(k))
         if not self.console:
             node = Node(command=command, wait_prompt=False, preexec_fn=detach_and_end_with_parent)
@@ -549,6 +556,10 @@ def parse_arguments(argv):
                              "filter on it: made blank with build/tools/dmtrace when missing, kept "
                              "when present, so that `dmtrace extract` reads its log after the cluster "
                              "has ended")
+    parser.add_argument("--meter-fs", metavar="K", type=int,
+                        help="meter the file system's four processes from their first instruction into "
+                             "a filter named fstrace that the process manager starts first on machine K's "
+                             "trace disk (needs --trace-disks)")
     parser.add_argument("--gdb", metavar="SOCKET",
                         help="start node 0 stopped, waiting for GDB on the unix socket SOCKET")
     return parser.parse_args(argv)
@@ -570,6 +581,9 @@ def main(argv=None):
         except ClusterError as e:
             print("cluster: %s" % e, file=sys.stderr)
             return 2
+    if args.meter_fs is not None and (args.trace_disks is None or not 0 <= args.meter_fs < args.nodes):
+        print("cluster: --meter-fs K needs --trace-disks and a machine K below --nodes", file=sys.stderr)
+        return 2
     gdb = ["-gdb", "unix:%s,server=on,wait=off" % args.gdb, "-S"] if args.gdb else []
     terminal = None
     if os.isatty(0) and os.tcgetpgrp(0) == os.getpgrp():
@@ -581,7 +595,7 @@ def main(argv=None):
     try:
         cluster = Cluster(args.nodes, disk=args.disk, logs=args.logs, console=True,
                           extra_per_node=lambda k: gdb if k == 0 else [], faults=args.faults,
-                          place=args.place, trace_disks=args.trace_disks)
+                          place=args.place, trace_disks=args.trace_disks, meter_fs=args.meter_fs)
         # One write: node 0's QEMU shares stderr and may report an error at any moment;
         # print() writes the line and its newline separately, and QEMU's text could fall between.
         sys.stderr.write(cluster.start_line() + "\n")

@@ -53,11 +53,16 @@ static struct { char name[32]; long link; } filters[NFILTERS];
 static struct pm_meter system_meter[PM_MAX_MACHINES];   /* meter every new process there (flags 0: no) */
 static int system_filter[PM_MAX_MACHINES];
 
-/* Trace disks (a disk whose block 0 begins "DPMTRACE": meter/meter.h) on
- * this machine: their device links, and the filter each is lent to. */
-#define NTRACEDISKS 4
-static struct { long link; dm_pid filter; } trace_disks[NTRACEDISKS];
+/* Trace disks (a disk whose block 0 begins "DPMTRACE": meter/meter.h):
+ * their machine, a device link to each, and the filter each is lent to.
+ * This machine's are found at start; another machine's (its disk 1, as
+ * the launcher attaches it) is asked for the first time a filter is
+ * started there. */
+#define NTRACEDISKS 16
+static struct { uint32_t machine; long link; dm_pid filter; } trace_disks[NTRACEDISKS];
 static int ntrace_disks;
+#define REMOTE_TRACE_DISK 1     /* the trace disk's index on a machine without the file system's disk */
+static int meter_fs_machine = -1;   /* meter.fs=K: meter the file system into a filter on machine K */
 
 static struct record records[NRECORDS];
 static uint64_t end_counter;
@@ -294,7 +299,7 @@ static long find_filter(const char *name)
 {
     if (strnlen(name, sizeof filters[0].name) == sizeof filters[0].name || !name[0])
         return E_INVAL;
-    long link = sb_lookup(name);
+    long link = filter_lookup(name);
     if (link < 0)
         return link;
     int index = -1;
@@ -406,7 +411,7 @@ static void flush_metering(void)
             kernel_request_on(m, KOP_METER_FLUSH, 0, 0, 0, 0, 0, DM_NO_LINK, 0, 0, 0);
     for (int i = 0; i < NRECORDS; i++) {       /* only the filter servers this process manager started */
         struct record *r = &records[i];
-        long link = r->pid && !r->ended && r->serves_filter[0] ? sb_lookup(r->serves_filter) : -1;
+        long link = r->pid && !r->ended && r->serves_filter[0] ? filter_lookup(r->serves_filter) : -1;
         if (link < 0)
             continue;
         struct sv_call flush = { .op = FILTER_FLUSH, .pass = DM_NO_LINK };
@@ -434,22 +439,49 @@ static int is_trace_disk(long slot)
     return memcmp(disk_block, "DPMTRACE", 8) == 0;
 }
 
-/* A copy of a free trace disk's device link on `machine` for filter
- * `pid`-to-be (DM_NO_LINK if the machine has none; E_STATE if each is
- * lent to a filter that still runs). Only this machine's disks so far. */
+/* A device link to disk `index` of machine `machine`'s kernel (KOP_DEVICE). */
+static long device_link_on(uint32_t machine, int index)
+{
+    struct dm_kreq q = { .op = KOP_DEVICE, .arg = { index } };
+    struct dm_kreply r = { .status = E_BADREQ };
+    struct dm_msg_info info;
+    long n = dm_call(control[machine], &q, sizeof q, DM_NO_LINK, &r, sizeof r, &info);
+    if (n < 0)
+        return n;
+    if (r.status < 0 || info.link < 0) {
+        if (info.link >= 0)
+            dm_destroylink(info.link);
+        return r.status < 0 ? r.status : E_BADREQ;
+    }
+    return info.link;
+}
+
+/* A copy of a free trace disk's device link on `machine` for a filter
+ * about to start there (*index: its entry): DM_NO_LINK if the machine has
+ * none, E_STATE if each is lent to a filter that still runs. */
 static long lend_trace_disk(uint32_t machine, int *index)
 {
     *index = -1;
-    if (machine != dm_machine() || ntrace_disks == 0)
-        return DM_NO_LINK;
+    int known = 0;
+    for (int i = 0; i < ntrace_disks; i++)
+        known |= trace_disks[i].machine == machine;
+    if (!known && machine != dm_machine() && ntrace_disks < NTRACEDISKS) {
+        long link = device_link_on(machine, REMOTE_TRACE_DISK);
+        if (link >= 0)
+            trace_disks[ntrace_disks++] = (typeof(trace_disks[0])){ machine, link, 0 };
+    }
+    int any = 0;
     for (int i = 0; i < ntrace_disks; i++) {
+        if (trace_disks[i].machine != machine)
+            continue;
+        any = 1;
         const struct record *r = trace_disks[i].filter ? find_record(trace_disks[i].filter) : 0;
         if (trace_disks[i].filter && r && !r->ended)
             continue;
         *index = i;
         return dm_duplicatelink(trace_disks[i].link);
     }
-    return E_STATE;
+    return any ? E_STATE : DM_NO_LINK;
 }
 
 /* A process has ended (the kernel's notice): tell whoever waits. */
@@ -512,6 +544,8 @@ static void flush_file_system(void)
     sv_call(bm, &sync);
     dm_destroylink(bm);
 }
+
+static void serve_one(void);
 
 static void handle_request(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len)
 {
@@ -577,6 +611,14 @@ static void handle_request(const struct dm_msg_info *info, const struct sv_reque
             snprintf(started->serves_filter, sizeof started->serves_filter, "%.*s",
                      (int)strnlen(filter_name, (size_t)(data + data_len - filter_name)), filter_name);
         free(image);
+        /* Answer once the filter serves (its PM_READY, after it registered
+         * its name), so that `filter start` then `meter -F NAME ...` works;
+         * meanwhile serve others (the filter itself may ask for memory).
+         * `data` is not used after this: serving overwrites the buffer. */
+        while (started && !started->ended && !started->ready)
+            serve_one();
+        if (started && started->ended)
+            status = E_DEAD;     /* it refused to start: it said why on the console */
         break;
     }
     case PM_METER:
@@ -764,6 +806,15 @@ static void read_placement(int argc, char **argv)
     for (size_t i = 0; i < FILE_SYSTEM_PROCESSES; i++)
         file_system[i].machine = dm_machine();
     for (int a = 1; a < argc; a++) {
+        if (strncmp(argv[a], "meter.fs=", 9) == 0) {
+            char *end;
+            long k = strtol(argv[a] + 9, &end, 10);
+            if (end == argv[a] + 9 || *end || k < 0 || k >= PM_MAX_MACHINES)
+                printf("pm: %s: not meter.fs=MACHINE\n", argv[a]);
+            else
+                meter_fs_machine = (int)k;
+            continue;
+        }
         if (strncmp(argv[a], "place.", 6) != 0)
             continue;
         char *name = argv[a] + 6, *equals = strchr(name, '='), *end;
@@ -785,7 +836,8 @@ static void read_placement(int argc, char **argv)
 /* Start a system server and serve requests until it is ready: `*ready`
  * set (PM_SERVE), or, without `ready`, its PM_READY; or until it ends.
  * Returns whether it is ready. */
-static int start_server(uint32_t machine, const char *name, const char *argument, long device_link, long *ready)
+static int start_server(uint32_t machine, const char *name, const char *argument, long device_link, long *ready,
+                        const struct metering *metering)
 {
     char args[32];
     int len = snprintf(args, sizeof args, "%s", name) + 1;
@@ -799,7 +851,8 @@ static int start_server(uint32_t machine, const char *name, const char *argument
         printf("pm: machine %u is not up: %s runs on machine %u\n", machine, name, dm_machine());
         machine = dm_machine();
     }
-    long err = create_process(machine, name, DM_NO_LINK, args, (uint32_t)len, argc, 0, device_link, 3, 0, &pid);
+    long err = create_process(machine, name, DM_NO_LINK, args, (uint32_t)len, argc, 0, device_link, 3, metering,
+                              &pid);
     if (err < 0) {
         printf("pm: cannot start %s: %s\n", name, dm_error_name(err));
         return 0;
@@ -808,6 +861,39 @@ static int start_server(uint32_t machine, const char *name, const char *argument
     while (r && !r->ended && (ready ? *ready < 0 : !r->ready))
         serve_one();
     return r && !r->ended;
+}
+
+/* meter.fs=K: a filter named "fstrace" on machine K's trace disk (all records,
+ * the kernel's description), started before the file system, into which
+ * its four processes are metered from their first instruction. */
+static void start_fs_filter(uint32_t machine, struct metering *m)
+{
+    if (machine != dm_machine() && !wait_for_machine(machine)) {
+        printf("pm: meter.fs: machine %u is not up: the file system is not metered\n", machine);
+        return;
+    }
+    int disk;
+    long device = lend_trace_disk(machine, &disk);
+    if (device < 0) {
+        printf("pm: meter.fs: machine %u has no free trace disk: the file system is not metered\n", machine);
+        return;
+    }
+    static const char args[] = "filter\0fstrace\0-\0-";
+    dm_pid pid;
+    long err = create_process(machine, "filter", DM_NO_LINK, args, sizeof args, 4, 0, device, 3, 0, &pid);
+    struct record *r = err < 0 ? 0 : find_record(pid);
+    while (r && !r->ended && !r->ready)
+        serve_one();
+    long f = r && !r->ended ? find_filter("fstrace") : E_DEAD;
+    if (f < 0) {
+        printf("pm: meter.fs: the filter did not start (%s): the file system is not metered\n",
+               dm_error_name(err < 0 ? err : f));
+        return;
+    }
+    trace_disks[disk].filter = pid;
+    snprintf(r->serves_filter, sizeof r->serves_filter, "fstrace");
+    *m = (struct metering){ .filter = (int)f, .meter = { .flags = METER_ALL_FLAGS, .filter = "fstrace" },
+                            .owner = dm_self(), .parent = dm_self() };
 }
 
 /* The process manager's own standard slots: placeholders hold them at
@@ -847,28 +933,38 @@ int main(int argc, char **argv)
     long notice = dm_duplicatelink(notice_link);
     kernel_request(KOP_NOTIFY, 0, 0, 0, 0, notice, 0, 0, 0);
 
-    start_server(dm_machine(), "switchboard", 0, -1, &switchboard_slot);
+    start_server(dm_machine(), "switchboard", 0, -1, &switchboard_slot, 0);
     take_own_slot(SLOT_SWITCHBOARD, switchboard_slot);
-    start_server(dm_machine(), "console", 0, BOOT_SLOT_CONSOLE, &console_slot);
+    start_server(dm_machine(), "console", 0, BOOT_SLOT_CONSOLE, &console_slot, 0);
     take_own_slot(SLOT_CONSOLE, console_slot);
-    start_server(dm_machine(), "timer", 0, BOOT_SLOT_TIMER, 0);
+    start_server(dm_machine(), "timer", 0, BOOT_SLOT_TIMER, 0, 0);
     /* The file system's processes on disk 0, from the bottom up, each once
      * the one below it serves; the buffer manager ends at once if the disk
      * holds no file system. */
     read_placement(argc, argv);
+    /* The trace disks first: with meter.fs a filter starts before the file system. */
+    int trace_disk[DM_MAX_DISKS] = { 0 };
+    for (int i = 1; i < disks && i < DM_MAX_DISKS; i++) {
+        if (ntrace_disks < NTRACEDISKS && is_trace_disk(BOOT_SLOT_DISK0 + i)) {
+            trace_disks[ntrace_disks++] = (typeof(trace_disks[0])){ dm_machine(), BOOT_SLOT_DISK0 + i, 0 };
+            trace_disk[i] = 1;
+        }
+    }
+    struct metering fs_metering = { .filter = -1 };
+    if (disks > 0 && meter_fs_machine >= 0)
+        start_fs_filter((uint32_t)meter_fs_machine, &fs_metering);
     for (size_t i = 0; disks > 0 && i < FILE_SYSTEM_PROCESSES; i++) {
         const struct boot_server *f = &file_system[i];
-        if (!start_server(f->machine, f->program, f->argument, f->takes_disk ? BOOT_SLOT_DISK0 : -1, 0))
+        if (!start_server(f->machine, f->program, f->argument, f->takes_disk ? BOOT_SLOT_DISK0 : -1, 0,
+                          &fs_metering))
             break;
     }
-    for (int i = 1; i < disks; i++) {   /* the other disks: trace disks, or a disk interface each */
-        if (ntrace_disks < NTRACEDISKS && is_trace_disk(BOOT_SLOT_DISK0 + i)) {
-            trace_disks[ntrace_disks++].link = BOOT_SLOT_DISK0 + i;
+    for (int i = 1; i < disks; i++) {   /* the other disks: a disk interface each */
+        if (i < DM_MAX_DISKS && trace_disk[i])
             continue;
-        }
         char name[16];
         snprintf(name, sizeof name, "di%d", i);
-        start_server(dm_machine(), "di", name, BOOT_SLOT_DISK0 + i, 0);
+        start_server(dm_machine(), "di", name, BOOT_SLOT_DISK0 + i, 0, 0);
     }
     /* The shell, like every program that is not needed to start the file
      * system, comes from the file system. */

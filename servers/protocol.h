@@ -105,9 +105,14 @@ enum timer_op {
     TIMER_ALARM_FIRED,
 };
 
-/* A filter server (filter/filter.c), registered under its name: meter
+/* A filter server (filter/filter.c), registered at the switchboard as
+ * FILTER_NAME_PREFIX + its name (filter_register, filter_lookup in dmlib),
+ * so that no filter's name can take a system server's (the request
+ * interpreter is "fs"): meter
  * batches (struct meter_batch, from kernels only) and these requests
  * arrive over the same link. */
+#define FILTER_NAME_PREFIX "filter."
+#define FILTER_NAME_MAX (SB_NAME_MAX - sizeof FILTER_NAME_PREFIX)   /* characters in a filter's name */
 enum filter_op {
     FILTER_STATS = 1, /* data: struct filter_stats */
     FILTER_FLUSH,     /* write out everything kept so far; answer when it is on the log */

@@ -66,7 +66,7 @@ def test_refuses_bad_arguments_and_files():
     refused("run filter t /nosuch.desc -", "filter: /nosuch.desc: No such file or directory")
     refused("run filter t - /bad.rules /t.log", "filter: /bad.rules:2:3: no such field in the description")
     refused("run filter t - -", "filter t: nowhere to write the log: no trace disk (slot 3) and no LOGFILE")
-    refused("run filter %s - - /t.log" % ("n" * 32), "filter: %s: a name of 1 to 31 characters" % ("n" * 32))
+    refused("run filter %s - - /t.log" % ("n" * 25), "filter: %s: a name of 1 to 24 characters" % ("n" * 25))
 
 
 def test_refuses_a_description_that_disagrees_with_the_kernel():

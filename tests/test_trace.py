@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 
 from cluster import Cluster
@@ -135,3 +136,66 @@ def test_sends_and_receives_share_message_ids():
     received = {f["messageId"] for kind, f in records() if kind in ("RECEIVE", "MESSAGEQUEUED")}
     # metertest spawn's child sends ten messages to itself: each is received.
     assert len(sent & received) >= 10, (len(sent), len(received))
+
+
+def test_the_file_system_metered_from_boot_into_another_machines_filter():
+    """meter.fs=1: the process manager starts the filter `fstrace` on machine 1's
+    trace disk (lent by machine 1's kernel: KOP_DEVICE) before the file
+    system, and meters the four processes from their first instruction:
+    each stream begins with CREATEPROCESS and STARTPROCESS, and the first
+    requests (the shell's program load) are in it."""
+    global cluster
+    fs_traces = os.path.join(workdir, "fs-traces")
+    cluster = Cluster(2, trace_disks=fs_traces, meter_fs=1)
+    cluster.wait_joined()
+    node = cluster.node(0)
+    out = node.command("ls /")
+    assert "bin" in out, out
+    stats = node.command("filter stats fstrace")
+    assert re.search(r"filter fstrace: \d+ batches, \d+ records received", stats), stats
+    node.type("halt\n")
+    node.expect(r"machine 0: halted\n", timeout=30)
+    cluster.close()
+    cluster = None
+    log = os.path.join(workdir, "fs.log")
+    extract = subprocess.run([DMTRACE, "extract", os.path.join(fs_traces, "trace1.img"), log],
+                             capture_output=True, text=True)
+    assert extract.returncode == 0, extract.stderr
+    dump = subprocess.run([DMTRACE, "dump", log], capture_output=True, text=True).stdout
+    streams = {}
+    for line in dump.splitlines():
+        words = line.split()
+        fields = dict(w.split("=", 1) for w in words[1:] if "=" in w)
+        if "pid" in fields:
+            streams.setdefault(fields["pid"], []).append((words[0], fields))
+    names = {}
+    for pid, recs in streams.items():
+        first = recs[0][1]
+        name = int(first.get("nameLow", "0"), 0).to_bytes(8, "little").rstrip(b"\0")
+        names[name] = recs
+    assert sorted(names) == [b"bm", b"di", b"dm", b"ri"], sorted(names)
+    for name, recs in names.items():
+        kinds = [k for k, f in recs]
+        assert kinds[:2] == ["CREATEPROCESS", "STARTPROCESS"], (name, kinds[:5])
+        assert [int(f["sequence"]) for k, f in recs] == list(range(len(recs))), name
+        assert "RECEIVE" in kinds and "SEND" in kinds, (name, kinds[:20])
+        assert all(f["machine"] == "0" for k, f in recs), name      # metered where they run
+
+
+def test_dpmrun_takes_a_workload_to_summarized_logs_in_one_command():
+    out_dir = os.path.join(workdir, "dpmrun")
+    run = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "dpmrun.py"), "--out", out_dir,
+                          "filter start t - -", "meter -F t run hello", "meter -F t run @1 hello"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert re.search(r"\$ meter -F t run hello\nhello from process 0\.", run.stdout), run.stdout[-2000:]
+    assert re.search(r"trace0\.img: \d+ blocks, \d+ records, 0 lost ->", run.stdout), run.stdout[-2000:]
+    assert "trace1.img: no log (no filter ran there)" in run.stdout, run.stdout[-2000:]
+    hellos = re.findall(r"^  hello +machine (\d) +pid \S+: (\d+) records", run.stdout, re.M)
+    assert sorted(m for m, n in hellos) == ["0", "1"] and all(int(n) > 5 for m, n in hellos), run.stdout[-2000:]
+    assert os.path.exists(os.path.join(out_dir, "trace0.log")) and os.path.exists(os.path.join(out_dir, "trace0.txt"))
+    again = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "dpmrun.py"), "--collect", out_dir],
+                           capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0 and "hello" in again.stdout, again.stdout + again.stderr
+    usage = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "dpmrun.py")], capture_output=True, text=True)
+    assert usage.returncode == 2 and "no commands" in usage.stderr, usage.stderr

@@ -325,7 +325,9 @@ static void cmd_filter(int argc, char **argv)
         char id[24];
         if (pid < 0)
             printf("filter: %s: %s\n", argv[first],
-                   pid == E_STATE ? "that machine's trace disk is in use by another filter" : dm_error_text(pid));
+                   pid == E_STATE  ? "that machine's trace disk is in use by another filter"
+                   : pid == E_DEAD ? "it refused to start (its message above says why)"
+                                   : dm_error_text(pid));
         else
             printf("[%s] filter %s\n", dm_pid_string((dm_pid)pid, id), argv[first]);
         return;
@@ -335,7 +337,7 @@ static void cmd_filter(int argc, char **argv)
                "filter stop NAME\n");
         return;
     }
-    long link = sb_lookup(argv[2]);
+    long link = filter_lookup(argv[2]);
     if (link < 0) {
         printf("filter: %s: no such filter\n", argv[2]);
         return;

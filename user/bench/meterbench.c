@@ -85,7 +85,7 @@ static void rounds_of(int call, long target, long rounds)
 
 static int client(const char *sink_name, long rounds, const char *mode)
 {
-    long sink = sb_lookup(sink_name);
+    long sink = filter_lookup(sink_name);
     if (sink < 0)
         return 1;
     int call = strcmp(mode, "call") == 0;
@@ -191,7 +191,7 @@ int main(int argc, char **argv)
     long rounds = argc > 1 ? atol(argv[1]) : 20000;
     snprintf(sink_name, sizeof sink_name, "meterbench.%u", PID_SLOT(dm_self()));
     long me = dm_createlink(9, 0, 0, 0, 0);
-    if (me < 0 || sb_register(sink_name, me) < 0) {
+    if (me < 0 || filter_register(sink_name, me) < 0) {
         printf("meterbench: cannot register\n");
         return 1;
     }

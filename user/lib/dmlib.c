@@ -277,6 +277,39 @@ long sb_register(const char *name, long slot)
     return sv_call(SLOT_SWITCHBOARD, &c);
 }
 
+/* FILTER_NAME_PREFIX + name into out[SB_NAME_MAX]; 0, or E_INVAL if too long or empty. */
+static long filter_sb_name(const char *name, char *out)
+{
+    if (!name[0] || strlen(name) > FILTER_NAME_MAX)
+        return E_INVAL;
+    snprintf(out, SB_NAME_MAX, "%s%s", FILTER_NAME_PREFIX, name);
+    return 0;
+}
+
+long filter_register(const char *name, long slot)
+{
+    char full[SB_NAME_MAX];
+    long err = filter_sb_name(name, full);
+    return err < 0 ? err : sb_register(full, slot);
+}
+
+long filter_lookup(const char *name)
+{
+    char full[SB_NAME_MAX];
+    long err = filter_sb_name(name, full);
+    return err < 0 ? err : sb_lookup(full);
+}
+
+long filter_unregister(const char *name)
+{
+    char full[SB_NAME_MAX];
+    long err = filter_sb_name(name, full);
+    if (err < 0)
+        return err;
+    struct sv_call c = { .op = SB_REMOVE, .data = full, .len = (uint32_t)strlen(full) + 1, .pass = DM_NO_LINK };
+    return sv_call(SLOT_SWITCHBOARD, &c);
+}
+
 long sb_lookup(const char *name)
 {
     struct sv_call c = { .op = SB_LOOKUP, .data = name, .len = (uint32_t)strlen(name) + 1,

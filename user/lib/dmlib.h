@@ -109,6 +109,11 @@ long pm_ready(void);   /* a system server tells the process manager it is servin
 /* The switchboard. */
 long sb_register(const char *name, long slot);     /* moves the link in `slot` */
 long sb_lookup(const char *name);                  /* a new slot, or E_NOTFOUND */
+/* The same for a filter server's name (servers/protocol.h, FILTER_NAME_PREFIX);
+ * E_INVAL for a name longer than FILTER_NAME_MAX. */
+long filter_register(const char *name, long slot);
+long filter_lookup(const char *name);
+long filter_unregister(const char *name);
 long sb_lookup_wait(const char *name, uint64_t timeout_ns);
 
 /* The timer server. */

@@ -49,7 +49,7 @@ int main(int argc, char **argv)
         printf("usage: filtertest NAME\n");
         return 2;
     }
-    filter = sb_lookup(argv[1]);
+    filter = filter_lookup(argv[1]);
     if (filter < 0) {
         printf("filtertest: no filter %s: %s\n", argv[1], dm_error_name(filter));
         return 2;
@@ -78,7 +78,7 @@ int main(int argc, char **argv)
     dm_check(err == 0, "flush", "status %s", dm_error_name(err));
     err = request(FILTER_STOP, 0);
     dm_check(err == 0, "stop", "status %s", dm_error_name(err));
-    long again = sb_lookup(argv[1]);
+    long again = filter_lookup(argv[1]);
     dm_check(again == E_NOTFOUND, "stop.unregistered", "lookup gave %ld", again);
     return dm_check_summary("filtertest");
 }

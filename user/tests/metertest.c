@@ -204,7 +204,7 @@ static int setup(void)
     snprintf(name, sizeof name, "metertest.%lu", (unsigned long)PID_SLOT(dm_self()));
     long me = dm_createlink(9, 0, 0, 0, 0);
     long copy = dm_duplicatelink(me);
-    if (me < 0 || copy < 0 || sb_register(name, copy) < 0) {
+    if (me < 0 || copy < 0 || filter_register(name, copy) < 0) {
         printf("metertest: cannot register %s\n", name);
         return -1;
     }
