@@ -35,6 +35,8 @@ BENCHMARKS = [
     ("an unmetered probe: the CALL round trip without and with the probes compiled in", "run callbench 20000",
      "probes"),
     ("metering a message loop: records, their cost, the slowdown and its model", "run meterbench 20000", None),
+    ("the file-system workload fully metered from boot, filter on the same and on another machine",
+     "run fsbench 4096", "fsmeter"),
 ]
 
 NOMETER_KERNEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "kernel-nometer.elf")
@@ -87,11 +89,44 @@ def run_cluster(command):
     return out + "\n" + "\n".join(extra) + "\n"
 
 
+def run_fs_metered(command, workdir):
+    """fsbench on a fresh image, unmetered and with the file system metered
+    from boot (meter.fs) into a filter on machine 0 and on machine 1 (two
+    nodes each time, so that only the metering differs); BENCH
+    meter_slowdown_fs_{local,remote}_pct: the rise in instructions per byte
+    written and read, counted on machine 0 (where the file system runs)."""
+    out, per_byte = "", {}
+    for name, meter_fs in (("unmetered", None), ("local", 0), ("remote", 1)):
+        image = os.path.join(workdir, "fs-%s.img" % name)
+        make_image(image, 16)
+        traces = os.path.join(workdir, "traces-%s" % name)
+        with Cluster(2, disk=image, trace_disks=traces, meter_fs=meter_fs) as cluster:
+            cluster.wait_joined()
+            text = cluster.node(0).command(command, timeout=900)
+            if meter_fs is not None:
+                text += cluster.node(0).command("filter stats fstrace")
+            cluster.node(0).type("halt\n")
+            cluster.node(0).expect(r"machine 0: halted\n", timeout=60)
+        figures = dict(re.findall(r"BENCH fs_seq_(write|read)_instr_per_byte ([\d.]+)", text))
+        if len(figures) != 2:
+            return out + text
+        per_byte[name] = float(figures["write"]) + float(figures["read"])
+        out += "fsbench %s: %s instructions/byte written, %s read\n" % (name, figures["write"], figures["read"])
+        stats = re.search(r"filter fstrace: .*", text)
+        if stats:
+            out += stats.group(0) + "\n"
+    for name in ("local", "remote"):
+        out += "BENCH meter_slowdown_fs_%s_pct %.1f %%\n" % (name, 100 * (per_byte[name] / per_byte["unmetered"] - 1))
+    return out
+
+
 def run(command, image_mib, workdir):
     if image_mib == "cluster":
         return run_cluster(command)
     if image_mib == "probes":
         return run_probes(command)
+    if image_mib == "fsmeter":
+        return run_fs_metered(command, workdir)
     extra = []
     if image_mib:
         image = os.path.join(workdir, "bench.img")
