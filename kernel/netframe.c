@@ -217,8 +217,7 @@ uint32_t netframe_build_data(uint8_t *buf, const struct netframe *f)
     put16(payload + 32, f->fragment_length);
     put16(payload + 34, f->flags);
     put32(payload + 36, f->stamp);
-    for (uint32_t i = 0; i < f->fragment_length; i++)
-        payload[NETFRAME_DATA_HEADER_LEN + i] = f->payload[i];
+    netframe_copy(payload + NETFRAME_DATA_HEADER_LEN, f->payload, f->fragment_length);
     uint32_t len = NETFRAME_ETH_LEN + NETFRAME_DATA_HEADER_LEN + f->fragment_length;
     return len < NETFRAME_MIN_LEN ? NETFRAME_MIN_LEN : len;
 }

@@ -17,11 +17,10 @@ _Static_assert(TRANSPORT_BLOCKS < TRANSPORT_NO_BLOCK, "block numbers are 16 bits
 
 #define REORDER_US (TRANSPORT_REORDER_NS / 1000)
 
-/* Copy n bytes. */
+/* Copy n bytes (netframe.h: in words where the ends allow). */
 static void copy_bytes(uint8_t *to, const uint8_t *from, uint32_t n)
 {
-    for (uint32_t i = 0; i < n; i++)
-        to[i] = from[i];
+    netframe_copy(to, from, n);
 }
 
 /* The number of fragments a message of `length` bytes travels in. */
