@@ -81,6 +81,19 @@ def fnv1a(data):
     return "%016x" % h
 
 
+def report_checks(report, out, prefix, program, least):
+    """Report each `ok NAME` / `not ok NAME: why` line an in-OS test program
+    printed as the test PREFIX.NAME; assert there were at least `least` and
+    that the program's summary says none failed. Returns the output."""
+    checks = 0
+    for m in re.finditer(r"^(ok|not ok) (\S+)(?:: (.*))?$", out, re.M):
+        checks += 1
+        report("%s.%s" % (prefix, m.group(2)), m.group(1) == "ok", m.group(3) or "")
+    assert checks >= least, out[-2000:]
+    assert re.search(r"%s: \d+ passed, 0 failed" % program, out), out[-1500:]
+    return out
+
+
 _last_epoch = 0
 
 

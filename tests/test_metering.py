@@ -14,7 +14,7 @@ metering to a running server, and check inheritance and the age bound."""
 import re
 
 from cluster import Cluster
-from harness import Node
+from harness import Node, report_checks
 
 cluster = Cluster(2)   # closed by teardown() whatever happens
 cluster.wait_joined()
@@ -25,14 +25,7 @@ def teardown():
 
 
 def run_checks(report, command, prefix, least=29):
-    out = cluster.node(0).command(command, timeout=240)
-    checks = 0
-    for m in re.finditer(r"^(ok|not ok) (\S+)(?:: (.*))?$", out, re.M):
-        checks += 1
-        report("%s.%s" % (prefix, m.group(2)), m.group(1) == "ok", m.group(3) or "")
-    assert checks >= least, out[-2000:]
-    assert re.search(r"metertest: \d+ passed, 0 failed", out), out[-1500:]
-    return out
+    return report_checks(report, cluster.node(0).command(command, timeout=240), prefix, "metertest", least)
 
 
 def test_records_of_a_metered_child_on_this_machine(report):

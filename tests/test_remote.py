@@ -9,6 +9,7 @@ import re
 import time
 
 from cluster import Cluster
+from harness import report_checks
 
 cluster = Cluster(3)   # closed by teardown() whatever happens
 cluster.wait_joined()
@@ -21,14 +22,7 @@ def teardown():
 def run_checks(report, command, prefix, timeout=180):
     """Run a test program that prints `ok NAME` / `not ok NAME: why` and a
     summary; report each check; return the output."""
-    out = cluster.node(0).command(command, timeout=timeout)
-    checks = 0
-    for m in re.finditer(r"^(ok|not ok) (\S+)(?:: (.*))?$", out, re.M):
-        checks += 1
-        report("%s.%s" % (prefix, m.group(2)), m.group(1) == "ok", m.group(3) or "")
-    assert checks >= 20, out[-2000:]
-    assert re.search(r"nettest: \d+ passed, 0 failed", out), out[-1500:]
-    return out
+    return report_checks(report, cluster.node(0).command(command, timeout=timeout), prefix, "nettest", 20)
 
 
 def test_nettest_client_on_machine_0(report):

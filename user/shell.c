@@ -103,18 +103,26 @@ static void report_status(const char *name, dm_pid pid, int64_t status)
         printf("[%s] %s: exit status %lld\n", dm_pid_string(pid, id), name, (long long)status);
 }
 
+/* The machine K of a word "@K"; -1 (with a message naming `command`) if
+ * it is not one. */
+static int parse_machine(const char *command, const char *word)
+{
+    char *end;
+    long k = strtol(word + 1, &end, 10);
+    if (word[0] != '@' || end == word + 1 || *end || k < 0 || k >= PM_MAX_MACHINES) {
+        printf("%s: %s: not a machine number (@0, @1, ...)\n", command, word);
+        return -1;
+    }
+    return (int)k;
+}
+
 static void cmd_run(int argc, char **argv, int background, char **envp, const struct pm_meter *metering)
 {
     char id[24];
     int machine = -1;
     if (argc >= 1 && argv[0][0] == '@') {
-        char *end;
-        long k = strtol(argv[0] + 1, &end, 10);
-        if (end == argv[0] + 1 || *end || k < 0 || k >= PM_MAX_MACHINES) {
-            printf("run: %s: not a machine number (@0, @1, ...)\n", argv[0]);
+        if ((machine = parse_machine("run", argv[0])) < 0)
             return;
-        }
-        machine = (int)k;
         argc--, argv++;
     }
     if (argc < 1) {
@@ -307,13 +315,8 @@ static void cmd_filter(int argc, char **argv)
         int machine = -1;
         int first = 2;
         if (argc > 2 && argv[2][0] == '@') {
-            char *end;
-            long k = strtol(argv[2] + 1, &end, 10);
-            if (end == argv[2] + 1 || *end || k < 0 || k >= PM_MAX_MACHINES) {
-                printf("filter: %s: not a machine number (@0, @1, ...)\n", argv[2]);
+            if ((machine = parse_machine("filter", argv[2])) < 0)
                 return;
-            }
-            machine = (int)k;
             first = 3;
         }
         if (argc - first < 3 || argc - first > 4) {
