@@ -129,7 +129,7 @@ static struct intent intents[NINTENTS];
 static struct intent *free_intents;
 static uint32_t free_intent_count;
 static struct { struct intent *head, *tail; } outbox[NETFRAME_MAX_NODES];
-static uint8_t message[NETFRAME_MAX_MESSAGE];    /* where a kernel message is built */
+static uint8_t message[NETFRAME_MAX_MESSAGE] __attribute__((aligned(8)));   /* where a kernel message is built */
 static int inside_transport;                     /* in a transport call: its hooks may not call back */
 static int flushing;                             /* in flush(): what is queued meanwhile waits its turn */
 static uint64_t transport_due = TRANSPORT_NO_TIMER, next_ping = TRANSPORT_NO_TIMER;

@@ -17,6 +17,14 @@ _Static_assert(TRANSPORT_BLOCKS < TRANSPORT_NO_BLOCK, "block numbers are 16 bits
 
 #define REORDER_US (TRANSPORT_REORDER_NS / 1000)
 
+/* Where frames are built: 2 bytes past a word boundary, so that a DATA
+ * frame's payload (54 bytes in) starts on one. */
+static uint8_t *frame_of(struct transport *t)
+{
+    return t->frame_space + 2;
+}
+_Static_assert((2 + NETFRAME_ETH_LEN + NETFRAME_DATA_HEADER_LEN) % 8 == 0, "a frame's payload is word-aligned");
+
 /* Copy n bytes (netframe.h: in words where the ends allow). */
 static void copy_bytes(uint8_t *to, const uint8_t *from, uint32_t n)
 {
@@ -239,8 +247,8 @@ static int send_fragment(struct transport *t, uint32_t machine, uint32_t sequenc
     f.flags = again || index + 1 == fragment_count(m->length) ? NETFRAME_DATA_ACK_NOW : 0;
     f.stamp = stamp;
     f.payload = block == TRANSPORT_NO_BLOCK ? 0 : t->blocks[block];
-    uint32_t len = netframe_build_data(t->frame, &f);
-    int result = t->hooks->send_frame(t->context, t->frame, len);
+    uint32_t len = netframe_build_data(frame_of(t), &f);
+    int result = t->hooks->send_frame(t->context, frame_of(t), len);
     if (result < 0) {
         p->counters.queue_full++;
         return result;
@@ -357,8 +365,8 @@ static void send_ack(struct transport *t, uint32_t machine)
             f.fragments[maps++] = in->fragments_in;
         }
     }
-    uint32_t len = netframe_build_ack(t->frame, &f);
-    if (t->hooks->send_frame(t->context, t->frame, len) < 0)
+    uint32_t len = netframe_build_ack(frame_of(t), &f);
+    if (t->hooks->send_frame(t->context, frame_of(t), len) < 0)
         p->counters.queue_full++;       /* the sender's retransmission will ask again */
     else
         p->counters.acks_sent++;

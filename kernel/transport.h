@@ -217,12 +217,15 @@ struct transport {
     /* One pool of fragment-sized blocks, one free list, two budgets: the
      * sending side may hold TRANSPORT_SEND_BLOCKS, the receiving side
      * TRANSPORT_RECEIVE_BLOCKS. */
-    uint8_t  blocks[TRANSPORT_BLOCKS][NETFRAME_FRAGMENT_MAX];
+    /* Each block 8-byte aligned (the stride rounded up), as are the
+     * payloads of the frames built in frame_space, so fragments move
+     * between them a word at a time (netframe_copy). */
+    uint8_t  blocks[TRANSPORT_BLOCKS][(NETFRAME_FRAGMENT_MAX + 7) & ~7] __attribute__((aligned(8)));
     uint16_t next_block[TRANSPORT_BLOCKS];
     uint16_t free_block;            /* the free list's head */
     uint32_t send_blocks_free, receive_blocks_free;
-    uint8_t  message[NETFRAME_MAX_MESSAGE]; /* where a message is put together to be delivered */
-    uint8_t  frame[NETFRAME_MAX_LEN];       /* where frames are built */
+    uint8_t  message[NETFRAME_MAX_MESSAGE] __attribute__((aligned(8)));   /* where a message is put together to be delivered */
+    uint8_t  frame_space[NETFRAME_MAX_LEN + 8] __attribute__((aligned(8)));   /* frames are built at frame_of() */
 };
 
 /* Start (or restart, after a reboot) the transport of machine `machine` of

@@ -24,6 +24,12 @@
 
 #define NET_HEADER  12                  /* struct virtio_net_hdr with num_buffers (VERSION_1) */
 #define BUFFER_SIZE (NET_HEADER + 1514) /* a whole Ethernet frame without FCS */
+/* Each buffer begins SLACK bytes into a word-aligned slot, so that the frame
+ * after the header starts 2 bytes past a word boundary and a DATA frame's
+ * payload (54 bytes in) on one, like the transport's own frames and
+ * blocks: fragments are then copied a word at a time (netframe_copy). */
+#define SLACK       6
+#define BUFFER_STRIDE 1536
 #define DRAIN_LIMIT_NS 1000000000ULL    /* 1 s */
 
 
@@ -31,8 +37,12 @@ static uintptr_t nic_base;              /* 0: no NIC */
 static int nic_irq;
 static struct virtq rx_queue __attribute__((aligned(4096)));
 static struct virtq tx_queue __attribute__((aligned(4096)));
-static uint8_t rx_buffers[VIRTQ_SIZE][BUFFER_SIZE];
-static uint8_t tx_buffers[VIRTQ_SIZE][BUFFER_SIZE];
+static uint8_t rx_slots[VIRTQ_SIZE][BUFFER_STRIDE] __attribute__((aligned(8)));
+static uint8_t tx_slots[VIRTQ_SIZE][BUFFER_STRIDE] __attribute__((aligned(8)));
+#define rx_buffer(i) (rx_slots[i] + SLACK)
+#define tx_buffer(i) (tx_slots[i] + SLACK)
+_Static_assert(SLACK + BUFFER_SIZE <= BUFFER_STRIDE && BUFFER_STRIDE % 8 == 0, "buffer slots");
+_Static_assert((SLACK + NET_HEADER + NETFRAME_ETH_LEN + NETFRAME_DATA_HEADER_LEN) % 8 == 0, "payloads word-aligned");
 static uint8_t tx_busy[VIRTQ_SIZE];     /* buffer given to the device, not yet used */
 static uint32_t tx_in_flight;
 
@@ -50,7 +60,7 @@ static int nic_setup(void)
         net_mac[i] = *(volatile uint8_t *)(nic_base + CONFIG + i);
     tx_queue.avail.flags = VIRTQ_AVAIL_NO_INTERRUPT;
     for (uint16_t i = 0; i < VIRTQ_SIZE; i++) {
-        rx_queue.desc[i] = (struct virtq_desc){ (uint64_t)rx_buffers[i], BUFFER_SIZE, VIRTQ_DESC_WRITE, 0 };
+        rx_queue.desc[i] = (struct virtq_desc){ (uint64_t)rx_buffer(i), BUFFER_SIZE, VIRTQ_DESC_WRITE, 0 };
         virtq_post(&rx_queue, i);
     }
     virtio_driver_ok(nic_base);
@@ -104,9 +114,9 @@ int net_send(const void *frame, uint32_t len)
         net_counters.tx_full++;
         return E_QFULL;
     }
-    memset(tx_buffers[id], 0, NET_HEADER);
-    netframe_copy(tx_buffers[id] + NET_HEADER, frame, len);   /* 4 bytes apart in alignment: memcpy would go byte by byte */
-    tx_queue.desc[id] = (struct virtq_desc){ (uint64_t)tx_buffers[id], NET_HEADER + len, 0, 0 };
+    memset(tx_buffer(id), 0, NET_HEADER);
+    netframe_copy(tx_buffer(id) + NET_HEADER, frame, len);
+    tx_queue.desc[id] = (struct virtq_desc){ (uint64_t)tx_buffer(id), NET_HEADER + len, 0, 0 };
     tx_busy[id] = 1;
     tx_in_flight++;
     virtq_post(&tx_queue, id);
@@ -154,7 +164,7 @@ static void rx_deliver(void)
     while (virtq_take_used(&rx_queue, &id, &len)) {
         if (id >= VIRTQ_SIZE)
             continue;                   /* the device broke the protocol: no buffer to repost */
-        const uint8_t *frame = rx_buffers[id] + NET_HEADER;
+        const uint8_t *frame = rx_buffer(id) + NET_HEADER;
         if (len < NET_HEADER + NETFRAME_ETH_LEN || len > BUFFER_SIZE || !addressed_here(frame)) {
             net_counters.rx_drops++;
         } else {
