@@ -405,6 +405,7 @@ int64_t meter_install(struct proc *p, uint64_t flags, uint64_t options, dm_pid p
     }
     if (first) {
         metered_count++;
+        p->meter.sequence = 0;          /* a new stream: its last one ended with a final batch */
         if (METERED(p, MT_CREATEPROCESS))
             createprocess_record(p, parent);
     }

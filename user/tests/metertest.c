@@ -456,6 +456,20 @@ static int attach_test(void)
     check_status(ask(srv, "echo"), 0, "attach.call.unmetered");
     keep = 1;
     take_until_final(c);
+    /* Metered again: a new stream, numbered from 0 again, that begins with
+     * CREATEPROCESS (a filter treats a stream after a final batch as new). */
+    int first_session = nrecords;
+    stream_of(c)->final = 0;
+    check_status(pm_meter(c, &m), 0, "attach.again");
+    check_status(ask(srv, "echo"), 0, "attach.again.call");
+    check_status(pm_meter(c, &off), 0, "attach.again.off");
+    take_until_final(c);
+    dm_check(nrecords > first_session && records[first_session].r.h.sequence == 0 &&
+                 records[first_session].r.h.traceType == MT_CREATEPROCESS,
+             "attach.again.numbered.from.0", "%d records then; the first is type %u, number %lu",
+             nrecords - first_session, nrecords > first_session ? records[first_session].r.h.traceType : 0,
+             nrecords > first_session ? (unsigned long)records[first_session].r.h.sequence : 0ul);
+    nrecords = first_session;          /* what follows checks the first stream */
     dm_send(srv, "stop", 4, DM_NO_LINK);
     int64_t status = -1;
     dm_check(pm_wait(c, &status) == 0 && status == 0, "attach.server.exit", "status %ld", (long)status);
