@@ -109,13 +109,14 @@ struct meter_state {
     uint8_t *batch;            /* a page: struct meter_batch, then records; 0 until needed */
 };
 /* The probes' one test: is p metered for this event (for any event)?
+ * Marked unlikely, so that the unmetered path falls straight through.
  * Built with METER_PROBES=0 (make bench's second kernel), every probe is
  * compiled out, so that a benchmark can measure what the tests cost. */
 #ifndef METER_PROBES
 #define METER_PROBES 1
 #endif
-#define METERED(p, type) (METER_PROBES && ((p)->meter.flags & METER_FLAG(type)))
-#define METER_ANY(p)     (METER_PROBES && (p)->meter.flags)
+#define METERED(p, type) __builtin_expect(METER_PROBES && ((p)->meter.flags & METER_FLAG(type)), 0)
+#define METER_ANY(p)     __builtin_expect(METER_PROBES && (p)->meter.flags, 0)
 
 struct trapframe {
     uint64_t regs[32];     /* x0..x31; regs[10] is a0 */
