@@ -30,7 +30,10 @@ CRT0      := $(B)/user/lib/crt0.o
 SERVERS  := pm switchboard console timer
 FS_PROCS := di bm dm ri
 PROGRAMS := shell hello ping pong fsstat sync ls cat cp mv rm mkdir
-TESTS    := ktest libctest disktest bmtest dmtest fstest filetest fswriter nettest metertest filtertest
+# The workloads of the thesis's measurements (issue 7; README, Workloads).
+WORKLOADS := fsseq fsrand tsp tspserver
+PROGRAMS += $(WORKLOADS)
+TESTS    := ktest libctest disktest bmtest dmtest fstest filetest fswriter nettest metertest filtertest kfuzz isotest
 BENCHES  := callbench fsbench netbench meterbench
 FILTERS  := filter
 # The filter server is in the boot image too: with meter.fs=K (make run
@@ -55,7 +58,7 @@ METER_FS ?=
 # line (scripts/harness.py, qemu_command) that the tests use too.
 CLUSTER = python3 scripts/cluster.py --disk $(DISK)
 
-.PHONY: all build run test test-faults bench gdb setup clean
+.PHONY: all build run test test-faults test-hostile bench experiments gdb setup clean fuzz
 .SECONDARY:
 
 # Every command first makes sure the tools are installed (scripts/setup.sh:
@@ -64,7 +67,8 @@ all: setup
 	@$(MAKE) --no-print-directory build
 
 build: $(B)/kernel.elf $(B)/tools/dmfs $(B)/tools/netframe_test $(B)/tools/transport_test $(B)/tools/meter_test $(B)/tools/rules_test \
-       $(B)/tools/dmtrace $(B)/tools/tracegen $(SYSTEM_DISK)
+       $(B)/tools/dmtrace $(B)/tools/tracegen $(B)/tools/dpm $(B)/tools/dpm-sanitized $(B)/tools/dpm_graph_test \
+       $(SYSTEM_DISK)
 
 setup:
 	@scripts/setup.sh
@@ -137,6 +141,17 @@ FSCK_OBJS := $(B)/fs/fsimage.o $(B)/fs/fsck.o
 $(B)/fs/di.elf: $(FSCK_OBJS)
 $(B)/fs/di.elf: EXTRA_OBJS := $(FSCK_OBJS)
 
+# The workloads share their random numbers and argument parsing; the
+# travelling salesman's controller and servers share its search (user/tsp/).
+WORKLOAD_OBJS := $(B)/user/lib/workload.o
+TSP_OBJS      := $(WORKLOAD_OBJS) $(B)/user/tsp/search.o
+$(B)/user/fsseq.elf $(B)/user/fsrand.elf $(B)/user/tests/kfuzz.elf: $(WORKLOAD_OBJS)
+$(B)/user/fsseq.elf $(B)/user/fsrand.elf $(B)/user/tests/kfuzz.elf: EXTRA_OBJS := $(WORKLOAD_OBJS)
+$(B)/user/tsp.elf: $(TSP_OBJS) $(B)/user/tsp/heldkarp.o
+$(B)/user/tsp.elf: EXTRA_OBJS := $(TSP_OBJS) $(B)/user/tsp/heldkarp.o
+$(B)/user/tspserver.elf: $(TSP_OBJS)
+$(B)/user/tspserver.elf: EXTRA_OBJS := $(TSP_OBJS)
+
 # The filter server selects records with meter/'s rule engine and writes
 # meter/'s trace-log container: the same C as the host tools', compiled
 # for the guest.
@@ -153,15 +168,31 @@ $(B)/tools/dmfs: tools/dmfs.c fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck.h fs/f
 # Trace disks and trace logs on the host (meter/'s container and rule
 # engine, compiled for the host); tracegen writes logs of known records
 # for its tests (tests/test_dmtrace.py).
-METER_HOST := meter/meter.c meter/rules.c meter/meter.h meter/rules.h meter/record.h
+METER_HOST := meter/meter.c meter/rules.c meter/meter.h meter/rules.h meter/record.h meter/print.c meter/print.h
 $(B)/tools/dmtrace: tools/dmtrace.c $(METER_HOST)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
-	@$(HOSTCC) -Imeter -o $@ tools/dmtrace.c meter/meter.c meter/rules.c
+	@$(HOSTCC) -Imeter -o $@ tools/dmtrace.c meter/meter.c meter/rules.c meter/print.c
 $(B)/tools/tracegen: tests/tracegen.c $(METER_HOST)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -Imeter -o $@ tests/tracegen.c meter/meter.c meter/rules.c
+
+# The host analyzer: every analysis/*.c (the subcommands in files of their
+# own, analysis/commands.h), over meter/'s container and rule engine; and
+# the same under the sanitizers, which the analyzer's tests run on damaged
+# logs (tests/test_dpm.py).
+DPM_SRCS := $(wildcard analysis/*.c)
+DPM_DEPS := $(DPM_SRCS) $(wildcard analysis/*.h) $(METER_HOST)
+$(B)/tools/dpm: $(DPM_DEPS)
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $@"
+	@$(HOSTCC) -Imeter -Ianalysis -o $@ $(DPM_SRCS) meter/meter.c meter/rules.c meter/print.c -lm
+$(B)/tools/dpm-sanitized: $(DPM_DEPS)
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $@"
+	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Imeter -Ianalysis -o $@ \
+	    $(DPM_SRCS) meter/meter.c meter/rules.c meter/print.c -lm
 
 # The kernel's frame parser (plain C) under a host unit test with the
 # sanitizers (tests/test_net.py).
@@ -197,6 +228,54 @@ $(B)/tools/transport_test: tests/transport_test.c tests/host_check.h kernel/tran
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Ikernel -o $@ \
 	    tests/transport_test.c kernel/transport.c kernel/netframe.c
 
+# The analyzer's graph analyses (analysis/: the history graph, parallelism
+# and contention, the critical path, causality, the ELF symbol reader) on
+# traces built in memory, under the sanitizers (tests/test_dpm_graph.py).
+# They are library code over analysis/event.h's struct dpm_trace, which the
+# test fills itself, so the test needs no trace log and no `dpm` main.
+DPM_GRAPH_SRCS := analysis/history.c analysis/table.c analysis/delays.c analysis/parallel.c analysis/contention.c \
+                  analysis/critpath.c analysis/causality.c analysis/tally.c analysis/elfsym.c
+DPM_GRAPH_HDRS := analysis/history.h analysis/parallel.h analysis/critpath.h analysis/causality.h \
+                  analysis/tally.h analysis/elfsym.h analysis/event.h meter/record.h
+$(B)/tools/dpm_graph_test: tests/dpm_graph_test.c tests/host_check.h $(DPM_GRAPH_SRCS) $(DPM_GRAPH_HDRS)
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $<"
+	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Imeter -Ianalysis -Itests -o $@ \
+	    tests/dpm_graph_test.c $(DPM_GRAPH_SRCS) -lm
+
+# dmfs and dmtrace under the address and undefined-behaviour sanitizers:
+# what their suites run (tests/test_tools.py, tests/test_dmtrace.py).
+SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all
+$(B)/tools/dmfs-sanitized: tools/dmfs.c fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck.h fs/fsformat.h
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $@"
+	@$(HOSTCC) $(SANITIZE) -Ifs -o $@ tools/dmfs.c fs/fsimage.c fs/fsck.c
+$(B)/tools/dmtrace-sanitized: tools/dmtrace.c $(METER_HOST)
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $@"
+	@$(HOSTCC) $(SANITIZE) -Imeter -o $@ tools/dmtrace.c meter/meter.c meter/rules.c meter/print.c
+
+# The fuzzers (tests/fuzz/, README "Fuzzing"): clang's libFuzzer with the
+# sanitizers, one binary per target. `make fuzz` runs each for FUZZ_SECONDS
+# (scripts/fuzz.py, which builds them); `make test` runs each briefly
+# (tests/test_fuzz.py).
+FUZZ_CC := clang -std=c11 -Wall -Wextra -Werror -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_SECONDS ?= 600
+FUZZ_TARGETS := rules tracelog fsimage netframe
+FUZZ_rules    := meter/rules.c meter/meter.c
+FUZZ_tracelog := meter/rules.c meter/meter.c analysis/stream.c analysis/fields.c analysis/trace.c analysis/table.c
+FUZZ_fsimage  := fs/fsimage.c fs/fsck.c
+FUZZ_netframe := kernel/netframe.c kernel/transport.c
+FUZZ_HDRS := $(wildcard meter/*.h analysis/*.h fs/*.h kernel/netframe.h kernel/transport.h)
+$(foreach t,$(FUZZ_TARGETS),$(eval $(B)/fuzz/fuzz_$(t): $(FUZZ_$(t))))
+$(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%): $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_HDRS)
+	@mkdir -p $(dir $@)
+	@echo "  FUZZCC  $@"
+	@$(FUZZ_CC) -Imeter -Ianalysis -Ifs -Ikernel -o $@ $< $(FUZZ_$*)
+
+fuzz: setup
+	@python3 scripts/fuzz.py $(FUZZ_SECONDS)
+
 # Boot a cluster of NODES nodes with node 0's shell on this terminal (input
 # may be piped); `halt` ends them all. Node 0's disk is the system disk, or
 # DISK=IMAGE (it must hold /bin/shell); the other consoles go to build/cluster/.
@@ -224,11 +303,25 @@ test: all
 test-faults: all
 	@FAULT_MESSAGES=10000 FAULT_MIB=4 python3 scripts/test.py faults
 
+# The thesis's experiments at full size (issue 7; docs/fs-study.md, docs/fs-predict.md,
+# docs/tsp.md): each boots its clusters, runs its workloads metered and writes
+# build/experiments/NAME/report.html and results.json. About 15 minutes in all;
+# `make test` runs them small (tests/test_experiments.py).
+experiments: all
+	@python3 scripts/fs_study.py
+	@python3 scripts/fs_predict.py --repeat 3
+	@python3 scripts/tsp_study.py
+
+# The kernel-call fuzzer's long run (issue 8): 4 processes x 250,000 random
+# kernel calls, then ktest; `make test` runs 4 x 25,000.
+test-hostile: all
+	@KFUZZ_CALLS=250000 python3 scripts/test.py hostile
+
 bench: all
 	@$(MAKE) --no-print-directory $(B)/kernel-nometer.elf
 	@python3 scripts/bench.py
 
 clean:
-	rm -rf $(B)/kernel $(B)/user $(B)/servers $(B)/fs $(B)/tools $(B)/bin $(B)/kernel.elf $(SYSTEM_DISK)
+	rm -rf $(B)/kernel $(B)/user $(B)/servers $(B)/fs $(B)/tools $(B)/fuzz $(B)/bin $(B)/kernel.elf $(SYSTEM_DISK)
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

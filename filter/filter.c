@@ -4,8 +4,13 @@
  * keeps the records its selection rules select, with the fields they
  * keep, and appends them to a trace log (meter/meter.h).
  *
- *     filter NAME DESCRIPTION RULES [LOGFILE]
+ *     filter [-l] NAME DESCRIPTION RULES [LOGFILE]
  *
+ * -l          also stream the log live to the host, through the live trace
+ *             channel of this machine (PM_LIVE; kernel/virtio_console.c):
+ *             every block as it is written, so a block being filled comes
+ *             again each time it is rewritten (meter/meter.h, "the live
+ *             stream").
  * NAME        the name it registers its link under at the switchboard; the
  *             process manager gives metered processes copies of that link
  *             as their meter links.
@@ -19,7 +24,8 @@
  *
  * The log goes to the trace disk whose device link the process manager
  * put in slot 3 (PM_FILTER), from block 0, and/or to LOGFILE: the same
- * bytes, block `i` at offset i * 4096. It refuses to start without either.
+ * bytes, block `i` at offset i * 4096; and/or live to the host (-l). It
+ * refuses to start with none of them.
  *
  * One link, registered as NAME, brings both meter batches (from kernels:
  * DM_MSG_FROM_KERNEL, which no process can forge) and requests (FILTER_*,
@@ -237,7 +243,10 @@ static struct {
     int present;
     uint64_t blocks;
 } disk;
-static uint8_t disk_area[TRACELOG_BLOCK] __attribute__((aligned(4096)));   /* the disk's attached area */
+/* The block going out: the trace disk's attached area, and the live
+ * channel's, so that a block is copied here once for both. */
+static uint8_t disk_area[TRACELOG_BLOCK] __attribute__((aligned(4096)));
+static long live_link = -1;            /* the live channel's device link (-l), while it works */
 static long log_file = -1;             /* LOGFILE's file link */
 
 /* A request to the trace disk's driver over slot 3; its status. */
@@ -272,6 +281,36 @@ static void open_trace_disk(void)
     disk.present = 1;
 }
 
+/* A request to the live channel's driver; its status. */
+static long live_request(uint32_t op, int64_t arg0, int64_t arg1, long pass)
+{
+    struct dm_kreq q = { .op = op, .arg = { arg0, arg1 } };
+    struct dm_kreply r = { .status = E_BADREQ };
+    struct dm_msg_info info;
+    long n = dm_call(live_link, &q, sizeof q, pass, &r, sizeof r, &info);
+    return n < 0 ? n : r.status;
+}
+
+/* -l: asks the process manager for this machine's live channel and
+ * attaches disk_area to it. */
+static void open_live_channel(void)
+{
+    struct sv_call c = { .op = PM_LIVE, .pass = DM_NO_LINK };
+    long err = sv_call(SLOT_PM, &c);
+    if (err == 0 && c.reply_link < 0)
+        err = E_BADREQ;
+    if (err == E_NOTFOUND)
+        refuse("filter %s: this machine has no live trace channel (the launcher gives each node one with "
+               "--trace-disks: make run TRACE=DIR)", name);
+    if (err < 0)
+        refuse("filter %s: no live trace channel: %s", name, dm_error_text(err));
+    live_link = c.reply_link;
+    long area = dm_createlink(0, 0, LINK_READ, disk_area, sizeof disk_area);
+    err = area < 0 ? area : live_request(KOP_DISK_ATTACH, 0, 0, area);
+    if (err < 0)
+        refuse("filter %s: cannot use the live trace channel: %s", name, dm_error_name(err));
+}
+
 /* Opens LOGFILE for the log, emptied. */
 static void open_log_file(const char *path)
 {
@@ -294,11 +333,21 @@ static void open_log_file(const char *path)
 static int write_block(void *context, uint64_t index, const uint8_t *block)
 {
     (void)context;
-    if (disk.present) {
+    if (disk.present || live_link >= 0)
         memcpy(disk_area, block, TRACELOG_BLOCK);
+    if (disk.present) {
         long err = disk_request(KOP_DISK_WRITE, (int64_t)index, DM_NO_LINK, 0);
         if (err < 0)
             return (int)err;
+    }
+    if (live_link >= 0) {   /* the stream is a view: when it fails, the log goes on without it */
+        long err = live_request(KOP_LIVE_WRITE, 0, TRACELOG_BLOCK, DM_NO_LINK);
+        if (err < 0) {
+            printf("filter %s: the live trace channel failed (%s); the log goes on without it\n", name,
+                   dm_error_name(err));
+            dm_destroylink(live_link);
+            live_link = -1;
+        }
     }
     if (log_file >= 0) {
         long n = fs_write(log_file, index * TRACELOG_BLOCK, block, TRACELOG_BLOCK);
@@ -631,13 +680,15 @@ static uint32_t new_log_id(void)
     return id ? id : 1;
 }
 
-static void start_log(const char *log_path)
+static void start_log(const char *log_path, int live)
 {
     open_trace_disk();
     if (log_path)
         open_log_file(log_path);
-    if (!disk.present && log_file < 0)
-        refuse("filter %s: nowhere to write the log: no trace disk (slot 3) and no LOGFILE", name);
+    if (live)
+        open_live_channel();
+    if (!disk.present && log_file < 0 && live_link < 0)
+        refuse("filter %s: nowhere to write the log: no trace disk (slot 3), no LOGFILE and no -l", name);
     int err = tracelog_begin(&writer, name, dm_machine(), new_log_id(), write_block, 0);
     if (err != 0)
         refuse("filter %s: cannot write the log's header: %s", name, err < 0 ? dm_error_name(err) : "?");
@@ -653,15 +704,18 @@ static void start_log(const char *log_path)
 
 int main(int argc, char **argv)
 {
+    int live = argc > 1 && strcmp(argv[1], "-l") == 0;
+    argc -= live;
+    argv += live;
     if (argc < 4 || argc > 5)
-        refuse("usage: filter NAME DESCRIPTION RULES [LOGFILE]");
+        refuse("usage: filter [-l] NAME DESCRIPTION RULES [LOGFILE]");
     name = argv[1];
     if (strlen(name) == 0 || strlen(name) > FILTER_NAME_MAX ||
         strlen(name) >= sizeof ((struct tracelog_header *)0)->filter)
         refuse("filter: %s: a name of 1 to %u characters", name, (unsigned)FILTER_NAME_MAX);
     load_description(argv[2]);
     load_rules(argv[3]);
-    start_log(argc == 5 ? argv[4] : 0);
+    start_log(argc == 5 ? argv[4] : 0, live);
     timer = sb_lookup("timer");
     if (timer < 0)
         printf("filter %s: no timer: the partly filled block is written only on FILTER_FLUSH\n", name);
@@ -669,13 +723,15 @@ int main(int argc, char **argv)
     long err = link < 0 ? link : filter_register(name, link);
     if (err < 0)
         refuse("filter %s: cannot register with the switchboard: %s", name, dm_error_name(err));
-    if (disk.present && log_file >= 0)
-        printf("filter %s: logging to trace disk (%lu blocks) and to %s\n", name, (unsigned long)disk.blocks,
-               argv[4]);
-    else if (disk.present)
-        printf("filter %s: logging to trace disk (%lu blocks)\n", name, (unsigned long)disk.blocks);
-    else
-        printf("filter %s: logging to %s\n", name, argv[4]);
+    char where[160];
+    int at = 0;
+    if (disk.present)
+        at += snprintf(where + at, sizeof where - (size_t)at, "trace disk (%lu blocks)", (unsigned long)disk.blocks);
+    if (log_file >= 0)
+        at += snprintf(where + at, sizeof where - (size_t)at, "%s%s", at ? " and " : "", argv[4]);
+    if (live_link >= 0)
+        snprintf(where + at, sizeof where - (size_t)at, "%slive to the host", at ? " and " : "");
+    printf("filter %s: logging to %s\n", name, where);
     pm_ready();     /* serving: a process manager that started it at boot starts what it meters */
     for (;;) {
         struct dm_msg_info info;

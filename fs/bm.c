@@ -44,6 +44,7 @@ static struct fs_superblock superblock;
 static int marked_clean;             /* the disk's superblock says CLEAN (after a final sync) */
 static int sound;                    /* the disk interface found the file system sound (DI_SOUND) */
 static struct bm_stats stats;
+static uint64_t disk_requests;       /* every request sent to the disk interface */
 static const uint8_t zeros[FS_BLOCK_SIZE];
 
 /* Move buffer i to or from disk block b through the disk interface. */
@@ -53,6 +54,7 @@ static long disk_transfer(uint32_t op, uint32_t b, uint32_t i)
     if (area < 0)
         return area;
     struct sv_call c = { .op = op, .arg = { b, (int64_t)i * FS_BLOCK_SIZE }, .pass = area };
+    disk_requests++;
     return sv_call(di, &c);
 }
 
@@ -520,6 +522,24 @@ static long handle(const struct sv_request *q, long area, int64_t *value)
     return E_NOSYS;
 }
 
+/* The requesters[] entry counting the requests of `sender`: its own, a
+ * free one, or the last ("others", pid 0) once every entry is taken. */
+static struct bm_requester *requester(uint64_t sender)
+{
+    for (int k = 0; k < BM_REQUESTERS; k++) {
+        struct bm_requester *r = &stats.requesters[k];
+        if (r->pid == sender)
+            return r;
+        if (r->pid == 0 && r->requests == 0) {
+            r->pid = k == BM_REQUESTERS - 1 ? 0 : sender;
+            return r;
+        }
+    }
+    struct bm_requester *others = &stats.requesters[BM_REQUESTERS - 1];
+    others->pid = 0;
+    return others;
+}
+
 /* Whether the superblock's layout is exactly what fs_layout() gives for its
  * block and inode counts (the checker's test too). A damaged one is not
  * served: every bound below comes from it. */
@@ -578,12 +598,17 @@ int main(int argc, char **argv)
             continue;
         const struct sv_request *q = (const struct sv_request *)message;
         int64_t value = 0;
+        struct bm_requester *asker = requester(info.sender);
+        uint64_t disk_before = disk_requests;
+        asker->requests++;
         if ((size_t)n >= sizeof *q && q->op == BM_STATS) {
             stats.requests[BM_STATS]++;
             if (info.reply >= 0)
                 sv_reply(info.reply, 0, 0, &stats, sizeof stats, DM_NO_LINK);
         } else {
             long status = (size_t)n >= sizeof *q ? handle(q, info.link, &value) : E_BADREQ;
+            asker->disk_requests += disk_requests - disk_before;
+            asker->to_disk += disk_requests != disk_before;
             if (info.reply >= 0)
                 sv_reply(info.reply, status < 0 ? status : 0, value, 0, 0, DM_NO_LINK);
         }

@@ -148,6 +148,14 @@ static void check_pointer(struct block_walk *w, struct pointer_slot *slot, int l
             struct pointer_slot s = { (uint32_t *)table->data + i, table };
             check_pointer(w, &s, level - 1, first + i * level_span[level - 1]);
         }
+        /* A cut at or before the first block this table covers (one of its
+         * own pointers was claimed already, the table itself perhaps) leaves
+         * it nothing to point to: it goes too, or it would lie past the size
+         * the cut sets and the next check would release it. */
+        if (first >= w->cut) {
+            ck->owner[b] = 0;
+            slot_set(img, w->ino, slot, 0);
+        }
     }
 }
 

@@ -257,6 +257,35 @@ void image_load(struct fs_image *img, const struct fs_superblock *sb)
     img->next_block = img->sb->data_start;
 }
 
+/* Makes a new, empty file system in memory from superblock `sb` (made by
+ * fs_layout): every metadata block in use, inode 0 reserved, and the root
+ * directory with its '.' and '..'. Every metadata block is dirty, so
+ * image_commit writes it all. img's name, io and fail are set; the rest is
+ * zero. Used by `dmfs mkfs` and by the fuzzer of the checker. */
+void image_format(struct fs_image *img, const struct fs_superblock *sb)
+{
+    struct fs_dirent de;
+
+    img->meta = image_calloc(img, sb->data_start, FS_BLOCK_SIZE);
+    img->meta_dirty = image_calloc(img, sb->data_start, 1);
+    memset(img->meta_dirty, 1, sb->data_start);
+    memcpy(img->meta, sb, sizeof *sb);
+    meta_attach(img);
+    for (uint32_t b = 0; b < sb->data_start; b++)
+        img->block_bitmap[b / 8] |= (uint8_t)(1u << (b % 8));
+    img->inode_bitmap[0] |= 1;
+    count_free(img);
+    img->next_block = sb->data_start;
+    if (inode_alloc(img, FS_TYPE_DIR) != FS_ROOT_INODE)
+        image_fail(img, FS_IMAGE_INTERNAL, "%s: internal error: the root is not inode %u", img->name, FS_ROOT_INODE);
+    dirent_make(&de, FS_ROOT_INODE, ".");
+    dir_write(img, FS_ROOT_INODE, 0, &de);
+    dirent_make(&de, FS_ROOT_INODE, "..");
+    dir_write(img, FS_ROOT_INODE, 1, &de);
+    inode_at(img, FS_ROOT_INODE)->size = 2 * DIRENT_SIZE;
+    inode_at(img, FS_ROOT_INODE)->nlink = 2;       /* its '.' and '..' */
+}
+
 /* Writes every change: cached blocks, then metadata, the superblock last,
  * then waits for the disk. */
 void image_commit(struct fs_image *img)

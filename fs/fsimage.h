@@ -100,6 +100,7 @@ struct cached_block *cache_new(struct fs_image *img, uint32_t b);
 int superblock_fault(const struct fs_superblock *sb, uint64_t file_size, char *why, size_t len);
 void meta_attach(struct fs_image *img);
 void image_load(struct fs_image *img, const struct fs_superblock *sb);
+void image_format(struct fs_image *img, const struct fs_superblock *sb);
 void image_commit(struct fs_image *img);
 void image_free(struct fs_image *img);
 

@@ -104,6 +104,7 @@ enum bm_op {
     BM_TRUNCATE,        /* arg0 = file (FS_FILE_ID): free all its blocks; size 0 */
 };
 #define BM_NKINDS 11
+#define BM_REQUESTERS 8
 
 /* What the buffer manager counts. Every DI_READ it sends is exactly one of
  * misses, inode_reads, indirect_reads, mount_reads or bitmap_reads; every
@@ -124,6 +125,17 @@ struct bm_stats {
     uint64_t allocations;     /* blocks allocated (data and indirect) */
     uint64_t frees;           /* blocks given back by BM_TRUNCATE */
     uint64_t cache_blocks;    /* the cache's size */
+    /* Requests by who sent them (the rows of DPM's "receives from, then
+     * sends to" table, thesis Fig. 5.18), for the first BM_REQUESTERS
+     * senders in the order they first asked; a later sender is added to the
+     * last entry, whose pid then becomes 0 ("others"). */
+    struct bm_requester {
+        uint64_t pid;             /* the sender (dm_pid); 0 in an unused entry, or "others" */
+        uint64_t requests;        /* requests received from it, BM_STATS included */
+        uint64_t to_disk;         /* of them, those during which this process sent at least one
+                                     request to the disk interface before it answered */
+        uint64_t disk_requests;   /* the requests to the disk interface made while serving them */
+    } requesters[BM_REQUESTERS];
 };
 
 /* The directory manager ("dm"): names, directories, inodes. Paths are

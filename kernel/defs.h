@@ -141,6 +141,7 @@ struct proc {
     struct link links[DM_NLINKS];
     struct msg *queue_head, *queue_tail;
     uint32_t queue_len;
+    uint32_t sent_queued;    /* its messages waiting in queues on this machine (DM_SENT_QUEUED_MAX) */
     uint64_t wait_reply_id;  /* PS_CALLING: the reply id awaited */
     struct receive_target wait;  /* PS_RECEIVING, PS_CALLING: where the message goes */
     struct {                 /* the last user pages translated (vm.c) */
@@ -202,6 +203,12 @@ int disk_count(void);
 void disk_interrupt(int irq);
 int64_t disk_request(unsigned index, struct dm_kreq *q, struct link *pass, struct link *reply,
                      uint64_t *value, int *later);
+
+/* virtio_console.c: the live trace channel */
+int live_init(void);                              /* 1 if there is one, 0 if not */
+int live_present(void);
+void live_interrupt(int irq);
+int64_t live_request(struct dm_kreq *q, struct link *pass, struct link *reply, int *later);
 
 /* virtio_net.c: the NIC. Frames are raw Ethernet frames without the FCS. */
 struct net_counters {
@@ -284,6 +291,12 @@ void make_runnable(struct proc *p);
 uint32_t runnable_count(void);
 void schedule(void) __attribute__((noreturn));
 void request_reschedule(void);
+/* The kernel's own work while a process is current, charged to the kernel
+ * (proc.c): interrupts, and the transport's work for a process's remote calls. */
+void kernel_work_begin(void);
+void kernel_work_end(void);
+/* p's PROCTIME now: instructions charged to it, the running ones included. */
+uint64_t proctime_now(struct proc *p);
 void set_exit_notify_slot(int slot);
 void notify_machine_up(uint32_t machine, uint32_t epoch);
 void kernel_status(void);
@@ -376,7 +389,7 @@ void meter_process_event(struct proc *p, uint32_t type, uint64_t a);
 void meter_exit(struct proc *p, int64_t status);
 int64_t meter_install(struct proc *p, uint64_t flags, uint64_t options, dm_pid parent, struct link *meter_link);
 void meter_push(void);
-int64_t meter_flush_all(int reply_slot);
+int64_t meter_flush_all(int reply_slot, uint64_t wait_ns);
 void meter_tick(uint64_t now);
 uint64_t meter_next_time(void);
 void meter_answered(uint64_t op, int64_t status);

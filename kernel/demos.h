@@ -52,7 +52,9 @@ enum dm_call {
      * Errors: E_BADSLOT, E_EMPTYSLOT, E_USED, E_FAULT, E_TOOBIG,
      * E_INVAL (passing the link being sent over), E_DEAD (the destination
      * process is gone), E_QFULL (the receiver has DM_QUEUE_MAX queued),
-     * E_NOMEM (the kernel is out of message buffers). */
+     * E_NOMEM (the kernel is out of message buffers, or the sender already
+     * has DM_SENT_QUEUED_MAX messages waiting in queues on its machine:
+     * one process cannot take every buffer from the others). */
     DM_SEND = 4,
 
     /* RECEIVE(info, buf, cap, channel) -> length of the message's data
@@ -124,6 +126,7 @@ enum dm_error {
 #define DM_MOVE_MAX     (1u << 24)  /* bytes in one MOVEDATA */
 #define DM_NLINKS       64          /* slots in a link table */
 #define DM_QUEUE_MAX    128         /* messages queued at one process */
+#define DM_SENT_QUEUED_MAX 256      /* messages of one sender queued, not yet received, on its machine */
 #define DM_NO_LINK      (-1)        /* SEND/CALL: pass no link */
 #define DM_SELF         (-2)        /* MOVEDATA: my own memory instead of a link */
 #define DM_ANY_CHANNEL  0xffffffffu /* RECEIVE: any channel */
@@ -187,6 +190,7 @@ enum dm_klink_kind {
     KLINK_CONSOLE         = 2, /* the UART, held by the console server */
     KLINK_TIMER           = 3, /* the clock, held by the timer server */
     KLINK_DISK            = 4, /* a disk: code = KLINK_DISK | disk index << 8 */
+    KLINK_LIVE            = 5, /* the live trace channel to the host (a virtio console) */
 };
 #define KLINK_KIND(code)  ((code) & 0xff)
 #define KLINK_INDEX(code) (((code) >> 8) & 0xff)
@@ -228,11 +232,15 @@ enum dm_kop {
                         may not lead to the process itself or to a kernel).
                         Without one, the flags and options change. */
     KOP_METER_FLUSH, /* send every metered process's batch now; the answer comes
-                        when every batch has been taken (or thrown away) */
-    KOP_DEVICE,      /* arg[0] = disk index: the answer passes a device link to that
-                        disk of this kernel (E_NOTFOUND if there is none), so that
-                        the process manager can lend another machine's trace disk
-                        to a filter started there */
+                        when every batch has been taken (or thrown away), or with
+                        E_QFULL after arg[0] ms (0: 2,000) if a filter still has
+                        not taken everything */
+    KOP_DEVICE,      /* arg[0] = disk index, arg[1] = KLINK_DISK (or 0) or
+                        KLINK_LIVE: the answer passes a device link to that disk,
+                        or to the live trace channel, of this kernel (E_NOTFOUND
+                        if there is none), so that the process manager can lend
+                        another machine's trace disk and live channel to a filter
+                        started there */
     KOP_PROCESS_CONTROL_LAST = KOP_DEVICE,
     /* console */
     KOP_CONS_WRITE,  /* data: bytes to print. Reply when queued; value = count */
@@ -244,11 +252,16 @@ enum dm_kop {
     /* disk (blocks of DM_DISK_BLOCK bytes) */
     KOP_DISK_INFO,   /* reply value: the disk's size in blocks */
     KOP_DISK_ATTACH, /* the passed link's data area (read and write rights) is
-                        where blocks are read into and written from */
+                        where blocks are read into and written from; also to the
+                        live channel (read right): where KOP_LIVE_WRITE's bytes
+                        are taken from */
     KOP_DISK_READ,   /* arg[0] = block, arg[1] = offset in the attached area:
                         reply when the block is there */
     KOP_DISK_WRITE,  /* arg[0] = block, arg[1] = offset in the attached area:
                         reply when the block is on the disk */
+    /* live trace channel */
+    KOP_LIVE_WRITE,  /* arg[0] = offset in the attached area, arg[1] = bytes (1 to
+                        4096): reply when the device has taken them for the host */
 };
 #define DM_DISK_BLOCK 4096
 

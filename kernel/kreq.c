@@ -137,9 +137,7 @@ static int64_t kop_ps(int64_t first, uint8_t *out, uint32_t *out_len, uint64_t *
         strlcpy_k(e[n].name, p->name, sizeof e[n].name);
         e[n].state = (p->held & HELD_STOPPED) ? PS_STOPPED : p->state;
         e[n].links = link_count(p);
-        e[n].proctime = p->proctime;
-        if (p == current)
-            e[n].proctime += read_instret() - p->info->instret_at_switch;
+        e[n].proctime = proctime_now(p);
         e[n].memory = p->pages * PAGE_SIZE;
         n++;
     }
@@ -183,10 +181,14 @@ static int64_t process_control(struct dm_kreq *q, uint32_t len, struct link *pas
         return 0;
     }
     if (q->op == KOP_DEVICE) {
-        if (q->arg[0] < 0 || q->arg[0] >= disk_count())
+        uint64_t code;
+        if (q->arg[1] == KLINK_LIVE && live_present())
+            code = KLINK_LIVE;
+        else if ((q->arg[1] == 0 || q->arg[1] == KLINK_DISK) && q->arg[0] >= 0 && q->arg[0] < disk_count())
+            code = KLINK_DISK | (uint64_t)q->arg[0] << 8;
+        else
             return E_NOTFOUND;
-        answer_link = (struct link){ .state = LINK_LIVE, .dest = kernel_proc->pid,
-                                     .code = KLINK_DISK | (uint64_t)q->arg[0] << 8 };
+        answer_link = (struct link){ .state = LINK_LIVE, .dest = kernel_proc->pid, .code = code };
         return 0;
     }
     if (q->op == KOP_METER_FLUSH) {
@@ -195,7 +197,7 @@ static int64_t process_control(struct dm_kreq *q, uint32_t len, struct link *pas
         int slot = keep_reply(reply);
         if (slot < 0)
             return E_LINKFULL;
-        int64_t err = meter_flush_all(slot);
+        int64_t err = meter_flush_all(slot, q->arg[0] > 0 ? (uint64_t)q->arg[0] * 1000000ull : 0);
         if (err < 0)
             link_drop(&kernel_proc->links[slot]);
         *later = err == 0;
@@ -443,6 +445,9 @@ int kreq_handle(struct outgoing *o)
         break;
     case KLINK_DISK:
         status = disk_request(KLINK_INDEX(o->via->code), q, o->pass, o->reply, &value, &later);
+        break;
+    case KLINK_LIVE:
+        status = live_request(q, o->pass, o->reply, &later);
         break;
     default:
         status = E_BADREQ;

@@ -36,6 +36,7 @@ void main(void)
     CSR_WRITE(sie, SIE_SEIE | SIE_STIE);
     cluster_announce();
     int disks = disk_init();
+    live_init();
     if (this_machine != 0) {
         /* One process manager for the system, on machine 0: this kernel
          * waits for its requests (it learns of this machine from the

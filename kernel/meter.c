@@ -31,7 +31,8 @@
  */
 #include "defs.h"
 
-#define NSEALED          256          /* batches in the meter outbox, all processes together */
+#define NSEALED          512          /* batches in the meter outbox, all processes together */
+#define FINAL_RESERVE    NPROC        /* of them, kept for streams' final batches: one per process */
 #define DEFAULT_AGE_NS   100000000ull /* 100 ms */
 #define RETRY_NS         2000000ull   /* a filter that was full is tried again after 2 ms */
 #define NO_TIME          UINT64_MAX
@@ -55,6 +56,7 @@ static struct sealed sealed_pool[NSEALED];
 static void *spare_pages[SPARE_PAGES];
 static int nspare;
 static struct sealed *free_sealed, *outbox_head, *outbox_tail;
+static uint32_t nfree_sealed;
 static uint64_t message_counter, retry_at = NO_TIME;
 static uint32_t metered_count;       /* processes with a batch page or a meter link */
 int meter_work, meter_waiting_room;
@@ -71,6 +73,7 @@ void meter_init(void)
     for (int i = NSEALED - 1; i >= 0; i--) {
         sealed_pool[i].next = free_sealed;
         free_sealed = &sealed_pool[i];
+        nfree_sealed++;
     }
 }
 
@@ -80,13 +83,6 @@ void meter_init(void)
 uint64_t meter_message_id(void)
 {
     return ((uint64_t)this_machine << 56) | ((uint64_t)(boot_epoch & 0xffffff) << 32) | ++message_counter;
-}
-
-static uint64_t proctime_of(struct proc *p)
-{
-    if (p == current)
-        return p->proctime + read_instret() - p->info->instret_at_switch;
-    return p->proctime;
 }
 
 /* ---- batches ---- */
@@ -125,7 +121,11 @@ static void release(struct proc *p)
 }
 
 /* Move p's batch to the outbox (`final`: its stream ends with it). A
- * batch with no records goes only to carry a count of lost ones. */
+ * batch with no records goes only to carry a count of lost ones. When the
+ * outbox is full the records are lost, and counted in the stream's next
+ * batch; a final batch always finds room (FINAL_RESERVE: each process has
+ * one), so that the count of every record its stream lost reaches the
+ * filter however full the outbox was. */
 static void seal(struct proc *p, int final)
 {
     struct meter_state *s = &p->meter;
@@ -133,7 +133,7 @@ static void seal(struct proc *p, int final)
         s->used = sizeof(struct meter_batch);
     if (!s->batch || (s->count == 0 && s->lost == 0))
         return;
-    if (!free_sealed) {               /* the outbox is full: the records are lost, and counted */
+    if (nfree_sealed <= (final ? 0 : FINAL_RESERVE)) {   /* the outbox is full: lost, and counted */
         counters.no_room += s->count;
         s->lost += s->count;
         s->count = 0;
@@ -142,6 +142,7 @@ static void seal(struct proc *p, int final)
     }
     struct sealed *e = free_sealed;
     free_sealed = e->next;
+    nfree_sealed--;
     counters.records += s->count;
     struct meter_batch *b = (struct meter_batch *)s->batch;
     b->magic = METER_BATCH_MAGIC;
@@ -187,7 +188,7 @@ static void *record_begin(struct proc *p, uint32_t type, uint32_t body_size, uin
     h->machine = this_machine;
     h->traceType = type;
     h->time = time;
-    h->procTime = proctime_of(p);
+    h->procTime = proctime_now(p);
     h->pc = pc;
     h->load = runnable_count();
     h->length = size;
@@ -417,9 +418,10 @@ int64_t meter_install(struct proc *p, uint64_t flags, uint64_t options, dm_pid p
 
 /* KOP_METER_FLUSH: seal every batch now; the answer goes over the
  * kernel's link in `reply_slot` once the outbox is empty, or after
- * FLUSH_WAIT_NS with E_QFULL if a filter still has not taken everything
- * (the process manager flushes before halting, which must not hang on a
- * filter that is stuck). */
+ * wait_ns (0: FLUSH_WAIT_NS) with E_QFULL if a filter still has not taken
+ * everything (the process manager flushes before halting, which must not
+ * hang on a filter that is stuck, and before a filter stops, which must
+ * first have every record on its way to it). */
 #define FLUSH_WAIT_NS 2000000000ull
 static int flush_reply_slot = -1;
 static uint64_t flush_deadline = NO_TIME;
@@ -432,7 +434,7 @@ static void flush_answer(int64_t status)
     kernel_reply_slot(slot, status, 0, 0, 0);
 }
 
-int64_t meter_flush_all(int reply_slot)
+int64_t meter_flush_all(int reply_slot, uint64_t wait_ns)
 {
     if (flush_reply_slot >= 0)
         return E_STATE;
@@ -440,7 +442,7 @@ int64_t meter_flush_all(int reply_slot)
         if (procs[i].state != PS_FREE && procs[i].meter.count)
             seal(&procs[i], 0);
     flush_reply_slot = reply_slot;
-    flush_deadline = machine_clock_ns() + FLUSH_WAIT_NS;
+    flush_deadline = machine_clock_ns() + (wait_ns ? wait_ns : FLUSH_WAIT_NS);
     meter_work = 1;
     return 0;
 }
@@ -457,6 +459,7 @@ static void finish(struct sealed *e)
         batch_page_done(e->page);
     e->next = free_sealed;
     free_sealed = e;
+    nfree_sealed++;
 }
 
 static void unlink_sealed(struct sealed *e, struct sealed *prev)

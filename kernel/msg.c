@@ -27,8 +27,20 @@ uint64_t new_reply_id(void)
     return ++reply_counter;
 }
 
+/* The local process that sent m, whose sent_queued counts it; 0 for a
+ * kernel's message or one from another machine. */
+static struct proc *counted_sender(dm_pid sender)
+{
+    if (PID_MACHINE(sender) != this_machine || PID_SLOT(sender) == 0)
+        return 0;
+    return proc_lookup(sender);
+}
+
 static void msg_free(struct msg *m)
 {
+    struct proc *sender = counted_sender(m->sender);
+    if (sender && sender->sent_queued)
+        sender->sent_queued--;
     if (m->data != m->inline_data)
         page_free(m->data);
     m->next = msg_free_list;
@@ -126,6 +138,9 @@ static int enqueue(struct proc *r, struct delivery *d)
 {
     if (r->queue_len >= DM_QUEUE_MAX)
         return E_QFULL;
+    struct proc *sender = counted_sender(d->sender);
+    if (sender && sender->sent_queued >= DM_SENT_QUEUED_MAX)
+        return E_NOMEM;
     struct msg *m = msg_free_list;
     if (!m)
         return E_NOMEM;
@@ -147,6 +162,8 @@ static int enqueue(struct proc *r, struct delivery *d)
     }
     msg_free_list = m->next;
     m->next = 0;
+    if (sender)
+        sender->sent_queued++;
     m->sender = d->sender;
     m->code = d->code;
     m->channel = d->channel;
@@ -200,7 +217,12 @@ static inline __attribute__((always_inline)) int send_message(struct outgoing *o
 {
     if (PID_MACHINE(o->via->dest) != this_machine) {
         o->msgid = msgid;
-        return remote_send(o);
+        if (o->sender != current)
+            return remote_send(o);   /* the kernel's own message (a meter batch) */
+        kernel_work_begin();         /* the transport's work is the kernel's (proc.c) */
+        int result = remote_send(o);
+        kernel_work_end();
+        return result;
     }
     struct proc *r = proc_lookup(o->via->dest);
     if (!r)

@@ -309,6 +309,44 @@ static void charge_current(void)
     last_switch_instret = now;
 }
 
+/* The kernel's own work while a process is current: from kernel_work_begin
+ * to kernel_work_end instructions are charged to the kernel (slot 0), not
+ * to the process. That is an interrupt taken while a process ran (a disk
+ * or the network finishing, the clock, the transport's resends: trap_user),
+ * and the transport's work for a process's SEND, CALL or MOVEDATA to
+ * another machine (msg.c, syscall.c): a process's CPU time is then the same
+ * wherever its partners are placed, and what a message to another machine
+ * costs is in its delivery time (DPM's model, thesis §5.2.3). Meanwhile
+ * the process's PROCTIME stands still (proctime_now): a record written for
+ * it meanwhile (a message queued for it) has the time at which the work
+ * began. Not nested: each caller's span lies outside the others'. */
+static int in_kernel_work;
+
+void kernel_work_begin(void)
+{
+    charge_current();
+    in_kernel_work = 1;
+}
+
+void kernel_work_end(void)
+{
+    uint64_t now = read_instret();
+    kernel_proc->proctime += now - last_switch_instret;
+    last_switch_instret = now;
+    in_kernel_work = 0;
+    if (current) {
+        current->info->proctime_base = current->proctime;
+        current->info->instret_at_switch = now;
+    }
+}
+
+uint64_t proctime_now(struct proc *p)
+{
+    if (p == current && !in_kernel_work)
+        return p->proctime + read_instret() - last_switch_instret;
+    return p->proctime;
+}
+
 /* Leave the kernel into process p. */
 static void __attribute__((noreturn)) run(struct proc *p)
 {

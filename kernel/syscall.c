@@ -201,8 +201,12 @@ static int64_t sys_movedata(struct proc *p, struct trapframe *tf)
         return err;
     if (METERED(p, MT_MOVEDATA))
         meter_movedata(p, &m, dst_slot, src_slot);
-    if (!dst || !src)
-        return remote_movedata(p, &m);
+    if (!dst || !src) {
+        kernel_work_begin();         /* the transport's work is the kernel's (proc.c) */
+        int64_t result = remote_movedata(p, &m);
+        kernel_work_end();
+        return result;
+    }
     err = copy_user_to_user(dst, m.dst_address, src, m.src_address, len);
     return err ? err : (int64_t)len;
 }

@@ -90,6 +90,7 @@ static void external_interrupt(void)
         else if (irq >= 1 && irq <= 8) {   /* virtio-mmio transports */
             disk_interrupt(irq);
             net_interrupt(irq);
+            live_interrupt(irq);
         }
         plic_complete(irq);
     }
@@ -194,10 +195,12 @@ __attribute__((noreturn)) void trap_user(void)
         p->tf.sepc += 4;
         syscall_dispatch(p);
     } else if (cause & SCAUSE_INTERRUPT) {
+        kernel_work_begin();   /* its work is the kernel's, not p's */
         if ((cause & 0xff) == SCAUSE_S_TIMER)
             timer_interrupt();
         else if ((cause & 0xff) == SCAUSE_S_EXTERNAL)
             external_interrupt();
+        kernel_work_end();
     } else if (cause == SCAUSE_ILLEGAL_INSTR && (CSR_READ(sstatus) & SSTATUS_FS_MASK) == SSTATUS_FS_OFF) {
         fp_enable(p);
     } else {

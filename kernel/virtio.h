@@ -26,6 +26,7 @@ enum virtio_register {
 };
 #define VIRTIO_DEVICE_NET 1
 #define VIRTIO_DEVICE_BLK 2
+#define VIRTIO_DEVICE_CONSOLE 3
 
 #define VIRTQ_SIZE       16          /* descriptors per queue */
 #define VIRTQ_DESC_NEXT  1           /* the chain goes on at `next` */

@@ -265,7 +265,23 @@ void tracelog_lose(struct tracelog_writer *w, uint64_t n)
     w->lost += n;
 }
 
-int tracelog_append(struct tracelog_writer *w, const void *record, uint32_t fields)
+/* n words from `from` to `to`, both 8-byte aligned: four a turn, as a
+ * filter appends every record it keeps (tracelog_append's quick path). */
+static void copy_words(word *to, const word *from, uint32_t n)
+{
+    for (; n >= 4; n -= 4, to += 4, from += 4) {
+        word a = from[0], b = from[1], c = from[2], d = from[3];
+        to[0] = a;
+        to[1] = b;
+        to[2] = c;
+        to[3] = d;
+    }
+    while (n--)
+        *to++ = *from++;
+}
+
+/* tracelog_append for any record: some fields dropped, or the block full. */
+static int __attribute__((noinline)) append_fields(struct tracelog_writer *w, const void *record, uint32_t fields)
 {
     const struct meter_header *h = record;
     const struct meter_layout *body = meter_body_layout(h->traceType);
@@ -311,6 +327,35 @@ int tracelog_append(struct tracelog_writer *w, const void *record, uint32_t fiel
     b->records++;
     w->records++;
     return 0;
+}
+
+/* The quick path is the common case: a record kept whole (the layouts are
+ * packed, so the entry is its own bytes), word-aligned as batches and
+ * blocks of whole records are, and room for it in the block. Anything
+ * else takes append_fields. */
+int tracelog_append(struct tracelog_writer *w, const void *record, uint32_t fields)
+{
+    const struct meter_header *h = record;
+    uint32_t type = h->traceType;
+    struct tracelog_block *b = block_header(w);
+    if (type - 1u < METER_NTYPES - 1u && ((uintptr_t)record & 7) == 0 && (b->used & 7) == 0) {
+        const struct meter_layout *body = &body_layouts[type];
+        uint32_t n = (uint32_t)(sizeof header_fields / sizeof header_fields[0]) + body->nfields;
+        uint32_t all = n >= 32 ? 0xffffffffu : (1u << n) - 1;
+        uint32_t len = (uint32_t)sizeof(struct tracelog_entry) + h->length;
+        if ((fields & all) == all && h->length == sizeof *h + body->size &&
+            sizeof *b + b->used + len <= TRACELOG_BLOCK) {
+            word *out = (word *)(w->block + sizeof *b + b->used);
+            union { struct tracelog_entry e; word bits; } entry = { { (uint16_t)len, (uint16_t)type, all } };
+            out[0] = entry.bits;
+            copy_words(out + 1, record, h->length / 8);
+            b->used += len;
+            b->records++;
+            w->records++;
+            return 0;
+        }
+    }
+    return append_fields(w, record, fields);
 }
 
 /* A blank trace disk's block 0: the log header's magic and version, and
@@ -364,6 +409,14 @@ int tracelog_open(struct tracelog_reader *r, const uint8_t *log, uint64_t size)
     r->index = h->header_blocks;
     if (description_parse(&r->layouts, r->description, h->description_length, &r->description_error))
         return TRACELOG_E_DESCRIPTION;
+    const struct desc_layout *hl = description_layout(&r->layouts, 0);
+    for (uint32_t j = 0; j < r->layouts.nlayouts; j++) {
+        const struct desc_layout *l = &r->layouts.layouts[j];
+        uint32_t length = sizeof(struct tracelog_entry);
+        for (uint32_t i = 0; i < hl->nfields + l->nfields; i++)
+            length += i < hl->nfields ? hl->fields[i].length : l->fields[i - hl->nfields].length;
+        r->whole_length[j] = length;
+    }
     static char own[8 * TRACELOG_BLOCK];
     long n = meter_describe(own, sizeof own);
     r->compiled = n == (long)h->description_length;
@@ -372,15 +425,74 @@ int tracelog_open(struct tracelog_reader *r, const uint8_t *log, uint64_t size)
     return 0;
 }
 
+/* Whether block `b` begins a log: its magic, version and a header-block
+ * count that fits the description length it gives. */
+static int is_log_header(const uint8_t *b)
+{
+    const struct tracelog_header *h = (const struct tracelog_header *)b;
+    uint64_t total = sizeof *h + (uint64_t)h->description_length;
+    return has_magic(h) && h->version == TRACELOG_VERSION && h->block_size == TRACELOG_BLOCK &&
+           h->description_length > 0 && h->header_blocks == (total + TRACELOG_BLOCK - 1) / TRACELOG_BLOCK;
+}
+
+uint64_t tracelog_unstream(const uint8_t *stream, uint64_t size, uint8_t *out, uint64_t cap, uint32_t *logs)
+{
+    uint64_t blocks = size / TRACELOG_BLOCK, length = 0;   /* of the log being rebuilt, in blocks */
+    uint32_t log_id = 0, header_blocks = 0;
+    int ended = 0;   /* the log being rebuilt had a gap: the rest of its blocks are not taken */
+    *logs = 0;
+    for (uint64_t i = 0; i < blocks; i++) {
+        const uint8_t *b = stream + i * TRACELOG_BLOCK;
+        if (is_log_header(b)) {
+            const struct tracelog_header *h = (const struct tracelog_header *)b;
+            if (i + h->header_blocks > blocks || (uint64_t)h->header_blocks * TRACELOG_BLOCK > cap)
+                break;   /* a header cut short: the stream ends with it */
+            (*logs)++;
+            copy_bytes(out, b, (size_t)h->header_blocks * TRACELOG_BLOCK);
+            log_id = h->log_id;
+            header_blocks = h->header_blocks;
+            length = header_blocks;
+            ended = 0;
+            i += header_blocks - 1;
+            continue;
+        }
+        const struct tracelog_block *rb = (const struct tracelog_block *)b;
+        if (*logs == 0 || ended || rb->magic != TRACELOG_BLOCK_MAGIC || rb->log_id != log_id)
+            continue;
+        uint64_t index = header_blocks + (uint64_t)rb->sequence;
+        if (index > length || (index + 1) * TRACELOG_BLOCK > cap) {
+            ended = 1;   /* a gap in the numbering */
+            continue;
+        }
+        copy_bytes(out + index * TRACELOG_BLOCK, b, TRACELOG_BLOCK);
+        if (index == length)
+            length++;
+    }
+    return *logs ? length * TRACELOG_BLOCK : 0;
+}
+
+int tracelog_open_fetch(struct tracelog_reader *r, const uint8_t *header, uint64_t size, tracelog_fetch_fn fetch,
+                        void *context)
+{
+    int err = tracelog_open(r, header, size);
+    r->fetch = fetch;
+    r->fetch_context = context;
+    return err;
+}
+
 /* Record block `index` of the log, or 0 if the log has ended before it:
- * past the end of the bytes, or a block that is not the log's next one (a
+ * past the end of the bytes (or of what `fetch` can read), or a block that is not the log's next one (a
  * block of an older log on the same disk has another log_id). */
 static const struct tracelog_block *record_block(const struct tracelog_reader *r, uint64_t index)
 {
-    if ((index + 1) * TRACELOG_BLOCK > r->size)
-        return 0;
-    const struct tracelog_block *b = (const struct tracelog_block *)(r->log + index * TRACELOG_BLOCK);
-    if (b->magic != TRACELOG_BLOCK_MAGIC || b->log_id != r->header->log_id ||
+    const struct tracelog_block *b;
+    if (r->fetch)
+        b = (const struct tracelog_block *)r->fetch(r->fetch_context, index);
+    else if ((index + 1) * TRACELOG_BLOCK <= r->size)
+        b = (const struct tracelog_block *)(r->log + index * TRACELOG_BLOCK);
+    else
+        b = 0;
+    if (!b || b->magic != TRACELOG_BLOCK_MAGIC || b->log_id != r->header->log_id ||
         b->sequence != index - r->header->header_blocks || b->used > TRACELOG_BLOCK - sizeof *b)
         return 0;
     return b;
@@ -425,28 +537,42 @@ static const uint8_t *next_entry(struct tracelog_reader *r, struct tracelog_entr
     return p;
 }
 
+/* The next entry (next_entry) with its layout in the log's description
+ * (*body, 0 for an unknown type) and how many fields a record of it has,
+ * the header's included. */
+static const uint8_t *next_entry_of(struct tracelog_reader *r, struct tracelog_entry *e, const struct desc_layout **body,
+                                    uint32_t *nfields, int *status)
+{
+    const uint8_t *p = next_entry(r, e, status);
+    if (*status != 1)
+        return 0;
+    const struct desc_layout *h = description_layout(&r->layouts, 0);
+    *body = e->type ? description_layout(&r->layouts, e->type) : 0;
+    *nfields = h->nfields + (*body ? (*body)->nfields : 0);
+    return p;
+}
+
 int tracelog_next_values(struct tracelog_reader *r, struct trace_values *out)
 {
     struct tracelog_entry e;
+    const struct desc_layout *body;
+    uint32_t nfields;
     int status;
-    const uint8_t *p = next_entry(r, &e, &status);
-    if (status != 1)
+    const uint8_t *p = next_entry_of(r, &e, &body, &nfields, &status);
+    if (!p)
         return status;
     const struct desc_layout *h = description_layout(&r->layouts, 0);
-    const struct desc_layout *body = e.type ? description_layout(&r->layouts, e.type) : 0;
-    uint32_t nfields = h->nfields + (body ? body->nfields : 0);
     if (!body || nfields > METER_MAX_FIELDS || (nfields < 32 && (e.fields >> nfields)))
         return TRACELOG_E_ENTRY;
-    zero_bytes(out, sizeof *out);
     uint32_t len = sizeof e;
     for (uint32_t i = 0; i < nfields; i++) {
+        out->values[i] = 0;
         if (!(e.fields & (1u << i)))
             continue;
         const struct desc_field *f = i < h->nfields ? &h->fields[i] : &body->fields[i - h->nfields];
         if (len + f->length > e.length)
             return TRACELOG_E_ENTRY;
-        for (uint32_t k = f->length; k-- > 0;)
-            out->values[i] = out->values[i] << 8 | p[len + k];   /* little-endian */
+        out->values[i] = tracelog_little_endian(p + len, f->length);
         len += f->length;
     }
     if (len != e.length)
@@ -455,6 +581,25 @@ int tracelog_next_values(struct tracelog_reader *r, struct trace_values *out)
     out->fields = e.fields;
     out->nfields = nfields;
     out->body = body;
+    r->offset += e.length;
+    r->records++;
+    return 1;
+}
+
+int tracelog_next_whole(struct tracelog_reader *r, const struct desc_layout **body, const uint8_t **fields_at)
+{
+    struct tracelog_entry e;
+    const struct desc_layout *b;
+    uint32_t nfields;
+    int status;
+    const uint8_t *p = next_entry_of(r, &e, &b, &nfields, &status);
+    if (!p)
+        return status;
+    uint32_t all = nfields >= 32 ? 0xffffffffu : (1u << nfields) - 1;
+    if (!b || nfields > METER_MAX_FIELDS || e.fields != all || e.length != r->whole_length[b - r->layouts.layouts])
+        return 2;
+    *body = b;
+    *fields_at = p + sizeof e;
     r->offset += e.length;
     r->records++;
     return 1;
@@ -489,4 +634,40 @@ int tracelog_next(struct tracelog_reader *r, struct meter_record *out)
     r->offset += e.length;
     r->records++;
     return 1;
+}
+
+const struct desc_field *tracelog_field(const struct tracelog_reader *r, const struct trace_values *v, uint32_t i)
+{
+    const struct desc_layout *h = description_layout(&r->layouts, 0);
+    return i < h->nfields ? &h->fields[i] : &v->body->fields[i - h->nfields];
+}
+
+int tracelog_field_signed(const struct tracelog_reader *r, uint32_t type, uint32_t i)
+{
+    if (!r->compiled)
+        return 0;
+    if (i < meter_header_layout.nfields)
+        return meter_header_layout.fields[i].is_signed;
+    const struct meter_layout *body = meter_body_layout(type);
+    i -= meter_header_layout.nfields;
+    return body && i < body->nfields && body->fields[i].is_signed;
+}
+
+uint32_t tracelog_record_bytes(const struct tracelog_reader *r, const struct trace_values *v, uint8_t *out,
+                               uint32_t cap)
+{
+    const struct desc_layout *h = description_layout(&r->layouts, 0);
+    uint32_t body_at = description_header_size(h), len = 0;
+    zero_bytes(out, cap);
+    for (uint32_t i = 0; i < v->nfields; i++) {
+        const struct desc_field *f = tracelog_field(r, v, i);
+        uint32_t at = f->offset + (i < h->nfields ? 0 : body_at);
+        if (at + f->length > cap)
+            continue;   /* cannot be with cap > 2 * 65536: offsets are below 65536 */
+        for (uint32_t k = 0; k < f->length; k++)
+            out[at + k] = (uint8_t)(v->values[i] >> (8 * k));   /* little-endian */
+        if (at + f->length > len)
+            len = at + f->length;
+    }
+    return len;
 }

@@ -161,16 +161,43 @@ void tracelog_lose(struct tracelog_writer *w, uint64_t n);
 /* Write the block being filled as it is now (it is written again as it fills). */
 int tracelog_flush(struct tracelog_writer *w);
 
+/* ---- the live stream ----
+ *
+ * A filter started with -l streams its log to the host as it writes it
+ * (DESIGN.md, "Where the log goes"): the stream is the log's blocks, each
+ * TRACELOG_BLOCK bytes, in the order the filter writes them: its header
+ * blocks, then record blocks. The record block being filled is written
+ * again each time it is rewritten (within a second of a new record, and at
+ * a flush), so a record block may come several times, each time with more
+ * entries; the last one counts. A stream holds one log after another when
+ * several filters used the channel in turn: each begins with its header.
+ * Nothing else is in it: a reader needs no framing beyond the blocks'.
+ *
+ * tracelog_unstream rebuilds the last log of a stream as a trace disk
+ * would hold it (record block i at index header_blocks + i): into
+ * out[0..cap), cap >= size being always enough. Returns the log's length
+ * in bytes (0 if the stream holds no log), *logs the number of logs the
+ * stream began. A record block of another log, or a record block whose
+ * number leaves a gap, ends the log there (nothing after it is taken). */
+uint64_t tracelog_unstream(const uint8_t *stream, uint64_t size, uint8_t *out, uint64_t cap, uint32_t *logs);
+
 /* A blank trace disk's block 0 (a trace disk with no log yet), into block. */
 void tracelog_blank(uint8_t block[TRACELOG_BLOCK]);
 /* Whether the `size` bytes at block0 are a blank trace disk's block 0. */
 int tracelog_is_blank(const uint8_t *block0, uint64_t size);
 
-/* Reading a log that is all in memory. A log describes itself: the
- * reader parses the description it carries, and reads entries by it
- * (tracelog_next_values), whatever layouts the writer had; when that
- * description is this build's own (`compiled`), entries can also be read
- * into struct meter_record (tracelog_next). */
+/* Where a streaming reader gets record block `index` (0-based in the
+ * log): its TRACELOG_BLOCK bytes, valid until the next call, or 0 if the
+ * log has no such block (past the end of what can be read). */
+typedef const uint8_t *(*tracelog_fetch_fn)(void *context, uint64_t index);
+
+/* Reading a log. A log describes itself: the reader parses the
+ * description it carries, and reads entries by it (tracelog_next_values),
+ * whatever layouts the writer had; when that description is this build's
+ * own (`compiled`), entries can also be read into struct meter_record
+ * (tracelog_next). The log is either all in memory (tracelog_open) or
+ * fetched block by block (tracelog_open_fetch), so that a host tool can
+ * read a log far larger than its memory. */
 struct tracelog_reader {
     const uint8_t *log;
     uint64_t size;
@@ -179,10 +206,14 @@ struct tracelog_reader {
     struct description layouts;      /* parsed from it */
     struct parse_error description_error;   /* why it did not parse (TRACELOG_E_DESCRIPTION) */
     int compiled;                    /* it is meter_describe()'s */
+    uint32_t whole_length[DESC_MAX_LAYOUTS];   /* an entry of layout j (its index in `layouts`)
+                                                  keeping every field: its length */
     uint64_t index;                  /* the block being read */
     uint32_t offset;                 /* in it, after its header */
     uint64_t lost;                   /* as the last block read says */
     uint64_t records;
+    tracelog_fetch_fn fetch;         /* 0: the whole log is at `log` */
+    void *fetch_context;
 };
 
 /* A record read by the log's own description: the value of each field of
@@ -209,12 +240,57 @@ enum tracelog_error {
 
 /* Check the header; 0 or an enum tracelog_error. */
 int tracelog_open(struct tracelog_reader *r, const uint8_t *log, uint64_t size);
+/* The same for a log read block by block: `header` holds its first
+ * `size` bytes, at least its header blocks (the first block's
+ * header_blocks says how many), and stays valid while the log is read;
+ * record blocks come from `fetch`. */
+int tracelog_open_fetch(struct tracelog_reader *r, const uint8_t *header, uint64_t size, tracelog_fetch_fn fetch,
+                        void *context);
 /* The log's length in blocks: its header blocks and its record blocks up
  * to its end (what is left of older logs after it is not counted). */
 uint64_t tracelog_blocks(const struct tracelog_reader *r);
 /* The next record: 1, 0 at the end of the log, or an enum tracelog_error. */
 int tracelog_next_values(struct tracelog_reader *r, struct trace_values *out);
+/* The next record when its entry keeps every field of its layout (a
+ * filter keeps records whole unless a rule drops fields): 1 with *body its
+ * layout in r->layouts and *fields_at its fields' bytes, each as long as
+ * the description says, packed in layout order, the header's first; and
+ * the reader past it. 2 when the entry keeps fewer fields: nothing is
+ * read, and tracelog_next_values reads it. 0 at the end, or an enum
+ * tracelog_error. For readers that decode whole records by a plan of
+ * their own (the analyzer's: fields.c), without a value array per record. */
+int tracelog_next_whole(struct tracelog_reader *r, const struct desc_layout **body, const uint8_t **fields_at);
+
+/* The little-endian number of `length` bytes (1, 2, 4 or 8) at p: how a
+ * log's fields are read. Spelt out byte by byte so that the compiler can
+ * make each one a single load. */
+static inline uint64_t tracelog_little_endian(const uint8_t *p, uint32_t length)
+{
+    switch (length) {
+    case 8:
+        return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
+               (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
+    case 4:
+        return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24;
+    case 2:
+        return (uint64_t)p[0] | (uint64_t)p[1] << 8;
+    default:
+        return p[0];
+    }
+}
 /* The same into this build's struct (TRACELOG_E_LAYOUT unless `compiled`). */
 int tracelog_next(struct tracelog_reader *r, struct meter_record *out);
+/* A record read by tracelog_next_values laid out again as its description
+ * places its fields (the header, then the body after the header's end),
+ * with the fields the log did not keep as 0: what the rule engine
+ * (rules_select) reads. Into out[0..cap); returns the record's length. */
+/* Field i of a record read by tracelog_next_values (the header's fields
+ * first, then its body's), as the log's description gives it. */
+const struct desc_field *tracelog_field(const struct tracelog_reader *r, const struct trace_values *v, uint32_t i);
+/* Whether field i of a record of `type` is signed: known only when the
+ * log's description is this build's own, whose field tables say so. */
+int tracelog_field_signed(const struct tracelog_reader *r, uint32_t type, uint32_t i);
+uint32_t tracelog_record_bytes(const struct tracelog_reader *r, const struct trace_values *v, uint8_t *out,
+                               uint32_t cap);
 
 #endif

@@ -12,7 +12,8 @@ times each of its runs by the lines `netbench: begin WHERE SIZE MESSAGES` and
 `BENCH deliver_WHERE_SIZE_wall_us`: host microseconds per message.
 
     python3 scripts/bench.py [NAME...]   every benchmark, or those whose
-                                         program is named (callbench, fsbench, netbench, meterbench)
+                                         program is named (callbench, fsbench, netbench, meterbench,
+                                         dpmstats: the host analyzer, scripts/dpmbench.py)
 """
 import re
 import shutil
@@ -24,6 +25,7 @@ import os
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import Node, disk_args, make_image
 from cluster import Cluster
+import dpmbench
 
 
 # (title, shell command, size in MiB of a fresh file-system image, or None)
@@ -37,6 +39,8 @@ BENCHMARKS = [
     ("metering a message loop: records, their cost, the slowdown and its model", "run meterbench 20000", None),
     ("the file-system workload fully metered from boot, filter on the same and on another machine",
      "run fsbench 4096", "fsmeter"),
+    ("the host analyzer: dpm stats, parallelism and critpath of a million records (scripts/dpmbench.py)",
+     "host dpmstats", "host"),
 ]
 
 NOMETER_KERNEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "kernel-nometer.elf")
@@ -121,6 +125,8 @@ def run_fs_metered(command, workdir):
 
 
 def run(command, image_mib, workdir):
+    if image_mib == "host":
+        return dpmbench.run()
     if image_mib == "cluster":
         return run_cluster(command)
     if image_mib == "probes":

@@ -28,7 +28,10 @@ for the DPM filter started on it: made blank (build/tools/dmtrace blank,
 64 MiB) when it is missing and kept when it is there, so that the host reads
 the logs on them after the cluster has ended (dmtrace extract). It is each
 node's last disk, disk 1: disk 0 is the system disk on every node (node 0's
-own, the others' in snapshot mode).
+own, the others' in snapshot mode). Each node K also gets a live trace
+channel, a virtio console whose bytes go to the file DIR/liveK.bin (emptied
+when the cluster starts): a filter started with `filter start -l` streams its
+log there as it writes it, for `dpm live` to follow.
 
 With --faults SPEC (e.g. "loss=10 dup=5 delay=2"; see parse_faults) every node
 gets a switch of its own, joined to the central switch by a VDE wirefilter
@@ -367,6 +370,17 @@ class Cluster:
                 raise ClusterError(made.stderr.strip())
         return path
 
+    def live_channel(self, k, again=False):
+        """Node k's live trace channel file (with trace_disks), DIR/livek.bin:
+        emptied at the cluster's start, appended to by a restarted node; None
+        without trace disks."""
+        if self.trace_disks is None:
+            return None
+        path = os.path.join(self.trace_disks, "live%d.bin" % k)
+        if not again:
+            open(path, "wb").close()
+        return path
+
     def _start_node(self, k, again=False):
         """Start node k's QEMU with a fresh boot epoch (qemu_command makes one).
         again: a restart, whose console log is appended to the first boot's."""
@@ -374,7 +388,7 @@ class Cluster:
         if self.meter_fs is not None:
             bootargs.append("meter.fs=%d" % self.meter_fs)
         command = qemu_command(self.kernel, extra=self.qemu_extra[k], bootargs=" ".join(bootargs) if k == 0 else "",
-                               trace_disk=self.trace_disk(k))
+                               trace_disk=self.trace_disk(k), live=self.live_channel(k, again))
         if not self.console:
             node = Node(command=command, wait_prompt=False, preexec_fn=detach_and_end_with_parent)
             self.nodes[k] = node

@@ -13,9 +13,15 @@ then `meter ... run ...` -- and print what the shell answers. Then they type
 last batches and every filter it started write out its log before the
 power goes (servers/pm.c, flush_metering). Last, for each trace disk with a
 log: `dmtrace extract` copies the log to DIR/traceK.log, `dmtrace dump`
-prints it into DIR/traceK.txt, and a summary follows: for each metered
-process, its name, machine and records of each type, and what the log says
-was lost. (The analyzer, `dpm`, reads the .log files: issue 6.)
+prints it into DIR/traceK.txt, and the analyzer's statistics (`dpm stats`:
+records and losses, each process's messages, bytes and rates, who talks to
+whom, sizes, queues, waiting and blocking times, CPU shares) go into
+DIR/traceK.stats and are printed. `dpm` reads the .log files for the other
+analyses (causality, parallelism, critpath, report: README, "The
+analyzer"). Node 0 runs on a copy of the system disk, DIR/disk.img: a log
+a filter wrote into the file system (`filter start NAME DESC RULES LOG`) is
+taken out of it (`dmfs get`) into DIR/file-NAME.log and analyzed the same
+way.
 
 --collect does only the last part, for trace disks a cluster has left, e.g.
 after `make run TRACE=DIR` and `halt` typed in its shell.
@@ -26,64 +32,144 @@ directory under /tmp; it is kept and named at the end. Exit status: 0, 1 if
 a step failed (its error is printed), 2 for a usage error.
 """
 import argparse
-import collections
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cluster import Cluster, ClusterError
-from harness import ROOT, NodeError
+from harness import ROOT, SYSTEM_DISK, NodeError
 
 DMTRACE = os.path.join(ROOT, "build", "tools", "dmtrace")
+DPM = os.path.join(ROOT, "build", "tools", "dpm")
+DMFS = os.path.join(ROOT, "build", "tools", "dmfs")
 
 
-def session(nodes, meter_fs, traces, commands):
-    """Boot, type the commands, halt cleanly. Returns the shell's transcript."""
-    with Cluster(nodes, trace_disks=traces, meter_fs=meter_fs) as cluster:
+class DpmrunError(Exception):
+    pass
+
+
+def metered_cluster(nodes, traces, meter_fs=None, place=None):
+    """A booted cluster whose every node K has the trace disk TRACES/traceK.img,
+    node 0 running on a copy of the system disk, TRACES/disk.img (kept, so that
+    logs filters wrote into the file system can be taken out of it afterwards:
+    file_logs), every machine joined. meter_fs and place as for Cluster. Use it
+    in a `with` statement."""
+    disk = os.path.join(traces, "disk.img")
+    shutil.copyfile(SYSTEM_DISK, disk)
+    cluster = Cluster(nodes, disk=disk, trace_disks=traces, meter_fs=meter_fs, place=place)
+    try:
         cluster.wait_joined()
-        node = cluster.node(0)
-        for command in commands:
+    except BaseException:
+        cluster.close()
+        raise
+    return cluster
+
+
+def type_commands(node, commands, echo=True, timeout=3600):
+    """Type each command into `node`'s shell; return what each printed, in a
+    list. With echo, print each command and its answer as they come."""
+    outputs = []
+    for command in commands:
+        if echo:
             print("$ " + command, flush=True)
-            out = node.command(command, timeout=3600)
+        out = node.command(command, timeout=timeout)
+        if echo:
             sys.stdout.write(out)
             sys.stdout.flush()
+        outputs.append(out)
+    return outputs
+
+
+def halt(node, echo=True):
+    """Type `halt` and wait until machine 0 has halted: every kernel's last
+    meter batches and every filter's log are written out by then (servers/pm.c,
+    flush_metering)."""
+    if echo:
         print("$ halt", flush=True)
-        node.type("halt\n")
-        node.expect(r"machine 0: halted\n", timeout=120)
+    node.type("halt\n")
+    node.expect(r"machine 0: halted\n", timeout=120)
 
 
-def summarize(dump):
-    """The per-process summary of a `dmtrace dump` listing."""
-    counts = collections.defaultdict(collections.Counter)
-    names, machines = {}, {}
-    tail = ""
-    for line in dump.splitlines():
-        words = line.split()
-        fields = dict(w.split("=", 1) for w in words[1:] if "=" in w)
-        if "pid" not in fields:
-            tail = line if re.match(r"\d+ records, \d+ lost", line) else tail
+def session(nodes, meter_fs, traces, commands, place=None, echo=True):
+    """Boot, type the commands, halt cleanly; return what each command printed."""
+    with metered_cluster(nodes, traces, meter_fs, place) as cluster:
+        outputs = type_commands(cluster.node(0), commands, echo)
+        halt(cluster.node(0), echo)
+    return outputs
+
+
+def file_logs(commands):
+    """The logs the session's filters wrote into the file system: (filter name,
+    path) for each `filter start [-l] [@K] NAME DESCRIPTION RULES LOG`."""
+    logs = []
+    for command in commands:
+        words = command.split()
+        if words[:2] != ["filter", "start"]:
             continue
-        pid = fields["pid"]
-        counts[pid][words[0]] += 1
-        machines[pid] = fields.get("machine", "?")
-        if words[0] == "CREATEPROCESS" and "nameLow" in fields:
-            raw = int(fields["nameLow"], 0).to_bytes(8, "little") + int(fields.get("nameHigh", "0"), 0).to_bytes(8, "little")
-            names[pid] = raw.rstrip(b"\0").decode(errors="replace")
-    lines = []
-    for pid in sorted(counts, key=lambda p: int(p, 0)):
-        c = counts[pid]
-        detail = ", ".join("%s %d" % (kind, n) for kind, n in sorted(c.items()))
-        lines.append("  %-12s machine %-3s pid %s: %d records (%s)" % (names.get(pid, "?"), machines[pid], pid,
-                                                                       sum(c.values()), detail))
-    lines.append("  " + (tail or "no summary line"))
-    return "\n".join(lines)
+        words = [w for w in words[2:] if w != "-l" and not w.startswith("@")]
+        if len(words) == 4:
+            logs.append((words[0], words[3] if words[3].startswith("/") else "/" + words[3]))
+    return logs
 
 
-def collect(traces, out):
-    """Extract, dump and summarize every trace disk in `traces`; returns 0 or 1."""
+def analyze(log, base, echo=True):
+    """Dump `log` into BASE.txt and run `dpm stats` on it into BASE.stats, and
+    (with echo) print the statistics; returns 0 or 1."""
+    dump = subprocess.run([DMTRACE, "dump", log], capture_output=True, text=True)
+    if dump.returncode != 0:
+        print("dpmrun: dmtrace dump %s: %s" % (log, dump.stderr.strip()), file=sys.stderr)
+        return 1
+    with open(base + ".txt", "w") as f:
+        f.write(dump.stdout)
+    stats = subprocess.run([DPM, "stats", log], capture_output=True, text=True)
+    if stats.returncode != 0:
+        print("dpmrun: dpm stats %s: %s" % (log, stats.stderr.strip()), file=sys.stderr)
+        return 1
+    with open(base + ".stats", "w") as f:
+        f.write(stats.stdout)
+    if echo:
+        print("%s (every record: %s.txt; its statistics: %s.stats)" % (log, base, base))
+        print(stats.stdout.rstrip())
+    return 0
+
+
+def collect_file_logs(disk, logs, out):
+    """Take each filter's log out of the file system on `disk` (dmfs get) into
+    DIR/file-NAME.log and analyze it; returns 0 or 1."""
+    failed = 0
+    for name, path in logs:
+        base = os.path.join(out, "file-" + name)
+        get = subprocess.run([DMFS, "get", disk, path, base + ".log"], capture_output=True, text=True)
+        if get.returncode != 0:
+            print("dpmrun: filter %s's log %s: %s" % (name, path, (get.stderr or get.stdout).strip()),
+                  file=sys.stderr)
+            failed = 1
+            continue
+        print("%s:%s -> %s.log" % (disk, path, base))
+        failed |= analyze(base + ".log", base)
+    return failed
+
+
+def extract(image, log):
+    """`dmtrace extract` the log on trace disk `image` into `log`: dmtrace's
+    line when done (`IMAGE: N blocks, N records, N lost -> LOG`), None when
+    the disk holds no log (no filter ran there); DpmrunError with dmtrace's
+    message otherwise."""
+    done = subprocess.run([DMTRACE, "extract", image, log], capture_output=True, text=True)
+    if done.returncode != 0:
+        message = (done.stderr or done.stdout).strip()
+        if "no log yet" in message:
+            return None
+        raise DpmrunError(message)
+    return done.stdout.strip()
+
+
+def collect(traces, out, echo=True):
+    """Extract, dump and analyze (dpm stats) every trace disk in `traces`; returns 0 or 1."""
     images = sorted(f for f in os.listdir(traces) if re.fullmatch(r"trace\d+\.img", f))
     if not images:
         print("dpmrun: %s: no trace disk images (traceK.img)" % traces, file=sys.stderr)
@@ -91,26 +177,19 @@ def collect(traces, out):
     failed = 0
     for image in images:
         base = image[:-4]
-        log, text = os.path.join(out, base + ".log"), os.path.join(out, base + ".txt")
-        extract = subprocess.run([DMTRACE, "extract", os.path.join(traces, image), log], capture_output=True, text=True)
-        if extract.returncode != 0:
-            message = (extract.stderr or extract.stdout).strip()
-            if "no log yet" in message:
-                print("%s: no log (no filter ran there)" % image)
-                continue
-            print("dpmrun: %s" % message, file=sys.stderr)
+        log = os.path.join(out, base + ".log")
+        try:
+            line = extract(os.path.join(traces, image), log)
+        except DpmrunError as e:
+            print("dpmrun: %s" % e, file=sys.stderr)
             failed = 1
             continue
-        print(extract.stdout.strip())
-        dump = subprocess.run([DMTRACE, "dump", log], capture_output=True, text=True)
-        if dump.returncode != 0:
-            print("dpmrun: dmtrace dump %s: %s" % (log, dump.stderr.strip()), file=sys.stderr)
-            failed = 1
+        if line is None:
+            print("%s: no log (no filter ran there)" % image)
             continue
-        with open(text, "w") as f:
-            f.write(dump.stdout)
-        print("%s (every record: %s)" % (log, text))
-        print(summarize(dump.stdout))
+        if echo:
+            print(line)
+        failed |= analyze(log, os.path.join(out, base), echo)
     return failed
 
 
@@ -122,7 +201,7 @@ def main(argv=None):
     parser.add_argument("--meter-fs", type=int, metavar="K")
     parser.add_argument("--out", metavar="DIR", help="where the trace disks, logs and dumps go")
     parser.add_argument("--script", metavar="FILE", help="the commands, one a line (- for standard input)")
-    parser.add_argument("--collect", metavar="TRACEDIR", help="only extract and summarize these trace disks")
+    parser.add_argument("--collect", metavar="TRACEDIR", help="only extract and analyze these trace disks")
     parser.add_argument("commands", nargs="*", metavar="COMMAND")
     args = parser.parse_args(argv)
     if args.collect:
@@ -146,7 +225,7 @@ def main(argv=None):
     except (ClusterError, NodeError) as e:
         print("dpmrun: the session failed: %s" % e, file=sys.stderr)
         return 1
-    status = collect(out, out)
+    status = collect(out, out) | collect_file_logs(os.path.join(out, "disk.img"), file_logs(commands), out)
     print("dpmrun: trace disks, logs and dumps are in %s" % out)
     return status
 

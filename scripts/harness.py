@@ -39,6 +39,14 @@ def trace_disk_args(path):
     return ["-drive", "file=%s,if=none,format=raw,id=trace" % path, "-device", "virtio-blk-device,drive=trace"]
 
 
+def live_channel_args(path):
+    """QEMU arguments that give a node its live trace channel: a virtio console
+    whose bytes are appended to the host file `path` (kernel/virtio_console.c;
+    a filter started with -l streams its log through it)."""
+    return ["-chardev", "file,id=live,path=%s,append=on" % path, "-device", "virtio-serial-device",
+            "-device", "virtconsole,chardev=live"]
+
+
 def run_make(*targets, input=b"", timeout=60):
     """Runs `make -s TARGETS...` with `input` piped in, in a process group of
     its own, so that on a timeout everything it started (the launcher, QEMU,
@@ -111,17 +119,24 @@ def fresh_epoch():
     return epoch
 
 
-def qemu_command(kernel=KERNEL, memory="256M", extra=(), bootargs="", trace_disk=None):
+def qemu_command(kernel=KERNEL, memory="256M", extra=(), bootargs="", trace_disk=None, live=None):
     """The QEMU command line of one node, console on stdin/stdout, plus `extra`;
     `bootargs` are more boot arguments after the epoch (e.g. "place.bm=1");
-    `trace_disk`, an image attached after every disk in `extra` (trace_disk_args).
+    `trace_disk`, an image attached after every disk in `extra` (trace_disk_args);
+    `live`, the host file its live trace channel appends to (live_channel_args).
     The one definition: the tests, the benchmarks and the cluster launcher
     (scripts/cluster.py, so `make run` and `make gdb` too) all start nodes with it."""
     return ["qemu-system-riscv64", "-M", "virt", "-bios", "none", "-m", memory, "-smp", "1",
             "-kernel", kernel, "-display", "none", "-monitor", "none", "-serial", "stdio",
             "-no-reboot", "-global", "virtio-mmio.force-legacy=false",
             "-icount", "shift=0,sleep=on", "-append", ("epoch=%d %s" % (fresh_epoch(), bootargs)).strip(),
-            *extra, *(trace_disk_args(trace_disk) if trace_disk else [])]
+            *extra, *(trace_disk_args(trace_disk) if trace_disk else []),
+            *(live_channel_args(live) if live else [])]
+
+
+# Lines printed at any moment, not by the command being run: the kernel's
+# notes of other machines and the process manager's complaints.
+ASYNC_LINES = r"(?:(?:machine \d+|pm): [^\n]*\n)*"
 
 
 class Node:
@@ -178,9 +193,12 @@ class Node:
         self.proc.stdin.flush()
 
     def command(self, line, timeout=60):
-        """Type a command at the prompt; return what it printed before the next prompt."""
+        """Type a command at the prompt; return what it printed before the next prompt.
+        The echo may be broken by a line the kernel or the process manager prints
+        meanwhile ("machine 0: machine 1 is up ..."): such lines may stand between
+        the echo's characters."""
         self.type(line + "\n")
-        self.expect(re.escape(line) + "\n", timeout)
+        self.expect("".join(re.escape(c) + ASYNC_LINES for c in line) + "\n", timeout)
         start = self.seen
         self.seen -= 1          # the echo's newline may be the prompt's too
         m = self.expect(re.escape(PROMPT), timeout)

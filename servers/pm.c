@@ -397,6 +397,17 @@ static long change_metering(dm_pid caller, struct record *r, const struct pm_met
     return 0;
 }
 
+/* Every kernel sends its metered processes' batches; returns when they
+ * have been taken (each kernel answers then, or after wait_ms). */
+#define FLUSH_AT_HALT_MS 10000       /* a stuck filter must not stop a halt for long */
+#define FLUSH_AT_STOP_MS 60000       /* a lossy stream's whole outbox may be on its way over a bad wire */
+static void flush_kernels_metering(int64_t wait_ms)
+{
+    for (uint32_t m = 0; m < PM_MAX_MACHINES; m++)
+        if (control[m] >= 0)
+            kernel_request_on(m, KOP_METER_FLUSH, 0, wait_ms, 0, 0, 0, DM_NO_LINK, 0, 0, 0);
+}
+
 /* At halt: every kernel sends its metered processes' batches, then every
  * filter writes out what it has, before the power goes. */
 static void flush_metering(void)
@@ -406,9 +417,7 @@ static void flush_metering(void)
         any |= records[i].pid && !records[i].ended && records[i].serves_filter[0];
     if (!any)
         return;
-    for (uint32_t m = 0; m < PM_MAX_MACHINES; m++)
-        if (control[m] >= 0)
-            kernel_request_on(m, KOP_METER_FLUSH, 0, 0, 0, 0, 0, DM_NO_LINK, 0, 0, 0);
+    flush_kernels_metering(FLUSH_AT_HALT_MS);
     for (int i = 0; i < NRECORDS; i++) {       /* only the filter servers this process manager started */
         struct record *r = &records[i];
         long link = r->pid && !r->ended && r->serves_filter[0] ? filter_lookup(r->serves_filter) : -1;
@@ -484,6 +493,42 @@ static long lend_trace_disk(uint32_t machine, int *index)
     return any ? E_STATE : DM_NO_LINK;
 }
 
+/* The live trace channels lent to filters: one per machine, to one
+ * filter at a time (PM_LIVE). The device link is asked of the machine's
+ * kernel the first time (KOP_DEVICE). */
+static struct { long link; dm_pid filter; } live_channels[PM_MAX_MACHINES];
+
+/* PM_LIVE: a copy of the live channel's device link of the machine of
+ * `filter` (a filter server this process manager started), or an error. */
+static long lend_live_channel(const struct record *filter)
+{
+    if (!filter || !filter->serves_filter[0])
+        return E_RIGHTS;
+    uint32_t machine = PID_MACHINE(filter->pid);
+    if (machine >= PM_MAX_MACHINES || control[machine] < 0)
+        return E_NODE;
+    typeof(live_channels[0]) *c = &live_channels[machine];
+    if (c->link < 0) {
+        struct dm_kreq q = { .op = KOP_DEVICE, .arg = { 0, KLINK_LIVE } };
+        struct dm_kreply r = { .status = E_BADREQ };
+        struct dm_msg_info info;
+        long n = dm_call(control[machine], &q, sizeof q, DM_NO_LINK, &r, sizeof r, &info);
+        if (n < 0 || r.status < 0 || info.link < 0) {
+            if (n >= 0 && info.link >= 0)
+                dm_destroylink(info.link);
+            return n < 0 ? n : r.status < 0 ? r.status : E_BADREQ;
+        }
+        c->link = info.link;
+    }
+    const struct record *holder = c->filter ? find_record(c->filter) : 0;
+    if (holder && holder != filter && !holder->ended)
+        return E_STATE;
+    long copy = dm_duplicatelink(c->link);
+    if (copy >= 0)
+        c->filter = filter->pid;
+    return copy;
+}
+
 /* A process has ended (the kernel's notice): tell whoever waits. */
 static void process_ended(dm_pid pid, int64_t status)
 {
@@ -498,6 +543,9 @@ static void process_ended(dm_pid pid, int64_t status)
     r->nwaiters = 0;
 }
 
+#define NOTIFY_ATTEMPTS 5
+#define NOTIFY_RETRY_NS 100000000ull   /* 0.1 s */
+
 /* Machine `machine` is up, in a new boot if we knew it before: keep the
  * process-control link to its kernel (slot `link`), ask it for exit
  * notices, and count the processes of its former boot as ended. */
@@ -510,12 +558,22 @@ static void machine_up(uint32_t machine, long link)
     if (control[machine] >= 0)
         dm_destroylink(control[machine]);
     control[machine] = link;
+    if (live_channels[machine].link >= 0)      /* a device link of its former boot */
+        dm_destroylink(live_channels[machine].link);
+    live_channels[machine].link = -1;
     for (int i = 0; i < NRECORDS; i++)
         if (records[i].pid && PID_MACHINE(records[i].pid) == machine && !records[i].ended)
             process_ended(records[i].pid, DM_EXIT_KILLED);
-    long copy = dm_duplicatelink(notice_link);
-    if (copy >= 0 && kernel_request_on(machine, KOP_NOTIFY, 0, 0, 0, 0, 0, copy, 0, 0, 0) < 0)
-        printf("pm: machine %u does not take exit notices\n", machine);
+    /* A machine just booted may not answer at once: asked again a few times. */
+    long err = E_NOMEM;
+    for (int attempt = 0; attempt < NOTIFY_ATTEMPTS && err < 0; attempt++) {
+        if (attempt)
+            timer_sleep_ns(NOTIFY_RETRY_NS);
+        long copy = dm_duplicatelink(notice_link);
+        err = copy < 0 ? copy : kernel_request_on(machine, KOP_NOTIFY, 0, 0, 0, 0, 0, copy, 0, 0, 0);
+    }
+    if (err < 0)
+        printf("pm: machine %u does not take exit notices (%s)\n", machine, dm_error_name(err));
 }
 
 /* The process named by a request's arg0 (epoch 0 matches any epoch). */
@@ -606,10 +664,16 @@ static void handle_request(const struct dm_msg_info *info, const struct sv_reque
         if (status == 0 && disk >= 0)
             trace_disks[disk].filter = value;
         struct record *started = status == 0 && q->op == PM_FILTER ? find_record(value) : 0;
-        const char *filter_name = data + name_len + 1 + strnlen(data + name_len + 1, data_len - name_len - 1) + 1;
-        if (started && q->arg[0] >= 2 && filter_name < data + data_len)   /* argv[1]: the name it serves under */
+        /* The name it serves under: its first argument after argv[0] and the options (-l). */
+        const char *end = data + data_len, *filter_name = data + name_len + 1;
+        for (int i = 0; i < q->arg[0] && filter_name < end; i++) {
+            filter_name += strnlen(filter_name, (size_t)(end - filter_name)) + 1;
+            if (filter_name < end && filter_name[0] != '-')
+                break;
+        }
+        if (started && filter_name < end)
             snprintf(started->serves_filter, sizeof started->serves_filter, "%.*s",
-                     (int)strnlen(filter_name, (size_t)(data + data_len - filter_name)), filter_name);
+                     (int)strnlen(filter_name, (size_t)(end - filter_name)), filter_name);
         free(image);
         /* Answer once the filter serves (its PM_READY, after it registered
          * its name), so that `filter start` then `meter -F NAME ...` works;
@@ -711,6 +775,18 @@ static void handle_request(const struct dm_msg_info *info, const struct sv_reque
         if ((r = find_record(caller)))
             r->ready = 1;
         break;
+    case PM_METER_FLUSH:
+        flush_kernels_metering(FLUSH_AT_STOP_MS);
+        break;
+    case PM_LIVE: {
+        long link = lend_live_channel(find_record(caller));
+        if (link < 0) {
+            status = link;
+            break;
+        }
+        sv_reply(reply, 0, 0, 0, 0, link);
+        return;
+    }
     case PM_SERVE:
         if (info->link < 0 || strnlen(data, data_len) == data_len) {
             status = E_INVAL;
@@ -925,7 +1001,7 @@ int main(int argc, char **argv)
     records[0].filter = -1;
     snprintf(records[0].name, sizeof records[0].name, "pm");
     for (int m = 0; m < PM_MAX_MACHINES; m++)
-        control[m] = -1;
+        control[m] = live_channels[m].link = -1;
     for (int i = 0; i < NFILTERS; i++)
         filters[i].link = -1;
     control[dm_machine()] = BOOT_SLOT_PROCESS_CONTROL;

@@ -459,6 +459,81 @@ static void check_foreign_log(void)
     CHECK(r.description_error.line == 1 && r.description_error.column > 1);
 }
 
+/* ---- the live stream ---- */
+
+static uint8_t *stream;
+static uint64_t stream_size;
+
+/* The filter's writer with -l: each block to the image (the trace disk)
+ * and, as it is written, to the end of the stream. */
+static int write_and_stream(void *context, uint64_t index, const uint8_t *block)
+{
+    stream = realloc(stream, stream_size + TRACELOG_BLOCK);
+    memcpy(stream + stream_size, block, TRACELOG_BLOCK);
+    stream_size += TRACELOG_BLOCK;
+    return write_block(context, index, block);
+}
+
+/* A log of `records` records, flushed every `flush_every` (a filter's
+ * partly filled block rewritten each second), onto the image and the
+ * stream; its length in blocks. */
+static uint64_t stream_log(uint32_t log_id, int records, int flush_every)
+{
+    static struct tracelog_writer w;
+    CHECK(tracelog_begin(&w, "live", 2, log_id, write_and_stream, 0) == 0);
+    for (int i = 0; i < records; i++) {
+        struct meter_record rec;
+        random_record(&rec, (uint64_t)i);
+        CHECK(tracelog_append(&w, &rec, meter_all_fields(rec.header.traceType)) == 0);
+        if ((i + 1) % flush_every == 0)
+            CHECK(tracelog_flush(&w) == 0);
+    }
+    CHECK(tracelog_flush(&w) == 0);
+    return w.next_index + 1;
+}
+
+/* tracelog_unstream rebuilds the trace disk's log from the stream, block
+ * for block: the last version of each block; the last of several logs; a
+ * stream cut mid-block up to its last whole block; nothing from a stream
+ * with no whole header. */
+static void check_unstream(void)
+{
+    reset_image();
+    stream_size = 0;
+    uint64_t blocks = stream_log(7, 3000, 7);
+    CHECK(stream_size > blocks * TRACELOG_BLOCK);     /* blocks came more than once */
+    uint8_t *out = malloc(stream_size);
+    uint32_t logs;
+    uint64_t n = tracelog_unstream(stream, stream_size, out, stream_size, &logs);
+    CHECK(logs == 1 && n == blocks * TRACELOG_BLOCK && memcmp(out, image, n) == 0);
+
+    /* Cut in the middle of its last block: that block is left out. */
+    uint64_t cut = stream_size - TRACELOG_BLOCK / 2;
+    n = tracelog_unstream(stream, cut, out, stream_size, &logs);
+    CHECK(logs == 1 && n > 0 && n <= blocks * TRACELOG_BLOCK && memcmp(out, image, n - TRACELOG_BLOCK) == 0);
+
+    /* A second, shorter log on the same channel: it alone is rebuilt. */
+    reset_image();
+    uint64_t first_size = stream_size;
+    blocks = stream_log(8, 40, 5);
+    free(out);
+    out = malloc(stream_size);
+    n = tracelog_unstream(stream, stream_size, out, stream_size, &logs);
+    CHECK(logs == 2 && n == blocks * TRACELOG_BLOCK && memcmp(out, image, n) == 0);
+    CHECK(((struct tracelog_header *)out)->log_id == 8);
+
+    /* Nothing but the first log's record blocks (its header cut off), or
+     * less than a block: no log. */
+    n = tracelog_unstream(stream + TRACELOG_BLOCK, first_size - TRACELOG_BLOCK, out, stream_size, &logs);
+    CHECK(n == 0 && logs == 0);
+    n = tracelog_unstream(stream, TRACELOG_BLOCK - 1, out, stream_size, &logs);
+    CHECK(n == 0 && logs == 0);
+    free(out);
+    free(stream);
+    stream = 0;
+    stream_size = 0;
+}
+
 int main(void)
 {
     check_tables();
@@ -471,6 +546,7 @@ int main(void)
     check_blank();
     check_capacity();
     check_foreign_log();
+    check_unstream();
     if (failures) {
         printf("meter_test: %d of %d checks failed\n", failures, checks);
         return 1;

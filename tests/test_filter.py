@@ -61,11 +61,17 @@ def refused(command, line):
 
 
 def test_refuses_bad_arguments_and_files():
-    refused("run filter", "usage: filter NAME DESCRIPTION RULES [LOGFILE]")
+    refused("run filter", "usage: filter [-l] NAME DESCRIPTION RULES [LOGFILE]")
     refused("run filter t /bad.desc -", "filter: /bad.desc:2:13: expected ',' after the field's name")
     refused("run filter t /nosuch.desc -", "filter: /nosuch.desc: No such file or directory")
     refused("run filter t - /bad.rules /t.log", "filter: /bad.rules:2:3: no such field in the description")
-    refused("run filter t - -", "filter t: nowhere to write the log: no trace disk (slot 3) and no LOGFILE")
+    refused("run filter t - -", "filter t: nowhere to write the log: no trace disk (slot 3), no LOGFILE and no -l")
+    # The live channel is lent only to a filter the process manager started (PM_LIVE) ...
+    refused("run filter -l t - - /t.log", "filter t: no live trace channel: not permitted by the link")
+    # ... and only where the machine has one (the launcher gives one with its trace disks).
+    out = booted().command("filter start -l t - /t.log", timeout=30)
+    assert out == ("filter t: this machine has no live trace channel (the launcher gives each node one with "
+                   "--trace-disks: make run TRACE=DIR)\nfilter: t: it refused to start (its message above says why)\n"), out
     refused("run filter %s - - /t.log" % ("n" * 25), "filter: %s: a name of 1 to 24 characters" % ("n" * 25))
 
 
@@ -90,7 +96,7 @@ def test_serves_counts_refusals_flushes_and_stops(report):
         if m:
             checks += 1
             report("filter.filtertest." + m.group(2), m.group(1) == "ok", m.group(3) or "")
-    assert checks == 8 and "filtertest: 8 passed, 0 failed" in out, out
+    assert checks == 9 and "filtertest: 9 passed, 0 failed" in out, out
     n.expect(r"filter t: stopped: 0 records kept, 0 lost, 2 log blocks\n", 10, since=0)
 
 

@@ -6,13 +6,17 @@ goes), then on the host `dmtrace extract` and `dmtrace dump`. The log holds
 exactly the records the filter said it kept, each process's stream numbered
 without a gap, in the layouts meter/ defines (the log carries its own
 description: dmtrace reads it by that), and a metered program prints what it
-prints unmetered."""
+prints unmetered. The filters stream their logs live too (-l): each node's
+stream, read while the cluster runs, already holds the records kept, and
+rebuilt after halt (`dmtrace unstream`) it is the trace disk's log byte for
+byte."""
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 from cluster import Cluster
 from harness import ROOT
@@ -38,12 +42,18 @@ def session():
     cluster = Cluster(2, trace_disks=traces)
     cluster.wait_joined()
     node = cluster.node(0)
-    result["start"] = node.command("filter start t - -")
+    result["start"] = node.command("filter start -l t - -")
+    result["start_u"] = node.command("filter start -l @1 u - -")
+    result["u"] = node.command("meter -F u run @1 hello")
     result["plain"] = node.command("ls /bin")
     result["metered"] = node.command("meter -F t run ls /bin")
     result["remote"] = node.command("meter -F t -e SEND,RECEIVE,CREATEPROCESS,DESTROYPROCESS run @1 hello")
     result["children"] = node.command("meter -F t run metertest spawn")   # its child inherits the metering
     result["stats"] = node.command("filter stats t")
+    result["stats_u"] = node.command("filter stats u")
+    time.sleep(2)   # the filters write their partly filled blocks within a second
+    for k in (0, 1):
+        result["live%d" % k] = unstream(k, "running")
     node.type("halt\n")
     node.expect(r"machine 0: halted\n", timeout=30)
     result["halt"] = node.output
@@ -53,7 +63,23 @@ def session():
     result["extract"] = subprocess.run([DMTRACE, "extract", os.path.join(traces, "trace0.img"), log],
                                        capture_output=True, text=True)
     result["dump"] = subprocess.run([DMTRACE, "dump", log], capture_output=True, text=True)
+    for k in (0, 1):
+        result["final%d" % k] = unstream(k, "final")
+        result["disk%d" % k] = subprocess.run([DMTRACE, "extract", os.path.join(traces, "trace%d.img" % k),
+                                               os.path.join(workdir, "disk%d.log" % k)], capture_output=True, text=True)
     return result
+
+
+def unstream(k, when):
+    """`dmtrace unstream` of node k's live stream into WORKDIR/liveK-WHEN.log:
+    (its output, the records it counted)."""
+    out = os.path.join(workdir, "live%d-%s.log" % (k, when))
+    run = subprocess.run([DMTRACE, "unstream", os.path.join(traces, "live%d.bin" % k), out],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    m = re.search(r": (\d+) blocks, (\d+) records, (\d+) lost \(of 1 log in the stream\) -> ", run.stdout)
+    assert m, run.stdout
+    return run.stdout, int(m.group(2))
 
 
 def records():
@@ -99,6 +125,28 @@ def test_the_log_holds_what_the_filter_kept():
     assert int(m.group(2)) == int(m.group(3)) and int(m.group(5)) == 0, r["stats"]
     # The stats were asked before halt flushed the rest: the log holds at least that many.
     assert len(records()) >= int(m.group(3)) > 0, (len(records()), r["stats"])
+
+
+def kept(stats):
+    m = re.search(r"filter \w+: \d+ batches, (\d+) records received, (\d+) kept", stats)
+    assert m, stats
+    return int(m.group(2))
+
+
+def test_the_live_streams_hold_the_records_while_the_cluster_runs():
+    r = session()
+    assert "filter t: logging to trace disk (16384 blocks) and live to the host" in r["halt"], r["halt"][-2000:]
+    assert r["live0"][1] >= kept(r["stats"]) > 0, (r["live0"], r["stats"])
+    assert r["live1"][1] >= kept(r["stats_u"]) > 0, (r["live1"], r["stats_u"])
+
+
+def test_a_live_stream_rebuilt_is_the_trace_disks_log():
+    r = session()
+    for k in (0, 1):
+        assert r["disk%d" % k].returncode == 0, r["disk%d" % k].stderr
+        with open(os.path.join(workdir, "live%d-final.log" % k), "rb") as a, \
+                open(os.path.join(workdir, "disk%d.log" % k), "rb") as b:
+            assert a.read() == b.read(), (k, r["final%d" % k], r["disk%d" % k].stdout)
 
 
 def test_every_stream_is_numbered_without_a_gap():
@@ -185,15 +233,24 @@ def test_the_file_system_metered_from_boot_into_another_machines_filter():
 def test_dpmrun_takes_a_workload_to_summarized_logs_in_one_command():
     out_dir = os.path.join(workdir, "dpmrun")
     run = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "dpmrun.py"), "--out", out_dir,
-                          "filter start t - -", "meter -F t run hello", "meter -F t run @1 hello"],
+                          "filter start t - - /t.log", "meter -F t run hello", "meter -F t run @1 hello"],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     assert re.search(r"\$ meter -F t run hello\nhello from process 0\.", run.stdout), run.stdout[-2000:]
     assert re.search(r"trace0\.img: \d+ blocks, \d+ records, 0 lost ->", run.stdout), run.stdout[-2000:]
     assert "trace1.img: no log (no filter ran there)" in run.stdout, run.stdout[-2000:]
-    hellos = re.findall(r"^  hello +machine (\d) +pid \S+: (\d+) records", run.stdout, re.M)
-    assert sorted(m for m, n in hellos) == ["0", "1"] and all(int(n) > 5 for m, n in hellos), run.stdout[-2000:]
-    assert os.path.exists(os.path.join(out_dir, "trace0.log")) and os.path.exists(os.path.join(out_dir, "trace0.txt"))
+    # The analyzer's statistics: hello on machine 0 and on machine 1, each named by its
+    # CREATEPROCESS and sending its 3 messages.
+    trace0 = run.stdout.split("dpm stats: ")[1]
+    rows = re.findall(r"^  \[\d+\]   (hello )?(\d)\.\d+\.\d+ +(\d) +(\d+) +(\d+) ", trace0, re.M)
+    senders = sorted((name, machine) for name, machine, at, records, sent in rows if int(sent) == 3)
+    assert senders == [("hello ", "0"), ("hello ", "1")], run.stdout[-3000:]
+    assert re.search(r"^\d+ records, 0 lost", run.stdout, re.M), run.stdout[-3000:]
+    for name in ("trace0.log", "trace0.txt", "trace0.stats", "file-t.log", "file-t.txt", "file-t.stats"):
+        assert os.path.exists(os.path.join(out_dir, name)), name
+    # The same log, written to the trace disk and into the file system (taken out with dmfs get).
+    counts = re.findall(r"^dpm stats: \S+/(trace0|file-t)\.log\n(\d+) records, 0 lost", run.stdout, re.M)
+    assert len(counts) == 2 and counts[0][1] == counts[1][1], counts
     again = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "dpmrun.py"), "--collect", out_dir],
                            capture_output=True, text=True, timeout=60)
     assert again.returncode == 0 and "hello" in again.stdout, again.stdout + again.stderr

@@ -738,7 +738,6 @@ static int cmd_mkfs(int argc, char **argv)
     struct args args;
     struct fs_superblock sb;
     struct fs_image image, *img = &image;
-    struct fs_dirent de;
     struct stat st;
 
     args_parse(argc, argv, "mkfs", known, &args);
@@ -765,25 +764,8 @@ static int cmd_mkfs(int argc, char **argv)
     if (fchmod(image_file.fd, 0644) != 0 || ftruncate(image_file.fd, (off_t)(blocks * FS_BLOCK_SIZE)) != 0)
         die(STATUS_ERROR, "%s: %s", mkfs_temporary, strerror(errno));
 
-    /* The metadata: every metadata block in use, inode 0 reserved, the root. */
-    img->meta = xcalloc(sb.data_start, FS_BLOCK_SIZE);
-    img->meta_dirty = xcalloc(sb.data_start, 1);
-    memset(img->meta_dirty, 1, sb.data_start);
-    memcpy(img->meta, &sb, sizeof sb);
-    meta_attach(img);
-    for (uint32_t b = 0; b < sb.data_start; b++)
-        img->block_bitmap[b / 8] |= (uint8_t)(1u << (b % 8));
-    img->inode_bitmap[0] |= 1;
-    count_free(img);
-    img->next_block = sb.data_start;
-    if (inode_alloc(img, FS_TYPE_DIR) != FS_ROOT_INODE)
-        die(STATUS_FAILED, "%s: internal error: the root is not inode %u", path, FS_ROOT_INODE);
-    dirent_make(&de, FS_ROOT_INODE, ".");
-    dir_write(img, FS_ROOT_INODE, 0, &de);
-    dirent_make(&de, FS_ROOT_INODE, "..");
-    dir_write(img, FS_ROOT_INODE, 1, &de);
-    inode_at(img, FS_ROOT_INODE)->size = 2 * DIRENT_SIZE;
-    inode_at(img, FS_ROOT_INODE)->nlink = 2;       /* its '.' and '..' */
+    /* The metadata and the root (fs/fsimage.c). */
+    image_format(img, &sb);
 
     /* The files: HOSTFILE[=PATH], split at the last '='. */
     for (int i = 2; i < args.count; i++) {

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "meter.h"
+#include "print.h"
 #include "rules.h"
 
 /* Exit statuses (see EXIT STATUS in the help text). */
@@ -41,6 +42,7 @@ static const char help_text[] =
 "SYNOPSIS\n"
 "    dmtrace blank [--force] IMAGE [SIZE_MB]\n"
 "    dmtrace extract IMAGE OUT\n"
+"    dmtrace unstream STREAM OUT\n"
 "    dmtrace dump LOG [RULES]\n"
 "    dmtrace --help\n"
 "\n"
@@ -74,6 +76,18 @@ static const char help_text[] =
 "        read back, compared and read through as a log; only then is it\n"
 "        renamed to OUT and one line printed:\n"
 "            IMAGE: N blocks, R records, L lost -> OUT\n"
+"\n"
+"    unstream STREAM OUT\n"
+"        Rebuild a log from a live stream: what a filter started with -l\n"
+"        sent through its machine's live trace channel, which the launcher\n"
+"        puts in the file DIR/liveK.bin (make run TRACE=DIR). The stream is\n"
+"        the log's blocks as the filter wrote them, a block being filled\n"
+"        coming again each time it grew (meter/meter.h). OUT gets the last\n"
+"        log the stream holds, block for block as a trace disk holds it,\n"
+"        written and checked as extract does; one line is printed:\n"
+"            STREAM: N blocks, R records, L lost (of K logs in the stream) -> OUT\n"
+"        A stream cut short (the machine halted mid-block) gives the log up\n"
+"        to its last whole block.\n"
 "\n"
 "    dump LOG [RULES]\n"
 "        Print every record of LOG (a log file, or a trace disk image) on a\n"
@@ -316,76 +330,32 @@ static int cmd_extract(int argc, char **argv)
     return STATUS_OK;
 }
 
+/* The last log of a live stream, rebuilt into OUT. */
+static int cmd_unstream(int argc, char **argv)
+{
+    if (argc != 2)
+        usage("dmtrace unstream STREAM OUT");
+    const char *stream = argv[0], *out = argv[1];
+    uint64_t size;
+    const uint8_t *bytes = map_file(stream, &size);
+    uint8_t *log = malloc(size ? size : 1);
+    if (!log)
+        die(STATUS_BAD_INPUT, "out of memory");
+    uint32_t logs;
+    uint64_t length = tracelog_unstream(bytes, size, log, size, &logs);
+    if (length == 0)
+        die(STATUS_BAD_INPUT, "%s: no trace log in the stream (%" PRIu64 " bytes)", stream, size);
+    struct tracelog_reader r;
+    open_log(&r, stream, log, length);
+    uint64_t records = read_through(&r, stream);
+    write_file(out, log, length);
+    printf("%s: %" PRIu64 " blocks, %" PRIu64 " records, %" PRIu64 " lost (of %u log%s in the stream) -> %s\n",
+           stream, length / TRACELOG_BLOCK, records, r.lost, logs, logs == 1 ? "" : "s", out);
+    free(log);
+    return STATUS_OK;
+}
+
 /* ---- dump ---- */
-
-/* Field i of a record of the log (the header's fields first, then the body's). */
-static const struct desc_field *log_field(const struct tracelog_reader *r, const struct trace_values *v, uint32_t i)
-{
-    const struct desc_layout *h = description_layout(&r->layouts, 0);
-    return i < h->nfields ? &h->fields[i] : &v->body->fields[i - h->nfields];
-}
-
-/* Whether field i of a record of `type` is signed: known only when the
- * log's description is this build's own, whose field tables say so. */
-static int field_is_signed(const struct tracelog_reader *r, uint32_t type, uint32_t i)
-{
-    if (!r->compiled)
-        return 0;
-    if (i < meter_header_layout.nfields)
-        return meter_header_layout.fields[i].is_signed;
-    const struct meter_layout *body = meter_body_layout(type);
-    i -= meter_header_layout.nfields;
-    return body && i < body->nfields && body->fields[i].is_signed;
-}
-
-static void print_value(const struct desc_field *f, uint64_t value, int is_signed)
-{
-    if (f->base == 16) {
-        printf("0x%" PRIx64, value);
-    } else if (is_signed && f->length < 8 && (value >> (8 * f->length - 1)) & 1) {
-        printf("%" PRId64, (int64_t)(value | ~0ull << (8 * f->length)));   /* sign-extended */
-    } else if (is_signed) {
-        printf("%" PRId64, (int64_t)value);
-    } else {
-        printf("%" PRIu64, value);
-    }
-}
-
-/* One line: the type's name, then each field of `shown`. */
-static void print_record(const struct tracelog_reader *r, const struct trace_values *v, uint32_t shown)
-{
-    fputs(v->body->name, stdout);
-    for (uint32_t i = 0; i < v->nfields; i++) {
-        if (!(shown & (1u << i)))
-            continue;
-        const struct desc_field *f = log_field(r, v, i);
-        printf(" %s=", f->name);
-        print_value(f, v->values[i], field_is_signed(r, v->type, i));
-    }
-    putchar('\n');
-}
-
-/* The record's bytes as its description lays them out (the header, then
- * the body after the header's end), for the rule engine: fields the log
- * did not keep are 0. Returns its length. */
-static uint32_t record_bytes(const struct tracelog_reader *r, const struct trace_values *v, uint8_t *out,
-                             uint32_t cap)
-{
-    const struct desc_layout *h = description_layout(&r->layouts, 0);
-    uint32_t body_at = description_header_size(h), len = 0;
-    memset(out, 0, cap);
-    for (uint32_t i = 0; i < v->nfields; i++) {
-        const struct desc_field *f = log_field(r, v, i);
-        uint32_t at = f->offset + (i < h->nfields ? 0 : body_at);
-        if (at + f->length > cap)
-            continue;   /* cannot be: offsets are below 65536 */
-        for (uint32_t k = 0; k < f->length; k++)
-            out[at + k] = (uint8_t)(v->values[i] >> (8 * k));   /* little-endian */
-        if (at + f->length > len)
-            len = at + f->length;
-    }
-    return len;
-}
 
 static int cmd_dump(int argc, char **argv)
 {
@@ -413,12 +383,12 @@ static int cmd_dump(int argc, char **argv)
         uint32_t shown = v.fields;
         if (argc == 2) {
             uint32_t kept;
-            uint32_t len = record_bytes(&r, &v, bytes, sizeof bytes);
+            uint32_t len = tracelog_record_bytes(&r, &v, bytes, sizeof bytes);
             if (!rules_select(&rules, &r.layouts, bytes, len, &kept))
                 continue;
             shown &= kept;
         }
-        print_record(&r, &v, shown);
+        tracelog_print_record(stdout, &r, &v, shown);
         printed++;
     }
     if (status < 0) {
@@ -435,10 +405,10 @@ int main(int argc, char **argv)
         const char *name;
         int (*run)(int argc, char **argv);
     } commands[] = {
-        { "blank", cmd_blank }, { "extract", cmd_extract }, { "dump", cmd_dump },
+        { "blank", cmd_blank }, { "extract", cmd_extract }, { "unstream", cmd_unstream }, { "dump", cmd_dump },
     };
     if (argc < 2)
-        usage("dmtrace COMMAND ARGS, where COMMAND is blank, extract or dump");
+        usage("dmtrace COMMAND ARGS, where COMMAND is blank, extract, unstream or dump");
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || (i == 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0))) {
             fputs(help_text, stdout);
@@ -447,5 +417,5 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
             return commands[i].run(argc - 2, argv + 2);
-    usage("unknown command '%s'; the commands are blank, extract and dump", argv[1]);
+    usage("unknown command '%s'; the commands are blank, extract, unstream and dump", argv[1]);
 }

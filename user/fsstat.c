@@ -47,6 +47,13 @@ int main(void)
                (unsigned long long)bm.writebacks, (unsigned long long)bm.sync_writes,
                (unsigned long long)bm.state_writes,
                (unsigned long long)bm.allocations, (unsigned long long)bm.frees);
+        for (int k = 0; k < BM_REQUESTERS && bm.requesters[k].requests; k++) {
+            const struct bm_requester *r = &bm.requesters[k];
+            char pid[24];
+            printf("  from %s: requests %llu  to the disk %llu  disk requests %llu\n",
+                   r->pid ? dm_pid_string(r->pid, pid) : "others", (unsigned long long)r->requests,
+                   (unsigned long long)r->to_disk, (unsigned long long)r->disk_requests);
+        }
     }
     if (counters("dm", DMG_STATS, &dm, sizeof dm) == 0) {
         static const char *kinds[DMG_NKINDS] = { 0, "lookup", "list", "stats", "create", "unlink",

@@ -16,7 +16,7 @@
  *   meter attach [OPTIONS] PID..., meter flags PID EVENTS, meter off PID
  *   meter system [OPTIONS] MACHINES   meter every process created there
  *                       (MACHINES: 0,2,3 or all; -e none stops it)
- *   filter start [@K] NAME DESCRIPTION RULES [LOG]
+ *   filter start [-l] [@K] NAME DESCRIPTION RULES [LOG]
  *                       a filter server (DESCRIPTION, RULES: files, or -)
  *   filter stats NAME, filter stop NAME
  *   echo WORDS          print the words
@@ -312,19 +312,24 @@ static void cmd_meter(int argc, char **argv, int background, char **envp)
 static void cmd_filter(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "start") == 0) {
-        int machine = -1;
+        int machine = -1, live = 0;
         int first = 2;
-        if (argc > 2 && argv[2][0] == '@') {
-            if ((machine = parse_machine("filter", argv[2])) < 0)
+        for (; first < argc && (argv[first][0] == '@' || strcmp(argv[first], "-l") == 0); first++) {
+            if (argv[first][0] == '-')
+                live = 1;
+            else if ((machine = parse_machine("filter", argv[first])) < 0)
                 return;
-            first = 3;
         }
         if (argc - first < 3 || argc - first > 4) {
-            printf("filter: usage: filter start [@K] NAME DESCRIPTION RULES [LOG]\n");
+            printf("filter: usage: filter start [-l] [@K] NAME DESCRIPTION RULES [LOG]\n");
             return;
         }
-        argv[first - 1] = "filter";         /* its argv: filter NAME DESCRIPTION RULES [LOG] */
-        long pid = pm_filter_run(machine, argc - first + 1, argv + first - 1);
+        /* its argv: filter [-l] NAME DESCRIPTION RULES [LOG] */
+        char *filter_argv[7] = { "filter", "-l" };
+        int filter_argc = 1 + live;
+        for (int i = first; i < argc; i++)
+            filter_argv[filter_argc++] = argv[i];
+        long pid = pm_filter_run(machine, filter_argc, filter_argv);
         char id[24];
         if (pid < 0)
             printf("filter: %s: %s\n", argv[first],
@@ -336,7 +341,7 @@ static void cmd_filter(int argc, char **argv)
         return;
     }
     if (argc != 3 || (strcmp(argv[1], "stats") != 0 && strcmp(argv[1], "stop") != 0)) {
-        printf("filter: usage: filter start [@K] NAME DESCRIPTION RULES [LOG]; filter stats NAME; "
+        printf("filter: usage: filter start [-l] [@K] NAME DESCRIPTION RULES [LOG]; filter stats NAME; "
                "filter stop NAME\n");
         return;
     }
@@ -345,6 +350,8 @@ static void cmd_filter(int argc, char **argv)
         printf("filter: %s: no such filter\n", argv[2]);
         return;
     }
+    if (argv[1][2] == 'o')
+        pm_meter_flush();   /* stop: first every record on its way (the last batches of ended processes) */
     struct filter_stats st = { 0 };
     struct sv_call c = { .op = argv[1][1] == 't' && argv[1][2] == 'a' ? FILTER_STATS : FILTER_STOP,
                          .pass = DM_NO_LINK, .reply_data = &st, .reply_cap = sizeof st };
@@ -371,7 +378,7 @@ static void cmd_help(FILE *out)
                  "meter [-F FILTER] [-e EVENTS] [-n] [-l] [-a MS] run [@K] PROG ARGS\n"
                  "                   run it metered (DPM); also: meter attach PID..., meter flags PID EVENTS,\n"
                  "                   meter off PID, meter system MACHINES\n"
-                 "filter start [@K] NAME DESCRIPTION RULES [LOG]; filter stats NAME; filter stop NAME\n"
+                 "filter start [-l] [@K] NAME DESCRIPTION RULES [LOG]; filter stats NAME; filter stop NAME\n"
                  "echo WORDS         print the words\n"
                  "help               this list\n"
                  "halt               power the system off\n"

@@ -90,7 +90,7 @@ uint64_t dm_proctime(void)
     do {      /* a switch between the reads would change both */
         base = i->proctime_base;
         at = i->instret_at_switch;
-    } while (base != i->proctime_base);
+    } while (base != i->proctime_base || at != i->instret_at_switch);
     return base + (dm_instret() - at);
 }
 
@@ -244,6 +244,11 @@ long pm_ps_page(int64_t *cursor, struct dm_kproc *entries, uint32_t cap)
 long pm_wait(dm_pid pid, int64_t *status)
 {
     return simple_call(SLOT_PM, PM_WAIT, (int64_t)pid, status);
+}
+
+long pm_meter_flush(void)
+{
+    return simple_call(SLOT_PM, PM_METER_FLUSH, 0, 0);
 }
 
 long pm_kill(dm_pid pid)

@@ -98,6 +98,8 @@ long pm_meter_run(const struct pm_meter *m, int machine, const char *program, in
 long pm_filter_run(int machine, int argc, char *const argv[]);
 long pm_meter(dm_pid pid, const struct pm_meter *m);
 long pm_meter_system(int machine, const struct pm_meter *m);
+/* Every kernel sends its metered processes' batches now (PM_METER_FLUSH). */
+long pm_meter_flush(void);
 long pm_ps_page(int64_t *cursor, struct dm_kproc *entries, uint32_t cap);
 long pm_wait(dm_pid pid, int64_t *status);
 long pm_kill(dm_pid pid);

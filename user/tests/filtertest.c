@@ -74,6 +74,12 @@ int main(int argc, char **argv)
     dm_check(err == 0 && s.refused == 4 && zero_counts(&s), "stats.refused_counted",
              "refused %lu batches %lu", (unsigned long)s.refused, (unsigned long)s.batches);
 
+    /* Only a filter the process manager started gets a live trace channel. */
+    struct sv_call live = { .op = PM_LIVE, .pass = DM_NO_LINK };
+    err = sv_call(SLOT_PM, &live);
+    dm_check(err == E_RIGHTS && live.reply_link < 0, "live.only_for_filters", "status %s",
+             dm_error_name(err));
+
     err = request(FILTER_FLUSH, 0);
     dm_check(err == 0, "flush", "status %s", dm_error_name(err));
     err = request(FILTER_STOP, 0);

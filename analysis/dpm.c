@@ -1,0 +1,151 @@
+/*
+ * dpm.c — the host analyzer's entry point: `dpm COMMAND ARGS`, the
+ * overview help, and the helpers every subcommand uses for errors and
+ * usage (commands.h). Each subcommand lives in a file of its own.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+
+static const char help_text[] =
+"NAME\n"
+"    dpm - analyze DPM trace logs of DEMOS/MP: records, communication\n"
+"    statistics, causality, parallelism, critical paths, pictures\n"
+"\n"
+"SYNOPSIS\n"
+"    dpm dump [--rules FILE|TEXT] LOG...\n"
+"    dpm stats [--csv DIR] LOG...\n"
+"    dpm merge -o OUT LOG...\n"
+"    dpm export [--perfetto OUT.json] [--dot OUT.dot] [--csv DIR] LOG...\n"
+"    dpm generate [--repeat N] SCENARIO OUT\n"
+"    dpm generate --random N [--seed S] OUT\n"
+"    dpm causality ...        dpm parallelism ...        dpm critpath ...\n"
+"    dpm report [--server NAMES] [--place ...] [--elf-dir DIR] -o OUT.html LOG...\n"
+"    dpm live [--interval SECONDS] [--figure NAME] [--once | --frames N] STREAM\n"
+"    dpm --help               dpm COMMAND --help\n"
+"\n"
+"DESCRIPTION\n"
+"    A trace log is what a DPM filter server writes (meter/meter.h): a\n"
+"    header with the trace description in DPM's format (thesis Fig. 3.3),\n"
+"    then blocks of the records its selection rules kept, each with the\n"
+"    fields the rules kept, and the count of records lost on the way. dpm\n"
+"    reads a log by its own description, so it reads logs of any build and\n"
+"    logs whose rules dropped fields; a field a log did not keep is never\n"
+"    taken for 0. A LOG is a log file (`dmtrace extract` makes one) or a\n"
+"    trace disk image itself.\n"
+"\n"
+"    dump, stats and export read their logs as streams, a few blocks at a\n"
+"    time: their memory does not grow with the logs' length. Records are\n"
+"    numbered from 0 in each log, in messages as in the records' order.\n"
+"\n"
+"    Times are guest time: TIME is a machine's clock in ns and PROCTIME a\n"
+"    process's CPU time in instructions (under QEMU -icount shift=0 the\n"
+"    two are the same unit). Only clocks of one machine are subtracted.\n"
+"    A pid is shown as MACHINE.SLOT.GENERATION, after its program's name\n"
+"    when the trace holds its CREATEPROCESS (\"ri 0.17.1\"); slot 0 of a\n"
+"    machine is its kernel (\"kernel 1.0.1\").\n"
+"\n"
+"COMMANDS\n"
+"    dump       every record, one line each, optionally selected with DPM's\n"
+"               selection rules\n"
+"    stats      the communication statistics of thesis §5.2.2: who talks\n"
+"               to whom, rates, sizes, local and remote, queue lengths and\n"
+"               waits, blocking times, CPU shares, the Fig. 5.12 table\n"
+"    merge      several filters' logs into one log\n"
+"    export     Perfetto/Chrome trace JSON, Graphviz DOT, CSV tables\n"
+"    generate   a log from a scenario script, or of random traffic\n"
+"    causality  paths of causality and branching probabilities (§5.2.4)\n"
+"    parallelism  P = T / t_max in DPM's three steps (§5.2.3)\n"
+"    critpath   the critical path, its PCs named from ELF symbols\n"
+"    report     one HTML page with every table above and SVG pictures: the\n"
+"               communication graph, the traffic matrix, the message rate,\n"
+"               the critical path on a timeline, the causality diagram\n"
+"    live       follows a filter's live stream (filter start -l) as the\n"
+"               cluster runs: the traffic matrix, rates and queues of each\n"
+"               interval, their phase changes, a history line\n"
+"    Each command's own --help gives its options and output in full.\n"
+"\n"
+"EXIT STATUS\n"
+"    0  success\n"
+"    1  bad input: a file that cannot be read or written, not a trace log,\n"
+"       a damaged log, rules or a scenario that do not parse\n"
+"    2  bad usage\n"
+"\n"
+"MESSAGES\n"
+"    Each error is one line on standard error naming the file, and the\n"
+"    record when one is damaged (records counted from 0):\n"
+"        dpm: run1.log: not a trace disk or log (no DPMTRACE header)\n"
+"        dpm: run1.log: record 4182: a damaged entry in block 57\n"
+"        dpm: run1.log: record 900: the log is cut short: block 20 has only\n"
+"             1000 of its 4096 bytes\n"
+"        dpm: sends.rules:2:9: no such field in the description\n"
+"        dpm: fs.scenario:7: B is waiting in a receive: it cannot compute\n"
+"\n"
+"EXAMPLES\n"
+"    build/tools/dmtrace extract build/trace/trace0.img run1.log\n"
+"    dpm stats run1.log\n"
+"    dpm dump --rules 'traceType=SEND, size>=1000;' run1.log\n"
+"    dpm export --perfetto run1.json --dot run1.dot run1.log\n"
+"    dot -Tsvg run1.dot > run1.svg\n"
+"    dpm generate --random 1000000 --seed 7 big.log && dpm stats big.log\n";
+
+void dpm_fail(const char *fmt, ...)
+{
+    va_list ap;
+    fflush(stdout);
+    fputs("dpm: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    exit(DPM_BAD_INPUT);
+}
+
+void dpm_usage(const char *command, const char *fmt, ...)
+{
+    va_list ap;
+    fputs("dpm: usage: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " (see dpm %s%s--help)\n", command ? command : "", command ? " " : "");
+    exit(DPM_USAGE);
+}
+
+int dpm_help_asked(int argc, char **argv, const char *help)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(help, stdout);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        int (*run)(int argc, char **argv);
+    } commands[] = {
+        { "dump", cmd_dump },           { "stats", cmd_stats },     { "merge", cmd_merge },
+        { "export", cmd_export },       { "generate", cmd_generate }, { "causality", cmd_causality },
+        { "parallelism", cmd_parallelism }, { "critpath", cmd_critpath }, { "report", cmd_report },
+        { "live", cmd_live },
+    };
+    if (argc < 2)
+        dpm_usage(0, "dpm COMMAND ARGS, where COMMAND is dump, stats, merge, export, generate, causality, "
+                     "parallelism, critpath, report or live");
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+        fputs(help_text, stdout);
+        return DPM_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    dpm_usage(0, "unknown command '%s'", argv[1]);
+}

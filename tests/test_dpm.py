@@ -1,0 +1,340 @@
+"""dpm (analysis/), the host analyzer, on logs it generates itself from
+scenarios whose figures are worked out by hand below (`dpm generate`, with
+meter/'s own writer): dump prints every record and selects with DPM rules;
+stats gives exactly the counts, bytes, local/remote split, queue lengths,
+queue waits, blocking times, CPU shares and Fig. 5.12 shares of the
+scenario; merge makes one log of several that reads back record for
+record; export writes JSON, DOT and CSV that parse; damaged, truncated and
+foreign files are refused naming the file and record, without a crash
+(everything runs under the sanitizers' build); --help documents it all."""
+import csv
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import tempfile
+
+from harness import ROOT
+
+DPM = os.path.join(ROOT, "build", "tools", "dpm-sanitized")
+DMTRACE = os.path.join(ROOT, "build", "tools", "dmtrace")
+BLOCK = 4096
+workdir = tempfile.mkdtemp(prefix="dm-dpm-")
+
+# A client A and a server B on machine 0, an untraced kernel K, and a
+# process C on machine 1 metered mid-run. Only compute takes time, so:
+#   B's queue: messages queued at 1000, 1100, 1500 and received at 1600,
+#     2000, 3000: waits 600, 900, 1500 (mean 1000); the queue is 1, 2, 3,
+#     2, 1 for 100, 400, 100, 400, 1000 ns: area 3000 over B's lifetime
+#     0..3750, a time-weighted mean of 0.8, max 3, event mean 9/6 = 1.5.
+#   Blocking: B waits 3000..3500 for A's CALL, A waits 3500..3750 for the
+#     reply: 500 and 250 (mean 375); B's first three receives were ready.
+#   Messages: A->B 100+200+300+64, B->A 32, A->K 16 (local), C->K 40
+#     (remote): 7 messages, 752 bytes; C's send to the exited A fails.
+#   CPU: A 2000, B 1750, C 700 (from PROCTIME 5000): 4450 in all.
+#   A's numbering skips 2 records; the log counts 2 lost.
+KNOWN = """\
+# the analyzer's hand-checked scenario
+process K machine 0 pid 0.0.1 untraced
+process A machine 0 name client
+process B machine 0 name server
+process C machine 1 name remote attached 5000
+lose 2
+A compute 1000
+A send B 100
+A skip 2
+A compute 100
+A send B 200
+A compute 400
+A send B 300
+B compute 100
+B receive
+B compute 400
+B receive
+B compute 1000
+B receive
+B receive
+A compute 500
+A call B 64
+B compute 250
+B reply 32
+A send K 16
+A exit 0
+B exit 0
+C areceive
+C compute 700
+C send A 50
+C send K 40
+"""
+
+
+def teardown():
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+def path(name):
+    return os.path.join(workdir, name)
+
+
+def dpm(*args):
+    """Runs the analyzer (sanitized build); (exit status, stdout, stderr)."""
+    p = subprocess.run([DPM, *args], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0"))
+    assert "Sanitizer" not in p.stderr and "runtime error" not in p.stderr, p.stderr
+    return p.returncode, p.stdout, p.stderr
+
+
+def generate(name, scenario, *options):
+    with open(path(name + ".scenario"), "w") as f:
+        f.write(scenario)
+    status, out, err = dpm("generate", *options, path(name + ".scenario"), path(name + ".log"))
+    assert status == 0 and err == "", err
+    return path(name + ".log"), out
+
+
+def header_blocks(log):
+    with open(log, "rb") as f:
+        return struct.unpack_from("<I", f.read(24), 16)[0]
+
+
+def test_help_and_usage():
+    status, out, err = dpm("--help")
+    assert status == 0 and err == ""
+    for text in ("SYNOPSIS", "dpm dump [--rules FILE|TEXT] LOG...", "dpm stats [--csv DIR] LOG...",
+                 "dpm merge -o OUT LOG...", "dpm export", "dpm generate --random N", "causality", "parallelism",
+                 "critpath", "EXIT STATUS", "MESSAGES", "EXAMPLES"):
+        assert text in out, text
+    for command, text in (("dump", "--rules FILE|TEXT"), ("stats", "Fig. 5.12"), ("merge", "Order:"),
+                          ("export", "--perfetto OUT.json"), ("generate", "SCENARIO LANGUAGE")):
+        status, out, err = dpm(command, "--help")
+        assert status == 0 and text in out and "EXIT STATUS" in out, (command, out)
+    for args in ((), ("frob",), ("dump",), ("stats", "--bogus", "x"), ("merge", "x.log"), ("export", "x.log"),
+                 ("generate", "only-one"), ("generate", "--random", "ten", "out.log")):
+        status, out, err = dpm(*args)
+        assert status == 2 and err.startswith("dpm: usage: ") and "--help" in err, (args, status, err)
+
+
+def test_generate_writes_the_scenario():
+    log, out = generate("known", KNOWN)
+    assert out == "%s: 26 records, 2 lost\n" % log, out
+    status, out, err = dpm("dump", log)
+    lines = out.splitlines()
+    assert status == 0 and len(lines) == 27, out
+    assert lines[-1] == "26 records, 2 lost, 2 missing in sequence gaps"
+    assert lines[0] == ("CREATEPROCESS machine=0 traceType=8 time=0 procTime=0 pc=0x1000c load=2 length=80 "
+                        "pid=0x1100001 sequence=0 parent=0x0 nameLow=0x746e65696c63 nameHigh=0x0")
+    sends = [l for l in lines if l.startswith("SEND ")]
+    assert len(sends) == 8 and sends[-2].endswith(" call=0 status=-5"), sends
+    # The same records as dmtrace, the project's other reader, prints.
+    assert subprocess.run([DMTRACE, "dump", log], capture_output=True, text=True).stdout.splitlines()[:-1] == \
+        lines[:-1]
+    # A repeated scenario: its declarations once, its steps every time.
+    loop, out = generate("loop", "process P machine 0\nprocess Q machine 0\nrepeat 3\nP send Q 10\nQ receive\n"
+                         "end\n", "--repeat", "2")
+    assert out.endswith(": 26 records, 0 lost\n"), out    # 2 creates + 2 x 3 x (SEND MQ RECEIVECALL RECEIVE)
+
+
+def test_generate_refuses_bad_scenarios():
+    for text, line, reason in (
+            ("process A machine 0\nA receive\nA compute 5\n", 3, "A is waiting in a receive: it cannot compute"),
+            ("process A machine 0\nA send B 10\n", 2, "no process B (declare it first: process B machine M)"),
+            ("process A machine 0\nA fly\n", 2, "expected a declaration"),
+            ("repeat 2\nprocess A machine 0\n", 1, "repeat without end"),
+            ("process A machine 0\nA compute lots\n", 2, "expected a number, not 'lots'")):
+        with open(path("bad.scenario"), "w") as f:
+            f.write(text)
+        status, out, err = dpm("generate", path("bad.scenario"), path("bad.log"))
+        assert status == 1 and err.startswith("dpm: %s:%d: %s" % (path("bad.scenario"), line, reason)), err
+        assert not os.path.exists(path("bad.log"))
+
+
+def test_dump_selects_with_rules():
+    log, _ = generate("known", KNOWN)
+    status, out, err = dpm("dump", "--rules", "traceType=SEND, size>=200, pc=#*, load=#*;", log)
+    assert status == 0, err
+    assert out == ("SEND machine=0 traceType=1 time=1100 procTime=1100 length=112 pid=0x1100001 sequence=4 "
+                   "toTask=0x1200001 messageId=0x2 code=0 passTask=0x0 channel=0 size=200 sendLink=1 passLink=-1 "
+                   "call=0 status=0\n"
+                   "SEND machine=0 traceType=1 time=1500 procTime=1500 length=112 pid=0x1100001 sequence=5 "
+                   "toTask=0x1200001 messageId=0x3 code=0 passTask=0x0 channel=0 size=300 sendLink=1 passLink=-1 "
+                   "call=0 status=0\n"
+                   "2 of 26 records, 2 lost, 2 missing in sequence gaps\n"), out
+    with open(path("bad.rules"), "w") as f:
+        f.write("traceType=SEND;\nsize>10, colour=3;\n")
+    status, out, err = dpm("dump", "--rules", path("bad.rules"), log)
+    assert status == 1 and err == "dpm: %s:2:10: no such field in the description\n" % path("bad.rules"), err
+
+
+def stats_lines(log):
+    status, out, err = dpm("stats", log)
+    assert status == 0 and err == "", err
+    return out
+
+
+def test_stats_of_the_known_scenario():
+    log, _ = generate("known", KNOWN)
+    out = stats_lines(log)
+    for line in (
+            "26 records, 2 lost (as the logs count them), 2 missing in sequence gaps",
+            "7 messages sent, 752 bytes (SEND records of status 0); 1 sends failed at once",
+            "  local:  6 messages (85.7%), 712 bytes (94.7%)",
+            "  remote: 1 messages (14.3%), 40 bytes (5.3%)",
+            "  7 messages: min 16, mean 107.4, max 300",
+            "  3 queued messages: min 600, mean 1000.0, max 1500",
+            "  2 receives that waited: min 250, mean 375.0, max 500",
+            "  3 receives found their message already queued",
+            "  2 messages were received without being queued (the receiver was waiting)",
+            "CPU time (instructions: last - first PROCTIME of each process; 4450 in all)"):
+        assert line + "\n" in out, (line, out)
+    assert re.search(r"\[2\]\s+client 0\.17\.1\s+0\s+9\s+5\s+680\s+1\s+32\s+3750\s+1600000\.0\s+2\n", out), out
+    assert re.search(r"\[1\]\s+kernel 0\.0\.1\s+0\s+0\s+0\s+0\s+2\s+56\s+-", out), out
+    assert re.search(r"\[3\]\s+server 0\.18\.1\s+3\s+0\.800\s+1\.500\n", out), out
+    assert re.search(r"\[4\]\s+1\.19\.1\s+700\s+15\.7%\s+\(its stream starts mid-run at PROCTIME 5000", out), out
+    matrix = out.split("Who talks to whom: messages")[1].split("\n\n")[0].splitlines()
+    assert [l.split() for l in matrix[2:]] == [["[2]", "1", "-", "4"], ["[3]", "-", "1", "-"], ["[4]", "1", "-", "-"]]
+    figure = out.split("thesis Fig. 5.12")[1]
+    assert re.search(r"client 0\.17\.1\s+cpu  44\.9%  messages  71\.4%  bytes  90\.4%\n"
+                     r"\s+to kernel 0\.0\.1\s+1 messages\s+16 bytes\n"
+                     r"\s+to server 0\.18\.1\s+4 messages\s+664 bytes\n", figure), figure
+    assert re.search(r"server 0\.18\.1\s+cpu  39\.3%  messages  14\.3%  bytes   4\.3%", figure), figure
+
+
+def test_stats_csv_and_export():
+    log, _ = generate("known", KNOWN)
+    status, out, err = dpm("export", "--perfetto", path("k.json"), "--dot", path("k.dot"), "--csv", path("csv"), log)
+    assert status == 0 and err == "", err
+    with open(path("k.json")) as f:
+        events = json.load(f)["traceEvents"]
+    starts = [e["id"] for e in events if e["ph"] == "s"]
+    ends = [e["id"] for e in events if e["ph"] == "f"]
+    assert len(starts) == 7 and len(ends) == 5 and len(set(starts)) == 7 and set(ends) <= set(starts), events
+    names = {e["args"]["name"] for e in events if e["ph"] == "M"}
+    assert {"machine 0", "machine 1", "client 0.17.1", "server 0.18.1", "1.19.1"} <= names, names
+    waits = sorted(e["dur"] for e in events if e["name"] == "waiting")
+    assert waits == [0.25, 0.5], waits
+    with open(path("k.dot")) as f:
+        dot = f.read()
+    assert dot.startswith("digraph dpm {") and dot.rstrip().endswith("}")
+    assert 'p2 -> p3 [label="4 msgs\\n664 bytes", penwidth=6.00, color="#ff00' in dot, dot
+    assert "p1 [label=\"kernel 0.0.1\\n(not traced)\"" in dot and "subgraph cluster_machine1" in dot, dot
+    with open(path("csv/pairs.csv")) as f:
+        pairs = list(csv.DictReader(f))
+    assert [(p["from_label"], p["to_label"], p["messages"], p["bytes"], p["local"]) for p in pairs] == [
+        ("client 0.17.1", "kernel 0.0.1", "1", "16", "1"), ("client 0.17.1", "server 0.18.1", "4", "664", "1"),
+        ("server 0.18.1", "client 0.17.1", "1", "32", "1"), ("1.19.1", "kernel 0.0.1", "1", "40", "0")], pairs
+    with open(path("csv/summary.csv")) as f:
+        summary = dict(csv.reader(f))
+    assert (summary["wait_min"], summary["wait_mean"], summary["wait_max"]) == ("600", "1000.000", "1500")
+    assert (summary["lost"], summary["gaps"], summary["cpu_total"]) == ("2", "2", "4450"), summary
+    with open(path("csv/processes.csv")) as f:
+        server = [r for r in csv.DictReader(f) if r["label"] == "server 0.18.1"][0]
+    assert (server["queue_max"], server["queue_time_mean"], server["cpu_pct"]) == ("3", "0.800", "39.326"), server
+    status, _, _ = dpm("stats", "--csv", path("csv2"), log)
+    assert status == 0 and open(path("csv2/pairs.csv")).read() == open(path("csv/pairs.csv")).read()
+
+
+def test_merge_round_trip():
+    first, _ = generate("known", KNOWN)
+    second, _ = generate("other", "process P machine 2 name p pid 2.40.1\nprocess Q machine 0 name q pid 0.41.1\n"
+                                  "lose 3\n"
+                                  "P send Q 10\nQ compute 5\nQ receive\n")
+    status, out, err = dpm("merge", "-o", path("merged.log"), first, second)
+    assert status == 0 and err == "" and out == "%s: 32 records from 2 logs, 5 lost\n" % path("merged.log"), (out, err)
+    _, merged, _ = dpm("dump", path("merged.log"))
+    _, one, _ = dpm("dump", first)
+    _, two, _ = dpm("dump", second)
+    assert sorted(merged.splitlines()[:-1]) == sorted(one.splitlines()[:-1] + two.splitlines()[:-1])
+    assert merged.splitlines()[-1] == "32 records, 5 lost, 2 missing in sequence gaps"
+    machines = [int(re.match(r"\S+ machine=(\d+) \S+ time=(\d+)", l).group(1)) for l in merged.splitlines()[:-1]]
+    assert machines == sorted(machines), "grouped by machine"
+    both = stats_lines(path("merged.log")).split("\n", 1)[1]
+    status, separate, _ = dpm("stats", first, second)
+    assert both == separate.split("\n", 1)[1]
+
+
+def damaged(name, data):
+    with open(path(name), "wb") as f:
+        f.write(data)
+    return path(name)
+
+
+def test_damaged_and_foreign_files_are_refused():
+    log, _ = generate("known", KNOWN)
+    with open(log, "rb") as f:
+        data = bytearray(f.read())
+    h = header_blocks(log)
+    # The fourth entry's length made absurd: records 0..2 are read, record 3 is damaged.
+    at = h * BLOCK + 32
+    for _ in range(3):
+        at += struct.unpack_from("<H", data, at)[0]
+    bad = bytearray(data)
+    struct.pack_into("<H", bad, at, 4000)
+    bad_log = damaged("entry.log", bad)
+    for command in (("dump",), ("stats",), ("export", "--perfetto", path("x.json")), ("merge", "-o", path("x.log"))):
+        status, out, err = dpm(*command, bad_log)
+        assert status == 1 and err == "dpm: %s: record 3: a damaged entry in block %d\n" % (bad_log, h), (command, err)
+    assert not os.path.exists(path("x.log")) and not os.path.exists(path("x.log.partial"))
+    # A log cut inside its second record block.
+    big, _ = generate("big", "process P machine 0\nprocess Q machine 0\nrepeat 200\nP send Q 10\nQ receive\nend\n")
+    with open(big, "rb") as f:
+        data = f.read()
+    first_block_records = struct.unpack_from("<I", data, h * BLOCK + 16)[0]
+    cut = damaged("cut.log", data[:(h + 1) * BLOCK + 1000])
+    status, out, err = dpm("stats", cut)
+    assert status == 1 and err == ("dpm: %s: record %d: the log is cut short: block %d has only 1000 of its 4096 "
+                                   "bytes\n" % (cut, first_block_records, h + 1)), err
+    # A block of this log numbered out of order.
+    swapped = bytearray(data)
+    struct.pack_into("<I", swapped, (h + 1) * BLOCK + 8, 7)
+    status, _, err = dpm("dump", damaged("order.log", swapped))
+    assert status == 1 and err.endswith(": record %d: block %d is numbered 7 where 1 was expected\n" %
+                                        (first_block_records, h + 1)), err
+    # Files that are no log.
+    zeros = damaged("zeros.img", bytes(BLOCK * 4))
+    short = damaged("short.log", b"DPMTRACE")
+    header = bytearray(data[:BLOCK])
+    struct.pack_into("<I", header, 16, 9999)
+    long_header = bytearray(data[:BLOCK])          # says its description needs a second block
+    struct.pack_into("<II", long_header, 16, 2, 5000)
+    for name, want in ((zeros, "not a trace disk or log (no DPMTRACE header)"),
+                       (short, "too short to be a trace disk or log (8 bytes)"),
+                       (damaged("empty.log", b""), "empty: not a trace disk or log"),
+                       (damaged("hdr.log", bytes(header)), "a damaged log header (it says 9999 header blocks)"),
+                       (damaged("cuthdr.log", long_header), "the log header is cut short: the file ends inside its "
+                                                             "2 header blocks"),
+                       (path("missing.log"), "No such file or directory"),
+                       (workdir, "a directory, not a trace disk or log")):
+        status, out, err = dpm("stats", name)
+        assert status == 1 and err == "dpm: %s: %s\n" % (name, want), (name, err)
+    blank = path("blank.img")
+    assert subprocess.run([DMTRACE, "blank", blank, "1"]).returncode == 0
+    status, _, err = dpm("dump", blank)
+    assert status == 1 and err == "dpm: %s: a trace disk with no log yet\n" % blank, err
+
+
+def test_a_trace_disk_with_an_older_log_behind():
+    """A trace disk holds the newest log first and an older, longer one's
+    blocks after it: dpm reads only the newest, as dmtrace extract does."""
+    image = path("disk.img")
+    assert subprocess.run([DMTRACE, "blank", image, "2"]).returncode == 0
+    big, _ = generate("old", "process P machine 0\nprocess Q machine 0\nrepeat 300\nP send Q 10\nQ receive\nend\n")
+    small, _ = generate("known", KNOWN)
+    with open(image, "r+b") as disk:
+        disk.write(open(big, "rb").read())
+        disk.seek(0)
+        disk.write(open(small, "rb").read())
+    got, want = dpm("dump", image), dpm("dump", small)
+    assert got[0] == 0 and got[1] == want[1], (got[1][-300:], want[1][-300:])
+
+
+def test_random_traffic_is_plausible_and_repeatable():
+    status, out, _ = dpm("generate", "--random", "20000", "--seed", "3", path("r1.log"))
+    assert status == 0 and out == "%s: 20000 records, 0 lost\n" % path("r1.log")
+    dpm("generate", "--random", "20000", "--seed", "3", path("r2.log"))
+    assert open(path("r1.log"), "rb").read() == open(path("r2.log"), "rb").read()
+    out = stats_lines(path("r1.log"))
+    assert "20000 records, 0 lost (as the logs count them), 0 missing in sequence gaps" in out
+    assert re.search(r"  remote: [1-9]\d* messages", out) and re.search(r"\d+ queued messages: min", out), out
+    assert "kernel 0.0.1" in out and re.search(r"\d+ receives that waited", out), out

@@ -1,0 +1,229 @@
+"""The analyzer's graph analyses (analysis/history.c, parallel.c,
+contention.c, delays.c, critpath.c, causality.c, tally.c, elfsym.c):
+tests/dpm_graph_test.c, built with the sanitizers, checks DPM-ANALYSES.md's
+hand-checkable cases of parallelism in all three steps and both contention
+algorithms, the longest path against a brute force on hundreds of random
+traces, the arc for requests outside the trace, odd traces, the critical
+path, causality strings (DPM's Fig. 2 shapes, fan-out, the cut) and the
+thesis's Fig. 5.18 counts and probabilities, the delivery-time table, and
+the ELF symbol reader against nm and on damaged files. It also prints the
+time of parallelism and the critical path on a million records.
+
+Then the commands over them (`dpm parallelism`, `critpath`, `causality`,
+under the sanitizers' build), on logs `dpm generate` writes from the
+thesis's hand cases, which also exercises the loading of a whole trace
+(dpm_trace_load): their figures, --help, usage errors (status 2) and
+damaged logs (status 1, the file and record named)."""
+import os
+import re
+import shutil
+import struct
+import subprocess
+import tempfile
+from harness import ROOT
+
+DPM_GRAPH_TEST = os.path.join(ROOT, "build", "tools", "dpm_graph_test")
+DPM = os.path.join(ROOT, "build", "tools", "dpm-sanitized")
+BLOCK = 4096
+workdir = tempfile.mkdtemp(prefix="dm-dpm-graph-")
+
+# DPM-ANALYSES.md's hand case: A computes 4, sends to B, computes 6; B
+# starts with a RECEIVE, then computes 6 (in thousands of instructions).
+# T = 16; with no delivery time, t_max = 16 and P = 1 when they share one
+# machine (step 3), t_max = 10 and P = 1.6 on two.
+HAND_CASE = """\
+process A machine 0 name a
+process B machine %d name b
+B receive
+A compute 4000
+A send B 10
+A compute 6000
+B compute %d
+A exit
+B exit
+"""
+# DPM's Fig. 2 shapes: a request from a user U to A, answered through B
+# (ABA) or through B and C (ABCBA).
+FIGURE_2_ABA = """\
+process U machine 0 name user
+process A machine 0 name a
+process B machine 1 name b
+A receive
+B receive
+U call A 10
+A send B 10
+A receive
+B send A 10
+A reply 10
+"""
+FIGURE_2_ABCBA = """\
+process U machine 0 name user
+process A machine 0 name a
+process B machine 0 name b
+process C machine 1 name c
+A receive
+B receive
+C receive
+U call A 10
+A send B 10
+A receive
+B send C 10
+B receive
+C send B 10
+B send A 10
+A reply 10
+"""
+
+
+def teardown():
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+def dpm(*args):
+    """Runs the analyzer (sanitized build); (exit status, stdout, stderr)."""
+    p = subprocess.run([DPM, *args], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, ASAN_OPTIONS="detect_leaks=1"))
+    assert "Sanitizer" not in p.stderr and "runtime error" not in p.stderr, p.stderr
+    return p.returncode, p.stdout, p.stderr
+
+
+def generate(name, scenario):
+    path = os.path.join(workdir, name)
+    with open(path + ".scenario", "w") as f:
+        f.write(scenario)
+    status, _, err = dpm("generate", path + ".scenario", path + ".log")
+    assert status == 0, err
+    return path + ".log"
+
+
+def zero_delays():
+    """A delivery-time table in which every message takes no time."""
+    path = os.path.join(workdir, "zero.delays")
+    with open(path, "w") as f:
+        f.write("# size local remote\n0 0 0\n")
+    return path
+
+
+def test_graph_analyses(report):
+    run = subprocess.run([DPM_GRAPH_TEST], capture_output=True, text=True, timeout=300)
+    for line in run.stdout.splitlines():
+        if "records:" in line:
+            print("          " + line)
+    failed = re.findall(r"^dpm_graph_test: (\S+:\d+): failed: (.*)$", run.stderr, re.M)
+    for where, what in failed:
+        report("dpm_graph.check " + where, False, what)
+    m = re.search(r"dpm_graph_test: (\d+) checks passed", run.stdout)
+    assert run.returncode == 0 and m, run.stdout + run.stderr[-3000:]
+    assert int(m.group(1)) > 10000, run.stdout
+
+
+def steps(out):
+    """`dpm parallelism --csv`'s lines as {step number: (T, t_max, P)}."""
+    rows = [l.rsplit(",", 3) for l in out.splitlines()[1:]]
+    return {r[0].strip('"').split(" ")[0] + ("a" if "Appendix" in r[0] else ""): (int(r[1]), int(r[2]), float(r[3]))
+            for r in rows}
+
+
+def test_parallelism_of_the_hand_case():
+    delays = zero_delays()
+    one, two = generate("one", HAND_CASE % (0, 6000)), generate("two", HAND_CASE % (1, 6000))
+    status, out, err = dpm("parallelism", "--csv", "--delays", delays, one)
+    assert status == 0 and err == "", err
+    assert steps(out) == {"1": (16000, 10000, 1.6), "2": (16000, 10000, 1.6), "3a": (16000, 16000, 1.0),
+                          "3": (16000, 16000, 1.0)}, out
+    status, out, _ = dpm("parallelism", "--csv", "--delays", delays, two)
+    assert status == 0 and set(steps(out).values()) == {(16000, 10000, 1.6)}, out
+    # Predicted: the two-machine run put on one machine, and the one-machine run spread out.
+    status, out, _ = dpm("parallelism", "--csv", "--all-one", "--delays", delays, two)
+    assert status == 0 and steps(out)["3"] == (16000, 16000, 1.0), out
+    status, out, _ = dpm("parallelism", "--csv", "--place", "b=1", "--delays", delays, one)
+    assert status == 0 and steps(out)["3"] == (16000, 10000, 1.6), out
+    # The table: the trace as loaded, the placement, the delivery times, the steps.
+    status, out, _ = dpm("parallelism", "--delays", delays, one)
+    assert out.startswith("parallelism of 7 records, 2 processes, 1 message arcs, 0 requests outside the trace")
+    assert re.search(r"  a 0\.16\.1\s+0\s+0\n  b 0\.17\.1\s+0\s+0\n", out), out
+    assert re.search(r"3 contention, elapsed-time simulation\s+16000\s+16000\s+1\.000\n", out), out
+    # With this system's delivery times (the default table) a remote message of 10 bytes takes 82.6 us.
+    status, out, _ = dpm("parallelism", "--csv", two)
+    assert steps(out)["2"] == (16000, 10000 + 82600, round(16000 / 92600, 4)), out
+
+
+def test_critpath_of_the_hand_case():
+    delays = zero_delays()
+    log = generate("path", HAND_CASE % (1, 7000))     # B's 7000 after A's 4000 make the path: 11000
+    status, out, err = dpm("critpath", "--delays", delays, log)
+    assert status == 0 and err == "", err
+    assert "t_max = 11000 ns over 3 arcs; T = 17000 ns; P = 1.545\n" in out, out
+    assert re.search(r"  a 0\.16\.1\s+4000\s+36\.4%\s+1\n  b 1\.17\.1\s+7000\s+63\.6%\s+1\n", out), out
+    order = out.split("the path in order (2 segments)\n")[1].split("\n\n")[0].splitlines()
+    assert [l.split()[:3] for l in order] == [["1", "a", "0.16.1"], ["then", "a", "message"], ["2", "b", "1.17.1"]]
+    status, out, _ = dpm("critpath", "--step", "3", "--all-one", "--delays", delays, log)
+    assert status == 0 and "t_max = 17000 ns" in out and "under step 3 contention, elapsed-time" in out, out
+    status, out, _ = dpm("critpath", "--step", "1", "--top", "1", log)
+    assert "t_max = 11000 ns" in out and "... 1 more (--top 0 lists them)" in out, out
+
+
+def test_causality_of_dpm_figure_2():
+    status, out, err = dpm("causality", "--server", "a,b", generate("aba", FIGURE_2_ABA))
+    assert status == 0 and err == "", err
+    assert "through 2 servers: A = a 0.17.1, B = b 1.18.1\n1 requests from requestors, 1 strings\n" in out, out
+    assert "strings, most frequent first (1 distinct)\n           1  ABA\n" in out, out
+    log = generate("abcba", FIGURE_2_ABCBA)
+    status, out, err = dpm("causality", "--server", "a,b,c", "--dot", os.path.join(workdir, "abcba.dot"), log)
+    assert status == 0 and "           1  ABCBA\n" in out, out
+    paths = out.split("alphabetically (10)\n")[1].split("\n\n")[0].split()
+    assert paths[1::2] == ["AB", "ABC", "ABCB", "ABCBA", "BA", "BC", "BCB", "BCBA", "CB", "CBA"], paths
+    # B received from A, then sent to C; from C, then to A: each with probability 1.
+    table = out.split("  B  b 0.18.1\n")[1]
+    assert re.match(r"\s+from.*\n\s+A\s+0\s+0\.0%\s+0\s+0\.0%\s+1 100\.0%\n\s+C\s+1 100\.0%", table), table
+    dot = open(os.path.join(workdir, "abcba.dot")).read()
+    assert 'B -> C [label="after A: 100.0% (1)"]' in dot and 'U -> A [label="1 requests"]' in dot, dot
+    # With the user a system process, there is no requestor: no string.
+    status, out, _ = dpm("causality", "--server", "a,b,c", "--system", "user", log)
+    assert status == 0 and "0 requests from requestors, 0 strings" in out, out
+
+
+def test_help_and_usage_of_the_graph_commands():
+    log = generate("aba", FIGURE_2_ABA)
+    for command in ("parallelism", "critpath", "causality"):
+        status, out, err = dpm(command, "--help")
+        assert status == 0 and err == "" and all(w in out for w in ("NAME", "SYNOPSIS", "OPTIONS", "EXIT STATUS"))
+    for args, said in ((("parallelism",), "no trace log named"),
+                       (("parallelism", "--bogus", log), "unknown option --bogus"),
+                       (("parallelism", "--place", "nobody=1", log), "--place: no traced process is named `nobody`"),
+                       (("parallelism", "--place", "a", log), "expected NAME_OR_PID=MACHINE"),
+                       (("parallelism", "--all-one", "--each-own", log), "exclude one another"),
+                       (("critpath", "--step", "9", log), "--step 9: expected 1, 2, 3 or 3a"),
+                       (("critpath", "--top", "x", log), "--top x: expected a number"),
+                       (("critpath", "--elf", "a", log), "--elf a: expected NAME=FILE"),
+                       (("causality", log), "--server names the server processes"),
+                       (("causality", "--server"), "--server needs a value"),
+                       (("causality", "--server", "nobody", log), "--server: no traced process is named `nobody`"),
+                       (("causality", "--server", "a", "--max-length", "0", log), "expected a number from 1")):
+        status, out, err = dpm(*args)
+        assert status == 2 and said in err and out == "", (args, status, err)
+
+
+def test_damaged_logs_are_named():
+    """A damaged entry, a log cut short, a file that is no log: each
+    command says which file and which record, and exits 1."""
+    log = generate("aba", FIGURE_2_ABA)
+    data = bytearray(open(log, "rb").read())
+    h = struct.unpack_from("<I", data, 16)[0]
+    at = h * BLOCK + 32
+    for _ in range(5):
+        at += struct.unpack_from("<H", data, at)[0]
+    struct.pack_into("<H", data, at, 4000)                 # record 5's length made absurd
+    bad = os.path.join(workdir, "bad.log")
+    open(bad, "wb").write(data)
+    cut = os.path.join(workdir, "cut.log")
+    open(cut, "wb").write(open(log, "rb").read()[:h * BLOCK + 1000])
+    notlog = os.path.join(workdir, "notlog.log")
+    open(notlog, "wb").write(bytes(BLOCK))
+    for command in (("parallelism",), ("critpath",), ("causality", "--server", "a")):
+        for path, said in ((bad, "record 5: a damaged entry in block %d" % h),
+                           (cut, "record 0: the log is cut short: block %d has only 1000 of its 4096 bytes" % h),
+                           (notlog, "not a trace disk or log (no DPMTRACE header)"),
+                           (os.path.join(workdir, "missing.log"), "No such file or directory")):
+            status, out, err = dpm(*command, path)
+            assert status == 1 and err == "dpm %s: %s: %s\n" % (command[0], path, said), (command, err)
