@@ -54,6 +54,10 @@ def test_ps_kill_stop_resume_across_machines():
     n = cluster.node(0)
     out = n.command("run @2 hello 60 &")
     pid = re.search(r"\[(2\.\d+\.\d+)\] hello", out).group(1)
+    # Its greeting may come after the prompt: wait for it, or it could fall
+    # between the characters of the next command's echo.
+    if "hello from process %s" % pid not in out:
+        n.expect(r"hello from process %s on machine 2\n" % re.escape(pid), 30)
     ps = n.command("ps")
     assert re.search(r"^%s +hello +\w+ +2 " % re.escape(pid), ps, re.M), ps
     for k in range(3):
