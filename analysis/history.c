@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "history.h"
-#include "table.h"
 
 /* The index of the traced process `pid` in t->processes (sorted by pid), or HISTORY_NONE. */
 uint32_t history_process_index(const struct dpm_trace *t, uint64_t pid)
@@ -48,9 +47,10 @@ static int alloc_nodes(struct history *h, uint32_t n)
     h->cross_from = malloc(n * sizeof *h->cross_from + 1);
     h->cross_to = malloc(n * sizeof *h->cross_to + 1);
     h->cross_kind = calloc(n + 1, 1);
+    h->message_size = malloc(n * sizeof *h->message_size + 1);
     h->order = malloc(n * sizeof *h->order + 1);
     if (!h->process || !h->event || !h->kind || !h->cpu || !h->cross_from || !h->cross_to || !h->cross_kind ||
-        !h->order)
+        !h->message_size || !h->order)
         return -1;
     memset(h->cross_from, 0xff, n * sizeof *h->cross_from);
     memset(h->cross_to, 0xff, n * sizeof *h->cross_to);
@@ -127,59 +127,81 @@ static int message_node(const struct history *h, uint32_t v, uint8_t kind)
     return h->kind[v] == kind && (ev->present & EV_MESSAGE_ID) && !other_is_outside(h->trace, ev);
 }
 
+/* A message node by its message id, for the join below. */
+struct keyed_node {
+    uint64_t id;
+    uint32_t node;
+};
+
+/* Sort a[0..n) by id, keeping the order of equal ids (an LSD radix sort,
+ * a byte a pass; a pass whose byte is the same in every id is skipped, as
+ * most of a message id's machine and epoch bytes are). tmp has room for n.
+ * Sorting beats a hash table here: a million records make hundreds of
+ * thousands of messages, whose table would not fit in any cache. */
+static void sort_by_id(struct keyed_node *a, struct keyed_node *tmp, size_t n)
+{
+    for (unsigned shift = 0; shift < 64; shift += 8) {
+        size_t count[257] = { 0 };
+        for (size_t i = 0; i < n; i++)
+            count[((a[i].id >> shift) & 0xff) + 1]++;
+        if (n == 0 || count[((a[0].id >> shift) & 0xff) + 1] == n)
+            continue;
+        for (int b = 0; b < 256; b++)
+            count[b + 1] += count[b];
+        for (size_t i = 0; i < n; i++)
+            tmp[count[(a[i].id >> shift) & 0xff]++] = a[i];
+        memcpy(a, tmp, n * sizeof *a);
+    }
+}
+
 /* Message arcs: each SEND to its RECEIVE with the same message id (thesis
- * §5.2.3), by a hash join: the SENDs by id, then each RECEIVE in node
- * order takes the first SEND of its id not yet taken; were an id ever used
- * twice, its SENDs and RECEIVEs would pair in node order. A SEND or a
- * RECEIVE left over had its partner outside the trace (lost, or not
- * metered): the RECEIVE is then a start of its own, waiting for nothing. */
+ * §5.2.3), by a sort join: the SENDs and the RECEIVEs, each in node order,
+ * are sorted by id, keeping that order among equal ids, and walked side by
+ * side; were an id ever used twice, its SENDs and RECEIVEs would pair in
+ * node order. A SEND or a RECEIVE left over had its partner outside the
+ * trace (lost, or not metered): the RECEIVE is then a start of its own,
+ * waiting for nothing. */
 static int match_messages(struct history *h)
 {
-    struct table first = { 0 };   /* message id -> its first SEND not yet taken */
-    uint32_t *next = malloc((size_t)h->nnodes * sizeof *next + 1);   /* the SEND of the same id after it */
-    uint32_t *last = malloc((size_t)h->nnodes * sizeof *last + 1);   /* [first]: the last SEND of that id */
-    if (!next || !last) {
-        free(next);
-        free(last);
+    size_t nsends = 0, nreceives = 0;
+    struct keyed_node *sends = malloc((size_t)h->nnodes * sizeof *sends + 1);
+    struct keyed_node *receives = malloc((size_t)h->nnodes * sizeof *receives + 1);
+    struct keyed_node *tmp = malloc((size_t)h->nnodes * sizeof *tmp + 1);
+    if (!sends || !receives || !tmp) {
+        free(sends);
+        free(receives);
+        free(tmp);
         return -1;
     }
     for (uint32_t v = 0; v < h->nnodes; v++) {
-        if (!message_node(h, v, HN_SEND))
-            continue;
-        uint64_t id = h->trace->events[h->event[v]].message_id;
-        uint32_t *head = table_find(&first, id, 0);
-        next[v] = HISTORY_NONE;
-        if (!head) {
-            table_insert(&first, id, 0, v);
-            last[v] = v;
+        if (message_node(h, v, HN_SEND))
+            sends[nsends++] = (struct keyed_node){ h->trace->events[h->event[v]].message_id, v };
+        else if (message_node(h, v, HN_RECEIVE))
+            receives[nreceives++] = (struct keyed_node){ h->trace->events[h->event[v]].message_id, v };
+    }
+    sort_by_id(sends, tmp, nsends);
+    sort_by_id(receives, tmp, nreceives);
+    size_t i = 0, j = 0;
+    while (i < nsends && j < nreceives) {
+        if (sends[i].id < receives[j].id) {
+            i++;
+        } else if (sends[i].id > receives[j].id) {
+            j++;
         } else {
-            next[last[*head]] = v;
-            last[*head] = v;
+            uint32_t send = sends[i++].node, v = receives[j++].node;
+            const struct dpm_event *sent = &h->trace->events[h->event[send]];
+            h->cross_to[send] = v;
+            h->cross_from[v] = send;
+            h->cross_kind[v] = HX_MESSAGE;
+            h->message_size[v] = (sent->present & EV_SIZE) ? sent->size : h->trace->events[h->event[v]].size;
+            h->message_arcs++;
         }
-        h->unmatched_sends++;
     }
-    for (uint32_t v = 0; v < h->nnodes; v++) {
-        if (!message_node(h, v, HN_RECEIVE))
-            continue;
-        uint64_t id = h->trace->events[h->event[v]].message_id;
-        uint32_t *head = table_find(&first, id, 0);
-        if (!head || *head == HISTORY_NONE) {
-            h->unmatched_receives++;
-            continue;
-        }
-        uint32_t send = *head;
-        if (next[send] != HISTORY_NONE)
-            last[next[send]] = last[send];
-        *head = next[send];
-        h->cross_to[send] = v;
-        h->cross_from[v] = send;
-        h->cross_kind[v] = HX_MESSAGE;
-        h->message_arcs++;
-        h->unmatched_sends--;
-    }
-    table_free(&first);
-    free(next);
-    free(last);
+    h->unmatched_sends = nsends - h->message_arcs;
+    h->unmatched_receives = nreceives - h->message_arcs;
+    free(sends);
+    free(receives);
+    free(tmp);
     return 0;
 }
 
@@ -288,6 +310,7 @@ void history_free(struct history *h)
     free(h->cross_from);
     free(h->cross_to);
     free(h->cross_kind);
+    free(h->message_size);
     free(h->order);
     memset(h, 0, sizeof *h);
 }

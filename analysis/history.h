@@ -44,6 +44,8 @@ struct history {
     uint32_t *cross_from;      /* [nnodes]: the node whose cross arc ends here, or HISTORY_NONE */
     uint32_t *cross_to;        /* [nnodes]: where this node's cross arc goes, or HISTORY_NONE */
     uint8_t  *cross_kind;      /* [nnodes]: enum history_cross of the arc ending here */
+    uint64_t *message_size;    /* [nnodes]: at a message arc's RECEIVE, the message's bytes (the
+                                  SEND's size, or the RECEIVE's if the SEND's was not kept) */
     uint32_t *order;           /* [nnodes]: the nodes in a topological order */
     /* What the trace did not allow, for the reports to say. */
     uint64_t message_arcs, outside_arcs;

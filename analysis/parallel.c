@@ -15,10 +15,7 @@ static uint64_t delivery_time(const struct history *h, uint32_t v, const uint32_
                               const struct delay_table *d)
 {
     uint32_t from = h->cross_from[v];
-    const struct dpm_event *send = &h->trace->events[h->event[from]];
-    const struct dpm_event *receive = &h->trace->events[h->event[v]];
-    uint64_t size = (send->present & EV_SIZE) ? send->size : receive->size;
-    return delay_of(d, size, machine[h->process[from]] != machine[h->process[v]]);
+    return delay_of(d, h->message_size[v], machine[h->process[from]] != machine[h->process[v]]);
 }
 
 /* The weights of `step` (parallel.h). */

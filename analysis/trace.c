@@ -102,11 +102,15 @@ static void find_processes(struct dpm_trace *t)
 {
     struct table seen = { 0 };
     size_t capacity = 0;
+    uint64_t last_pid = 0;
+    uint32_t *index = 0;      /* last_pid's; records come in batches of one process's */
     for (size_t i = 0; i < t->nevents; i++) {
         const struct dpm_event *ev = &t->events[i];
         if (!(ev->present & EV_PID))
             continue;
-        uint32_t *index = table_find(&seen, ev->pid, 0);
+        if (!index || ev->pid != last_pid)
+            index = table_find(&seen, ev->pid, 0);
+        last_pid = ev->pid;
         if (!index) {
             t->processes = array_grow(t->processes, &capacity, t->nprocesses, sizeof *t->processes);
             t->processes[t->nprocesses] = (struct dpm_process){ .pid = ev->pid, .machine = DPM_PID_MACHINE(ev->pid) };
@@ -193,10 +197,12 @@ static void index_processes(struct dpm_trace *t)
         fputs("dpm: out of memory\n", stderr);
         exit(1);
     }
+    struct dpm_process *p = 0;    /* the last event's: records come in batches of one process's */
     for (size_t i = 0; i < t->nevents; i++) {
         if (!(t->events[i].present & EV_PID))
             continue;
-        struct dpm_process *p = (struct dpm_process *)dpm_trace_process(t, t->events[i].pid);
+        if (!p || p->pid != t->events[i].pid)
+            p = (struct dpm_process *)dpm_trace_process(t, t->events[i].pid);
         t->by_process[p->first + p->count++] = (uint32_t)i;
     }
     for (size_t i = 0; i < t->nprocesses; i++)

@@ -549,6 +549,33 @@ static void check_odd_traces(void)
     check_step(&t, 3, 0, &zero, 10, 1.0);
     builder_free(&b, &t);
 
+    /* Message ids differing in every part (machine, epoch and counter, as
+     * the kernel makes them), received out of id order, one id used twice:
+     * each RECEIVE takes the SEND of its id, an id's SENDs and RECEIVEs in
+     * node order, and the message's size comes from its SEND; a SEND never
+     * received is counted. Nodes: a 0 start, 1-4 SENDs, 5 end; b 6 start,
+     * 7-9 RECEIVEs, 10 end. */
+    uint64_t id0 = 0x0200000500000003ull, id1 = 0x0100000700000002ull, id2 = 0x02000005000001ffull;
+    add_process(&b, 1, 0, "a");
+    add_process(&b, 2, 1, "b");
+    send_id(&b, 1, 2, id0, 10);
+    send_id(&b, 1, 2, id1, 20);
+    send_id(&b, 1, 2, id0, 30);
+    send_id(&b, 1, 2, id2, 40);
+    end(&b, 1);
+    receive(&b, 2, 1, id1);
+    receive(&b, 2, 1, id0);
+    receive(&b, 2, 1, id0);
+    end(&b, 2);
+    finish(&b, &t);
+    CHECK(history_build(&h, &t, err, sizeof err) == 0 && h.nnodes == 11);
+    CHECK(h.message_arcs == 3 && h.unmatched_sends == 1 && h.unmatched_receives == 0);
+    CHECK(h.cross_from[7] == 2 && h.cross_from[8] == 1 && h.cross_from[9] == 3);
+    CHECK(h.cross_to[1] == 8 && h.cross_to[2] == 7 && h.cross_to[3] == 9 && h.cross_to[4] == HISTORY_NONE);
+    CHECK(h.message_size[7] == 20 && h.message_size[8] == 10 && h.message_size[9] == 30);
+    history_free(&h);
+    builder_free(&b, &t);
+
     /* Messages received before they were sent: a cycle, refused. */
     add_process(&b, 1, 0, "a");
     add_process(&b, 2, 0, "b");
