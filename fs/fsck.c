@@ -110,6 +110,12 @@ static void note_bad_pointer(struct bad_pointers *bad, uint32_t b, int level, ui
                  level == 1 ? "indirect" : "double-indirect", first, first + level_span[level] - 1);
 }
 
+/* Whether b can be a block of a file: a data block of the disk. */
+static int in_data_area(const struct fs_image *img, uint32_t b)
+{
+    return b >= img->sb->data_start && b < img->sb->block_count;
+}
+
 /* Checks the pointer in *slot, at `level` (0 data, 1 indirect, 2
  * double-indirect), covering file blocks from `first` on; claims the blocks
  * it leads to, and clears it when it is past the size, out of range,
@@ -127,7 +133,7 @@ static void check_pointer(struct block_walk *w, struct pointer_slot *slot, int l
         slot_set(img, w->ino, slot, 0);
         return;
     }
-    if (first >= w->size_blocks || b < img->sb->data_start || b >= img->sb->block_count) {
+    if (first >= w->size_blocks || !in_data_area(img, b)) {
         note_bad_pointer(first >= w->size_blocks ? &w->past_size : &w->out_of_range, b, level, first);
         slot_set(img, w->ino, slot, 0);
         return;
@@ -176,6 +182,49 @@ static void report_bad_pointers(struct block_walk *w)
     else if (past->count > 1)
         report(w->ck, "released", "inode %" PRIu32 ": %" PRIu32 " blocks lie past the size %" PRIu64
                " (the first: block %" PRIu32 ", %s)", w->ino, past->count, w->size, past->block, past->what);
+}
+
+/* A directory grows an entry at a time, so its size never reaches past its
+ * last block unless the inode is damaged; holes there read as free entries,
+ * but every walk over the directory (the directory manager's too) would
+ * cross them. The size is cut to the end of its last block, and indirect
+ * blocks that then cover nothing are released with it. Runs after the
+ * block walk, which left only pointers in range and nothing past the size. */
+static void check_directory_end(struct checker *ck, uint32_t ino, struct fs_inode *ip)
+{
+    const uint64_t twice = FS_NDIRECT + FS_PTRS_PER_BLOCK;   /* the first block under the double-indirect */
+    struct fs_image *img = &ck->img;
+    uint64_t blocks = (ip->size + FS_BLOCK_SIZE - 1) / FS_BLOCK_SIZE, end = 0;
+    char fix[64];
+
+    for (uint64_t b = file_next_block(img, ino, 0); b < blocks; b = file_next_block(img, ino, b + 1))
+        end = b + 1;
+    if (ip->size <= end * FS_BLOCK_SIZE)
+        return;
+    snprintf(fix, sizeof fix, "size cut to %" PRIu64, end * FS_BLOCK_SIZE);
+    report(ck, fix, "inode %" PRIu32 ": directory size %" PRIu64 " reaches past its last block (it covers %" PRIu64
+           " blocks, the last %" PRIu64 " are holes)", ino, ip->size, blocks, blocks - end);
+    ip->size = end * FS_BLOCK_SIZE;
+    inode_changed(img, ino);
+    if (ip->double_indirect) {
+        struct cached_block *top = cache_get(img, ip->double_indirect);
+        for (uint32_t k = 0; k < FS_PTRS_PER_BLOCK; k++) {
+            struct pointer_slot slot = { (uint32_t *)top->data + k, top };
+            if (*slot.ptr && twice + (uint64_t)k * FS_PTRS_PER_BLOCK >= end) {
+                ck->owner[*slot.ptr] = 0;
+                slot_set(img, ino, &slot, 0);
+            }
+        }
+    }
+    struct pointer_slot single = { &ip->indirect, NULL }, double_slot = { &ip->double_indirect, NULL };
+    if (ip->double_indirect && end <= twice) {
+        ck->owner[ip->double_indirect] = 0;
+        slot_set(img, ino, &double_slot, 0);
+    }
+    if (ip->indirect && end <= FS_NDIRECT) {
+        ck->owner[ip->indirect] = 0;
+        slot_set(img, ino, &single, 0);
+    }
 }
 
 /* Pass 2: every inode's type, size and block pointers; fills ck->owner. */
@@ -230,6 +279,8 @@ static void check_inodes(struct checker *ck)
             ip->size = w.cut * FS_BLOCK_SIZE;
             inode_changed(img, ino);
         }
+        if (ip->type == FS_TYPE_DIR)
+            check_directory_end(ck, ino, ip);
     }
 }
 
@@ -474,7 +525,7 @@ static void check_directory(struct checker *ck, uint32_t d, uint32_t parent, uin
     check_dot_entry(ck, d, 1, "..", parent);
     ck->found[d]++;
     ck->found[parent]++;
-    for (uint32_t i = 2; i < dir_count(img, d); i++)
+    for (uint32_t i = 2; i < dir_count(img, d); i = dir_next(img, d, i))
         check_entry(ck, &dc, i);
     if (dc.bad > BAD_ENTRIES_SHOWN)
         report(ck, "entries removed", "directory %s (inode %" PRIu32 "): %" PRIu32 " more bad entries",
@@ -582,7 +633,7 @@ static void check_orphans(struct checker *ck)
     for (uint32_t ino = 1; ino < inodes; ino++) {
         if (ck->reached[ino] || img->inodes[ino].type != FS_TYPE_DIR)
             continue;
-        for (uint32_t i = 2; i < dir_count(img, ino); i++) {
+        for (uint32_t i = 2; i < dir_count(img, ino); i = dir_next(img, ino, i)) {
             dir_read(img, ino, i, &de);
             if (de.inode < inodes)
                 named[de.inode] = 1;

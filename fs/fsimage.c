@@ -456,6 +456,40 @@ uint32_t file_block(struct fs_image *img, uint32_t ino, uint64_t n)
     return *slot.ptr;
 }
 
+/* The first block of inode ino at or after block n that is not a hole, or
+ * UINT64_MAX if there is none. A missing indirect table is passed
+ * over whole, so a file that is mostly holes costs its tables, not its
+ * size (a damaged directory can claim 4 GiB of holes: 67 million entries). */
+uint64_t file_next_block(struct fs_image *img, uint32_t ino, uint64_t n)
+{
+    const uint64_t single = FS_NDIRECT, twice = FS_NDIRECT + FS_PTRS_PER_BLOCK;
+    struct fs_inode *ip = inode_at(img, ino);
+
+    for (; n < single; n++)
+        if (ip->direct[n])
+            return n;
+    if (n < twice) {
+        struct pointer_slot slot = { &ip->indirect, NULL };
+        struct cached_block *table = indirect_table(img, ino, &slot, 0);
+        for (; table && n < twice; n++)
+            if (((uint32_t *)table->data)[n - single])
+                return n;
+        n = twice;
+    }
+    struct pointer_slot top_slot = { &ip->double_indirect, NULL };
+    struct cached_block *top = indirect_table(img, ino, &top_slot, 0);
+    while (top && n < FS_MAX_FILE_BLOCKS) {
+        uint64_t k = (n - twice) / FS_PTRS_PER_BLOCK, end = twice + (k + 1) * FS_PTRS_PER_BLOCK;
+        struct pointer_slot slot = { (uint32_t *)top->data + k, top };
+        struct cached_block *table = indirect_table(img, ino, &slot, 0);
+        for (; table && n < end; n++)
+            if (((uint32_t *)table->data)[(n - twice) % FS_PTRS_PER_BLOCK])
+                return n;
+        n = end;
+    }
+    return UINT64_MAX;
+}
+
 /* The image block holding block n of inode ino, allocated if it is a hole
  * (as a zeroed cached block if `cached`: directory blocks; file data is
  * written directly). Returns 0 when the image is full. */
@@ -567,6 +601,18 @@ void dir_read(struct fs_image *img, uint32_t dino, uint32_t i, struct fs_dirent 
         memcpy(de, cache_get(img, b)->data + (i % FS_DIRENTS_PER_BLOCK) * DIRENT_SIZE, sizeof *de);
 }
 
+/* The entry of directory dino after entry i, passing over holes (their
+ * entries read as free): every walk over a directory's entries goes
+ * `for (i = FIRST; i < dir_count(img, dino); i = dir_next(img, dino, i))`. */
+uint32_t dir_next(struct fs_image *img, uint32_t dino, uint32_t i)
+{
+    i++;
+    if (i % FS_DIRENTS_PER_BLOCK != 0)
+        return i;
+    uint64_t b = file_next_block(img, dino, i / FS_DIRENTS_PER_BLOCK);
+    return b > UINT32_MAX / FS_DIRENTS_PER_BLOCK ? UINT32_MAX : (uint32_t)(b * FS_DIRENTS_PER_BLOCK);
+}
+
 /* Writes entry i of directory dino (not its size); -1 if a block was needed
  * and the image is full. */
 int dir_write(struct fs_image *img, uint32_t dino, uint32_t i, const struct fs_dirent *de)
@@ -600,7 +646,7 @@ uint32_t dir_lookup(struct fs_image *img, uint32_t dino, const char *name, uint3
 {
     struct fs_dirent de;
     uint32_t count = dir_count(img, dino);
-    for (uint32_t i = 0; i < count; i++) {
+    for (uint32_t i = 0; i < count; i = dir_next(img, dino, i)) {
         dir_read(img, dino, i, &de);
         if (dirent_is(&de, name)) {
             if (index)

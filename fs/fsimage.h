@@ -120,6 +120,7 @@ void inode_free(struct fs_image *img, uint32_t ino);
 /* File blocks. */
 void slot_set(struct fs_image *img, uint32_t ino, struct pointer_slot *slot, uint32_t b);
 uint32_t file_block(struct fs_image *img, uint32_t ino, uint64_t n);
+uint64_t file_next_block(struct fs_image *img, uint32_t ino, uint64_t n);
 uint32_t file_map(struct fs_image *img, uint32_t ino, uint64_t n, int cached);
 uint64_t blocks_for_size(uint64_t size);
 uint64_t inode_blocks(struct fs_image *img, struct fs_inode *ip, uint32_t ino, int release);
@@ -127,6 +128,7 @@ uint64_t inode_blocks(struct fs_image *img, struct fs_inode *ip, uint32_t ino, i
 /* Directories. */
 uint32_t dir_count(struct fs_image *img, uint32_t dino);
 void dir_read(struct fs_image *img, uint32_t dino, uint32_t i, struct fs_dirent *de);
+uint32_t dir_next(struct fs_image *img, uint32_t dino, uint32_t i);
 int dir_write(struct fs_image *img, uint32_t dino, uint32_t i, const struct fs_dirent *de);
 void dirent_make(struct fs_dirent *de, uint32_t ino, const char *name);
 int dirent_is(const struct fs_dirent *de, const char *name);

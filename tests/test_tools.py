@@ -495,6 +495,22 @@ def test_check_an_indirect_block_that_points_at_itself():
     assert ok("get", image, "/mid") == content(100 * BLOCK, 41)[:12 * BLOCK]
 
 
+def test_check_a_directory_whose_size_reaches_past_its_last_block():
+    """/d's size says 4 GiB, all holes after its first block (found by the
+    checker's fuzzer: every walk over such a directory read its 67 million
+    entries one by one, and `dmfs check` took 1.6 s). Walks pass over holes
+    now, so ls lists it as it is; the check cuts its size to its last block."""
+    largest = (12 + 1024 + 1024 * 1024) * BLOCK
+    image, img = damaged("holedir", lambda img: img.set_inode(img.lookup("/d"), size=largest))
+    d = img.lookup("/d")
+    assert ls(image, "/d") == ["c"]
+    fixed = repairs(image, r": inode %d: directory size %d reaches past its last block \(it covers 1049612 blocks, "
+                           r"the last 1049611 are holes\)$" % (d, largest))
+    assert any(l.endswith("(fixed: size cut to %d)" % BLOCK) for l in fixed), fixed
+    assert Image(image).inode(d)["size"] == BLOCK
+    assert ls(image, "/d") == ["c"] and ok("get", image, "/d/c") == b"inside d\n"
+
+
 def test_check_a_block_past_the_size():
     image, img = damaged("pastsize", lambda img: img.set_inode(img.lookup("/b"), size=2 * BLOCK))
     b = img.lookup("/b")

@@ -588,7 +588,7 @@ static void remove_path(struct fs_image *img, const char *path)
         die(STATUS_FAILED, "%s: %s: names inode %" PRIu32 ", out of range; run dmfs check", img->name, path, ino);
     ip = inode_at(img, ino);
     if (ip->type == FS_TYPE_DIR) {
-        for (uint32_t i = 2; i < dir_count(img, ino); i++) {
+        for (uint32_t i = 2; i < dir_count(img, ino); i = dir_next(img, ino, i)) {
             dir_read(img, ino, i, &de);
             if (de.inode != 0)
                 die(STATUS_FAILED, "%s: %s: directory not empty", img->name, path);
@@ -825,12 +825,12 @@ static int listed_compare(const void *a, const void *b)
  * and everything below. `visited` guards against loops in a damaged image. */
 static void ls_directory(struct fs_image *img, uint32_t dino, const char *path, uint8_t *visited)
 {
-    uint32_t count = dir_count(img, dino), n = 0;
-    struct listed *entries = xcalloc(count, sizeof *entries);
-    struct fs_dirent de;
+    uint32_t count = dir_count(img, dino), n = 0, room = 64;
+    struct listed *entries = xcalloc(room, sizeof *entries);   /* grown as names are found: the */
+    struct fs_dirent de;                                       /* size may be mostly holes */
 
     visited[dino] = 1;
-    for (uint32_t i = 0; i < count; i++) {
+    for (uint32_t i = 0; i < count; i = dir_next(img, dino, i)) {
         dir_read(img, dino, i, &de);
         de.name[FS_NAME_MAX] = 0;
         if (de.inode == 0 || strcmp(de.name, ".") == 0 || strcmp(de.name, "..") == 0)
@@ -838,6 +838,12 @@ static void ls_directory(struct fs_image *img, uint32_t dino, const char *path, 
         if (de.inode >= img->sb->inode_count)
             die(STATUS_FAILED, "%s: %s: entry '%s' names inode %" PRIu32 ", out of range; run dmfs check",
                 img->name, path, de.name, de.inode);
+        if (n == room) {
+            room *= 2;
+            entries = realloc(entries, (size_t)room * sizeof *entries);
+            if (entries == NULL)
+                die(STATUS_ERROR, "out of memory (%u names)", room);
+        }
         memcpy(entries[n].name, de.name, sizeof de.name);
         entries[n++].ino = de.inode;
     }
