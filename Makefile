@@ -53,6 +53,7 @@ FAULTS ?=
 PLACE ?=
 TRACE ?=
 METER_FS ?=
+DISK_SERVICE_US ?=
 
 # Nodes are started by the cluster launcher, which holds the one QEMU command
 # line (scripts/harness.py, qemu_command) that the tests use too.
@@ -284,10 +285,12 @@ fuzz: setup
 # (README, The cluster). TRACE=DIR gives node K the trace disk DIR/traceK.img
 # (made blank when missing, kept after: build/tools/dmtrace extract reads it);
 # METER_FS=K (with TRACE) meters the file system from boot into a filter on
-# machine K's trace disk.
+# machine K's trace disk. DISK_SERVICE_US=N makes every request to the file
+# system's disk take at least N us of machine time (for measurements).
 run: all
 	@$(CLUSTER) --nodes $(NODES) $(if $(FAULTS),--faults "$(FAULTS)") $(if $(PLACE),--place "$(PLACE)") \
-	    $(if $(TRACE),--trace-disks "$(TRACE)") $(if $(METER_FS),--meter-fs "$(METER_FS)")
+	    $(if $(TRACE),--trace-disks "$(TRACE)") $(if $(METER_FS),--meter-fs "$(METER_FS)") \
+	    $(if $(DISK_SERVICE_US),--disk-service-us "$(DISK_SERVICE_US)")
 
 # Start one node stopped, waiting for GDB on $(B)/gdb.sock (see README, Debugging).
 gdb: all

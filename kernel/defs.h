@@ -203,6 +203,8 @@ int disk_count(void);
 void disk_interrupt(int irq);
 int64_t disk_request(unsigned index, struct dm_kreq *q, struct link *pass, struct link *reply,
                      uint64_t *value, int *later);
+void disk_tick(uint64_t now);             /* answers whose modeled service time is up */
+uint64_t disk_next_time(void);
 
 /* virtio_console.c: the live trace channel */
 int live_init(void);                              /* 1 if there is one, 0 if not */

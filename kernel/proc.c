@@ -319,31 +319,33 @@ static void charge_current(void)
  * costs is in its delivery time (DPM's model, thesis §5.2.3). Meanwhile
  * the process's PROCTIME stands still (proctime_now): a record written for
  * it meanwhile (a message queued for it) has the time at which the work
- * began. Not nested: each caller's span lies outside the others'. */
+ * began. Not nested: each caller's span lies outside the others', and no
+ * process is switched in or out within one. It is on the path of every
+ * message, so it does the least: the span is added to the kernel's time
+ * and the current process's count starts that much later. */
 static int in_kernel_work;
+static uint64_t kernel_work_since;   /* instret when the span began */
 
 void kernel_work_begin(void)
 {
-    charge_current();
+    kernel_work_since = read_instret();
     in_kernel_work = 1;
 }
 
 void kernel_work_end(void)
 {
-    uint64_t now = read_instret();
-    kernel_proc->proctime += now - last_switch_instret;
-    last_switch_instret = now;
+    uint64_t spent = read_instret() - kernel_work_since;
+    kernel_proc->proctime += spent;
+    last_switch_instret += spent;
     in_kernel_work = 0;
-    if (current) {
-        current->info->proctime_base = current->proctime;
-        current->info->instret_at_switch = now;
-    }
+    if (current)
+        current->info->instret_at_switch += spent;   /* what the process reads of its own time */
 }
 
 uint64_t proctime_now(struct proc *p)
 {
-    if (p == current && !in_kernel_work)
-        return p->proctime + read_instret() - last_switch_instret;
+    if (p == current)
+        return p->proctime + (in_kernel_work ? kernel_work_since : read_instret()) - last_switch_instret;
     return p->proctime;
 }
 

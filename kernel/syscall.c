@@ -201,14 +201,12 @@ static int64_t sys_movedata(struct proc *p, struct trapframe *tf)
         return err;
     if (METERED(p, MT_MOVEDATA))
         meter_movedata(p, &m, dst_slot, src_slot);
-    if (!dst || !src) {
-        kernel_work_begin();         /* the transport's work is the kernel's (proc.c) */
-        int64_t result = remote_movedata(p, &m);
-        kernel_work_end();
-        return result;
-    }
-    err = copy_user_to_user(dst, m.dst_address, src, m.src_address, len);
-    return err ? err : (int64_t)len;
+    /* Moving the bytes is the kernel's work (proc.c), here as between
+     * machines: the caller's CPU time does not depend on where the data is. */
+    kernel_work_begin();
+    int64_t result = !dst || !src ? remote_movedata(p, &m) : copy_user_to_user(dst, m.dst_address, src, m.src_address, len);
+    kernel_work_end();
+    return result < 0 || !dst || !src ? result : (int64_t)len;
 }
 
 static int64_t sys_stoptask(struct proc *p, struct trapframe *tf)

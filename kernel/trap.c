@@ -60,9 +60,11 @@ void timer_program(void)
 {
     uint64_t now = read_time();
     uint64_t soonest = next_alarm_time() < remote_next_time() ? next_alarm_time() : remote_next_time();
-    uint64_t metering = meter_next_time();
+    uint64_t metering = meter_next_time(), disk = disk_next_time();
     if (metering < soonest)
         soonest = metering;
+    if (disk < soonest)
+        soonest = disk;
     uint64_t deadline = soonest / NS_PER_TICK;
     if (current && now + QUANTUM_TICKS < deadline)
         deadline = now + QUANTUM_TICKS;
@@ -75,6 +77,7 @@ static void timer_interrupt(void)
 {
     request_reschedule();
     remote_tick();
+    disk_tick(machine_clock_ns());
     meter_tick(machine_clock_ns());
     if (METER_PROBES && meter_work)
         meter_push();

@@ -14,6 +14,16 @@
  * Several requests may be in flight per disk; each uses three descriptors
  * (header, data, status) and is answered over its CALL's reply link when the
  * device reports it done.
+ *
+ * A modeled service time (the boot argument disk.service_us=N, for
+ * measurements: scripts/fsrun.py): a request to disk 0, the file system's,
+ * is answered no sooner than N us of machine time after it started. The
+ * emulated disk is a host file, answered in host time: under -icount the
+ * machine's clock follows host time while the machine idles and executed
+ * instructions while it runs, so the same disk wait looked several times
+ * longer on an idle machine than on a busy one, and a trace depended on
+ * what shared the disk's machine (docs/fs-predict.md). With a service time
+ * above the host's latency every request takes the same machine time.
  */
 #include "defs.h"
 #include "virtio.h"
@@ -33,6 +43,8 @@ struct request {
     struct { uint32_t type, reserved; uint64_t sector; } header;
     uint8_t  status;
     uint8_t *bounce;                    /* a page */
+    uint64_t due;                       /* with a service time: answered no sooner (machine ns) */
+    int      done;                      /* the device is done; the answer waits for `due` */
 };
 
 struct disk {
@@ -46,6 +58,7 @@ struct disk {
 
 static struct disk disks[DM_MAX_DISKS];
 static int ndisks;
+static uint64_t service_ns;             /* disk 0's modeled service time; 0: none */
 
 int disk_count(void)
 {
@@ -85,6 +98,11 @@ int disk_init(void)
         plic_enable(d->irq);
         kprintf("disk %d: %lu blocks of %u bytes\n", ndisks, d->blocks, DM_DISK_BLOCK);
         ndisks++;
+    }
+    uint64_t us;
+    if (ndisks > 0 && bootarg_number("disk.service_us", &us) && us > 0) {
+        service_ns = us * 1000;
+        kprintf("disk 0: every request takes at least %lu us (disk.service_us)\n", us);
     }
     return ndisks;
 }
@@ -130,6 +148,10 @@ static int64_t disk_start(struct disk *d, int write, uint64_t block, uint64_t of
     r->header.reserved = 0;
     r->header.sector = block * SECTORS_PER_BLOCK;
     r->status = 0xff;
+    r->done = 0;
+    r->due = 0;
+    if (d == &disks[0] && service_ns)         /* on a tick, when the timer can fire */
+        r->due = (machine_clock_ns() + service_ns + NS_PER_TICK - 1) / NS_PER_TICK * NS_PER_TICK;
 
     struct virtq_desc *desc = d->queue->desc;
     int head = 3 * slot;
@@ -167,11 +189,45 @@ void disk_interrupt(int irq)
         REG(d, INTERRUPT_ACK) = REG(d, INTERRUPT_STATUS) & 3;
         __sync_synchronize();
         uint32_t head, len;
+        int waiting = 0;
         while (virtq_take_used(d->queue, &head, &len)) {
-            if (head % 3 == 0 && head / 3 < SLOTS && d->requests[head / 3].busy)
-                disk_finish(d, &d->requests[head / 3]);
+            if (head % 3 != 0 || head / 3 >= SLOTS || !d->requests[head / 3].busy)
+                continue;
+            struct request *r = &d->requests[head / 3];
+            if (r->due && machine_clock_ns() < r->due) {
+                r->done = 1;          /* answered by disk_tick */
+                waiting = 1;
+            } else {
+                disk_finish(d, r);
+            }
         }
+        if (waiting)
+            timer_program();
     }
+}
+
+/* The clock: answer the requests whose service time is up. */
+void disk_tick(uint64_t now)
+{
+    for (int i = 0; i < ndisks; i++)
+        for (int k = 0; k < SLOTS; k++) {
+            struct request *r = &disks[i].requests[k];
+            if (r->busy && r->done && now >= r->due)
+                disk_finish(&disks[i], r);
+        }
+}
+
+/* When disk_tick has an answer to give next (UINT64_MAX: none). */
+uint64_t disk_next_time(void)
+{
+    uint64_t soonest = UINT64_MAX;
+    for (int i = 0; i < ndisks; i++)
+        for (int k = 0; k < SLOTS; k++) {
+            const struct request *r = &disks[i].requests[k];
+            if (r->busy && r->done && r->due < soonest)
+                soonest = r->due;
+        }
+    return soonest;
 }
 
 /* A request over the device link of disk `index`. Sets *later when the

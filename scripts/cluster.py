@@ -223,7 +223,7 @@ class Cluster:
 
     def __init__(self, nodes=DEFAULT_NODES, disk=None, logs=None, console=False, extra_per_node=None,
                  kernel=KERNEL, boot_timeout=60, wait_prompt=True, faults=None, place=None, trace_disks=None,
-                 meter_fs=None):
+                 meter_fs=None, disk_service_us=None):
         if not 1 <= nodes <= MAX_NODES:
             raise ClusterError("the node count must be between 1 and %d, not %d" % (MAX_NODES, nodes))
         self.count = nodes
@@ -233,6 +233,7 @@ class Cluster:
         self.place = parse_place(place) if place else []
         self.trace_disks = trace_disks
         self.meter_fs = meter_fs      # None, or the machine whose filter meters the file system from boot
+        self.disk_service_us = disk_service_us   # None, or the modeled service time of node 0's disk
         self.procs = []               # the QEMU process of node k, k = 0..count-1
         self.nodes = []               # with pipes: the harness.Node of node k
         self.qemu_extra = []          # node k's QEMU arguments after qemu_command's own
@@ -387,6 +388,8 @@ class Cluster:
         bootargs = ["place.%s=%d" % p for p in self.place]
         if self.meter_fs is not None:
             bootargs.append("meter.fs=%d" % self.meter_fs)
+        if self.disk_service_us:
+            bootargs.append("disk.service_us=%d" % self.disk_service_us)
         command = qemu_command(self.kernel, extra=self.qemu_extra[k], bootargs=" ".join(bootargs) if k == 0 else "",
                                trace_disk=self.trace_disk(k), live=self.live_channel(k, again))
         if not self.console:
@@ -574,6 +577,11 @@ def parse_arguments(argv):
                         help="meter the file system's four processes from their first instruction into "
                              "a filter named fstrace that the process manager starts first on machine K's "
                              "trace disk (needs --trace-disks)")
+    parser.add_argument("--disk-service-us", metavar="US", type=int,
+                        help="answer every request to node 0's file-system disk no sooner than US "
+                             "microseconds of machine time after it started (boot argument "
+                             "disk.service_us): a disk whose timing does not depend on the host, "
+                             "for measurements")
     parser.add_argument("--gdb", metavar="SOCKET",
                         help="start node 0 stopped, waiting for GDB on the unix socket SOCKET")
     return parser.parse_args(argv)
@@ -609,7 +617,8 @@ def main(argv=None):
     try:
         cluster = Cluster(args.nodes, disk=args.disk, logs=args.logs, console=True,
                           extra_per_node=lambda k: gdb if k == 0 else [], faults=args.faults,
-                          place=args.place, trace_disks=args.trace_disks, meter_fs=args.meter_fs)
+                          place=args.place, trace_disks=args.trace_disks, meter_fs=args.meter_fs,
+                          disk_service_us=args.disk_service_us)
         # One write: node 0's QEMU shares stderr and may report an error at any moment;
         # print() writes the line and its newline separately, and QEMU's text could fall between.
         sys.stderr.write(cluster.start_line() + "\n")

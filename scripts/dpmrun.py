@@ -52,15 +52,16 @@ class DpmrunError(Exception):
     pass
 
 
-def metered_cluster(nodes, traces, meter_fs=None, place=None):
+def metered_cluster(nodes, traces, meter_fs=None, place=None, disk_service_us=None):
     """A booted cluster whose every node K has the trace disk TRACES/traceK.img,
     node 0 running on a copy of the system disk, TRACES/disk.img (kept, so that
     logs filters wrote into the file system can be taken out of it afterwards:
-    file_logs), every machine joined. meter_fs and place as for Cluster. Use it
+    file_logs), every machine joined. meter_fs, place and disk_service_us as for Cluster. Use it
     in a `with` statement."""
     disk = os.path.join(traces, "disk.img")
     shutil.copyfile(SYSTEM_DISK, disk)
-    cluster = Cluster(nodes, disk=disk, trace_disks=traces, meter_fs=meter_fs, place=place)
+    cluster = Cluster(nodes, disk=disk, trace_disks=traces, meter_fs=meter_fs, place=place,
+                      disk_service_us=disk_service_us)
     try:
         cluster.wait_joined()
     except BaseException:

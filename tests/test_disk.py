@@ -7,7 +7,7 @@ import os
 import re
 import shutil
 import tempfile
-from harness import Node, SYSTEM_DISK, disk_args, fnv1a, make_image as make_fs_image, run_make
+from harness import Node, SYSTEM_DISK, disk_args, fnv1a, make_image as make_fs_image, qemu_command, run_make
 
 BLOCK = 4096
 workdir = tempfile.mkdtemp(prefix="dm-disk-")
@@ -102,3 +102,21 @@ def test_make_run_attaches_a_disk():
     small = make_fs_image(os.path.join(workdir, "run.img"), 5)   # /bin and little more
     status, out = run_make("run", "DISK=" + small, input=b"run disktest info\nhalt\n")
     assert status == 0 and "blocks 1280" in out, out
+
+
+def test_a_modeled_service_time_bounds_every_request():
+    """disk.service_us=2000 (make run DISK_SERVICE_US, the experiments' 100):
+    each request to disk 0 is answered no sooner than 2 ms of machine time
+    after it started, so fsbench's 64 reads through the disk interface alone
+    take at least 128 ms of machine time: at most 4096 bytes / 2 ms = 2.05
+    MB/s, where the emulated disk alone gives 20 to 500 (README, benchmarks).
+    The file written and read back is intact."""
+    fs_image = make_fs_image(os.path.join(workdir, "service.img"), 8)
+    command = qemu_command(extra=disk_args(fs_image), bootargs="disk.service_us=2000")
+    with Node(command=command) as n:
+        assert "disk 0: every request takes at least 2000 us (disk.service_us)" in n.output, n.output[:600]
+        out = n.command("run fsbench 256", timeout=120)
+        assert n.halt() == 0
+    read = re.search(r"^BENCH di_seq_read_MBps (\d+\.\d\d) MB/s$", out, re.M)
+    assert read and 0 < float(read.group(1)) <= 2.05, out
+    assert re.search(r"written (\S+), read \1, disk \1", out), out
