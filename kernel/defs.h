@@ -293,10 +293,43 @@ void make_runnable(struct proc *p);
 uint32_t runnable_count(void);
 void schedule(void) __attribute__((noreturn));
 void request_reschedule(void);
-/* The kernel's own work while a process is current, charged to the kernel
- * (proc.c): interrupts, and the transport's work for a process's remote calls. */
-void kernel_work_begin(void);
-void kernel_work_end(void);
+/* The kernel's own work while a process is current: from kernel_work_begin
+ * to kernel_work_end instructions are charged to the kernel (slot 0), not
+ * to the process. That is an interrupt taken while a process ran (a disk
+ * or the network finishing, the clock, the transport's resends: trap.c),
+ * the transport's work for a process's SEND or CALL to another machine
+ * (msg.c), and moving the bytes of its MOVEDATA, on one machine or between
+ * two (syscall.c): a process's CPU time is then the same wherever its
+ * partners are placed, and what a message to another machine costs is in
+ * its delivery time (DPM's model, thesis §5.2.3). A message on one machine
+ * is still queued at its sender's cost: so measured, the file system's
+ * processes use the same CPU placed together or apart, within 30
+ * instructions a message (docs/fs-predict.md), where charging that to the
+ * kernel too left them 466 apart the other way and cost every CALL round
+ * trip 4 %. Meanwhile the process's PROCTIME stands still (proctime_now):
+ * a record written for it meanwhile has the time at which the work began.
+ * Not nested: each caller's span lies outside the others', and no process
+ * is switched in or out within one. Inline, and as little as can be: the
+ * span is added to the kernel's time and the current process's count
+ * starts that much later. */
+extern uint64_t last_switch_instret, kernel_work_since;   /* proc.c */
+extern int in_kernel_work;
+
+static inline void kernel_work_begin(void)
+{
+    kernel_work_since = read_instret();
+    in_kernel_work = 1;
+}
+
+static inline void kernel_work_end(void)
+{
+    uint64_t spent = read_instret() - kernel_work_since;
+    kernel_proc->proctime += spent;
+    last_switch_instret += spent;
+    in_kernel_work = 0;
+    if (current)
+        current->info->instret_at_switch += spent;   /* what the process reads of its own time */
+}
 /* p's PROCTIME now: instructions charged to it, the running ones included. */
 uint64_t proctime_now(struct proc *p);
 void set_exit_notify_slot(int slot);

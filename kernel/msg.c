@@ -242,19 +242,7 @@ static inline __attribute__((always_inline)) int send_message(struct outgoing *o
     d.data_kernel = o->kdata;
     d.link = o->pass;
     d.reply = o->reply;
-    int err;
-    if (o->sender == current) {
-        /* Queueing or handing over the message is the kernel's work, as
-         * it is for a message to another machine (whose receiving kernel
-         * does it), so that the sender's CPU time does not depend on where
-         * the receiver is: what a message costs is in its delivery time
-         * (proc.c, kernel_work_begin). */
-        kernel_work_begin();
-        err = msg_deliver(r, &d, o->via->reply_id);
-        kernel_work_end();
-    } else {
-        err = msg_deliver(r, &d, o->via->reply_id);
-    }
+    int err = msg_deliver(r, &d, o->via->reply_id);
     if (err)
         return err;
     if (o->pass)

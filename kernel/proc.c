@@ -19,7 +19,7 @@ uint32_t this_machine, node_count = 1, boot_epoch;
 
 static struct proc *runq_head, *runq_tail;
 static int need_reschedule;
-static uint64_t last_switch_instret;
+uint64_t last_switch_instret;   /* instret at the last switch or charge (defs.h) */
 static int exit_notify_slot = -1;
 
 void proc_init(void)
@@ -309,38 +309,11 @@ static void charge_current(void)
     last_switch_instret = now;
 }
 
-/* The kernel's own work while a process is current: from kernel_work_begin
- * to kernel_work_end instructions are charged to the kernel (slot 0), not
- * to the process. That is an interrupt taken while a process ran (a disk
- * or the network finishing, the clock, the transport's resends: trap_user),
- * and the transport's work for a process's SEND, CALL or MOVEDATA to
- * another machine (msg.c, syscall.c): a process's CPU time is then the same
- * wherever its partners are placed, and what a message to another machine
- * costs is in its delivery time (DPM's model, thesis §5.2.3). Meanwhile
- * the process's PROCTIME stands still (proctime_now): a record written for
- * it meanwhile (a message queued for it) has the time at which the work
- * began. Not nested: each caller's span lies outside the others', and no
- * process is switched in or out within one. It is on the path of every
- * message, so it does the least: the span is added to the kernel's time
- * and the current process's count starts that much later. */
-static int in_kernel_work;
-static uint64_t kernel_work_since;   /* instret when the span began */
-
-void kernel_work_begin(void)
-{
-    kernel_work_since = read_instret();
-    in_kernel_work = 1;
-}
-
-void kernel_work_end(void)
-{
-    uint64_t spent = read_instret() - kernel_work_since;
-    kernel_proc->proctime += spent;
-    last_switch_instret += spent;
-    in_kernel_work = 0;
-    if (current)
-        current->info->instret_at_switch += spent;   /* what the process reads of its own time */
-}
+/* The kernel's own work while a process is current (kernel_work_begin and
+ * kernel_work_end, inline in defs.h): when the span began, and whether one
+ * is under way. */
+uint64_t kernel_work_since;   /* instret when the span began */
+int in_kernel_work;
 
 uint64_t proctime_now(struct proc *p)
 {
