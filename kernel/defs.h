@@ -205,6 +205,7 @@ int64_t disk_request(unsigned index, struct dm_kreq *q, struct link *pass, struc
                      uint64_t *value, int *later);
 void disk_tick(uint64_t now);             /* answers whose modeled service time is up */
 uint64_t disk_next_time(void);
+int disk_wait_by_running(void);
 
 /* virtio_console.c: the live trace channel */
 int live_init(void);                              /* 1 if there is one, 0 if not */

@@ -354,7 +354,11 @@ static void __attribute__((noinline)) idle(void)
     sfence_vma();
     timer_program();
     kernel_proc->proctime += read_instret() - last_switch_instret;
-    wait_for_interrupt();
+    if (disk_wait_by_running())
+        while (!(CSR_READ(sip) & (SIE_STIE | SIE_SEIE)))
+            ;
+    else
+        wait_for_interrupt();
     uint64_t woken = read_instret();
     poll_interrupts();
     last_switch_instret = read_instret();

@@ -357,6 +357,12 @@ static void cmd_filter(int argc, char **argv)
                          .pass = DM_NO_LINK, .reply_data = &st, .reply_cap = sizeof st };
     long err = sv_call(link, &c);
     dm_destroylink(link);
+    if (err == 0 && c.op == FILTER_STOP) {
+        /* It answers, then ends: wait for that, so that its trace disk is
+         * free for the next `filter start` on its machine. */
+        int64_t status;
+        pm_wait((dm_pid)c.replier, &status);
+    }
     if (err < 0)
         printf("filter: %s: %s\n", argv[2], dm_error_text(err));
     else if (c.op == FILTER_STATS)

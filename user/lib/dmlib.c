@@ -136,6 +136,7 @@ long sv_call(long slot, struct sv_call *c)
     if (c->reply_len)
         memcpy(c->reply_data, r + 1, c->reply_len);
     c->reply_link = info.link;
+    c->replier = info.sender;
     return r->status;
 }
 

@@ -76,6 +76,7 @@ struct sv_call {
     int64_t value;         /* out: the answer's value */
     uint32_t reply_len;    /* out: bytes of answer data */
     int32_t reply_link;    /* out: a link passed with the answer, or DM_NO_LINK */
+    uint64_t replier;      /* out: who answered (a dm_pid) */
 };
 long sv_call(long slot, struct sv_call *c);   /* the status, or a kernel-call error */
 /* Answer a request over its reply link. */
