@@ -274,16 +274,30 @@ class Cluster:
 
     def wait_joined(self, timeout=30, machines=None):
         """Wait until the process manager (node 0's shell, `ps`) knows the kernel of
-        every machine in `machines` (default: all of them)."""
+        every machine in `machines` (default: all of them), and each of those
+        kernels has heard of every other (`netstat` lists the pair up). A kernel
+        answers a message to a machine it has not heard of yet with E_NODE at once,
+        and under loss the announcements between two machines other than 0 may
+        come after machine 0 knows them both."""
         wanted = set(range(self.count) if machines is None else machines)
         deadline = time.monotonic() + timeout
         while True:
             out = self.nodes[0].command("ps")
             known = {int(m) for m in re.findall(r"^(\d+)\.0\.0 +kernel ", out, re.M)}
             if wanted <= known:
-                return
+                break
             if time.monotonic() > deadline:
                 raise ClusterError("machines %s never joined; ps says:\n%s" % (sorted(wanted - known), out))
+            time.sleep(0.2)
+        pairs = {(k, m) for k in wanted for m in wanted if k != m}
+        while True:
+            out = self.nodes[0].command("netstat")
+            up = {(int(k), int(m)) for k, m in re.findall(r"^(\d+) +(\d+) +up ", out, re.M)}
+            if pairs <= up:
+                return
+            if time.monotonic() > deadline:
+                raise ClusterError("machines that never heard of each other: %s; netstat says:\n%s"
+                                   % (sorted(pairs - up), out))
             time.sleep(0.2)
 
     def _start_switch(self, directory, log):
