@@ -76,8 +76,8 @@ int set_receive_target(struct proc *p, uint64_t info, uint64_t buf, uint64_t cap
 }
 
 /* The records of a message handed to a metered r: RECEIVE, then the links
- * it brought. Out of line, so that the unmetered pay one test. */
-static __attribute__((noinline)) void meter_hand_over(struct proc *r, const struct delivery *d, int32_t link,
+ * it brought. */
+static void meter_hand_over(struct proc *r, const struct delivery *d, int32_t link,
                                                      int32_t reply)
 {
     if (METERED(r, MT_RECEIVE))
@@ -91,8 +91,10 @@ static __attribute__((noinline)) void meter_hand_over(struct proc *r, const stru
 }
 
 /* Hand a message to receiver r at its receive target. Returns the bytes
- * copied into its buffer, or E_FAULT if its memory went bad. */
-static int64_t hand_over(struct proc *r, struct delivery *d)
+ * copied into its buffer, or E_FAULT if its memory went bad. Written once
+ * for both kinds of receiver, like sys_send (syscall.c): with `metered` a
+ * constant, the unmetered copy is what a kernel without probes has. */
+static inline __attribute__((always_inline)) int64_t hand_over_body(struct proc *r, struct delivery *d, int metered)
 {
     struct receive_target *t = &r->wait;
     uint32_t n = d->length < t->cap ? d->length : (uint32_t)t->cap;
@@ -113,11 +115,21 @@ static int64_t hand_over(struct proc *r, struct delivery *d)
     info->reserved = 0;
     info->link = d->link ? receive_link(r, d->link, &info->flags) : DM_NO_LINK;
     info->reply = d->reply ? receive_link(r, d->reply, &info->flags) : DM_NO_LINK;
-    if (METER_ANY(r))
+    if (metered)
         meter_hand_over(r, d, info->link, info->reply);
     if (err == 0 && info == &local)
         err = copy_out(r, t->info, &local, sizeof local);
     return err ? err : (int64_t)n;
+}
+
+static __attribute__((noinline)) int64_t hand_over_metered(struct proc *r, struct delivery *d)
+{
+    return hand_over_body(r, d, 1);
+}
+
+static int64_t hand_over(struct proc *r, struct delivery *d)
+{
+    return METER_ANY(r) ? hand_over_metered(r, d) : hand_over_body(r, d, 0);
 }
 
 static int channel_matches(uint32_t wanted, uint32_t channel)
@@ -133,8 +145,10 @@ static void deliver_to_waiting(struct proc *r, struct delivery *d)
     make_runnable(r);
 }
 
-/* Copy a message into a kernel buffer at the end of r's queue. */
-static int enqueue(struct proc *r, struct delivery *d)
+/* Copy a message into a kernel buffer at the end of r's queue. Out of
+ * line, so that its MESSAGEQUEUED probe does not cost msg_deliver a
+ * register on the path to a waiting receiver. */
+static __attribute__((noinline)) int enqueue(struct proc *r, struct delivery *d)
 {
     if (r->queue_len >= DM_QUEUE_MAX)
         return E_QFULL;

@@ -5,7 +5,12 @@
  */
 #include "defs.h"
 
-static int64_t sys_createlink(struct proc *p, struct trapframe *tf)
+/* The kernel calls off the message path, kept out of line: inlined into
+ * syscall_dispatch (and so into trap_user), their registers would be
+ * saved and restored on every trap, SEND, RECEIVE and CALL included. */
+#define OUT_OF_LINE __attribute__((noinline))
+
+static OUT_OF_LINE int64_t sys_createlink(struct proc *p, struct trapframe *tf)
 {
     uint32_t channel = (uint32_t)TF_A(tf, 0);
     uint64_t code = TF_A(tf, 1), flags = TF_A(tf, 2), area = TF_A(tf, 3), len = TF_A(tf, 4);
@@ -28,7 +33,7 @@ static int64_t sys_createlink(struct proc *p, struct trapframe *tf)
     return slot;
 }
 
-static int64_t sys_destroylink(struct proc *p, struct trapframe *tf)
+static OUT_OF_LINE int64_t sys_destroylink(struct proc *p, struct trapframe *tf)
 {
     int64_t slot = (int64_t)TF_A(tf, 0);
     struct link *l;
@@ -45,7 +50,7 @@ static int64_t sys_destroylink(struct proc *p, struct trapframe *tf)
     return 0;
 }
 
-static int64_t sys_duplicatelink(struct proc *p, struct trapframe *tf)
+static OUT_OF_LINE int64_t sys_duplicatelink(struct proc *p, struct trapframe *tf)
 {
     struct link *l;
     int err = link_get(p, (int64_t)TF_A(tf, 0), &l);
@@ -110,19 +115,24 @@ static void use_up_if_reply(struct link *via)
         via->state = LINK_USED;
 }
 
-static int64_t sys_send(struct proc *p, struct trapframe *tf)
+/* SEND and CALL, written once for both kinds of sender. `metered` is a
+ * constant where the body is expanded (always_inline): the unmetered copy
+ * compiles to what a kernel without probes has, so that an unmetered
+ * sender's whole price for metering is the one test in sys_send/sys_call;
+ * the metered copy lives out of line. */
+static inline __attribute__((always_inline)) int64_t send_body(struct proc *p, struct trapframe *tf, int metered)
 {
     struct outgoing o;
     int err = check_send(p, (int64_t)TF_A(tf, 0), TF_A(tf, 1), TF_A(tf, 2), (int64_t)TF_A(tf, 3), &o);
     if (err)
         return err;
-    if ((err = METER_ANY(p) ? msg_send_metered(p, &o, 0) : msg_send(&o)))
+    if ((err = metered ? msg_send_metered(p, &o, 0) : msg_send(&o)))
         return err == SEND_PENDING ? RESULT_PENDING : err;
     use_up_if_reply((struct link *)o.via);
     return 0;
 }
 
-static int64_t sys_call(struct proc *p, struct trapframe *tf)
+static inline __attribute__((always_inline)) int64_t call_body(struct proc *p, struct trapframe *tf, int metered)
 {
     struct outgoing o;
     int err = check_send(p, (int64_t)TF_A(tf, 0), TF_A(tf, 1), TF_A(tf, 2), (int64_t)TF_A(tf, 3), &o);
@@ -137,7 +147,7 @@ static int64_t sys_call(struct proc *p, struct trapframe *tf)
     o.reply = &reply;
     p->wait_reply_id = reply.reply_id;
     p->state = PS_CALLING;
-    if ((err = METER_ANY(p) ? msg_send_metered(p, &o, 1) : msg_send(&o))) {
+    if ((err = metered ? msg_send_metered(p, &o, 1) : msg_send(&o))) {
         if (err == SEND_PENDING)
             return RESULT_PENDING;   /* remote.c uses up the link when the message leaves */
         p->state = PS_RUNNABLE;
@@ -145,6 +155,26 @@ static int64_t sys_call(struct proc *p, struct trapframe *tf)
     }
     use_up_if_reply((struct link *)o.via);
     return RESULT_PENDING;
+}
+
+static __attribute__((noinline)) int64_t sys_send_metered(struct proc *p, struct trapframe *tf)
+{
+    return send_body(p, tf, 1);
+}
+
+static __attribute__((noinline)) int64_t sys_call_metered(struct proc *p, struct trapframe *tf)
+{
+    return call_body(p, tf, 1);
+}
+
+static int64_t sys_send(struct proc *p, struct trapframe *tf)
+{
+    return METER_ANY(p) ? sys_send_metered(p, tf) : send_body(p, tf, 0);
+}
+
+static int64_t sys_call(struct proc *p, struct trapframe *tf)
+{
+    return METER_ANY(p) ? sys_call_metered(p, tf) : call_body(p, tf, 0);
 }
 
 /* One side of a MOVEDATA: a link's data area, or the caller's own memory.
@@ -184,7 +214,7 @@ static int movedata_side(struct proc *p, int64_t slot, uint64_t offset, uint64_t
     return 0;
 }
 
-static int64_t sys_movedata(struct proc *p, struct trapframe *tf)
+static OUT_OF_LINE int64_t sys_movedata(struct proc *p, struct trapframe *tf)
 {
     int64_t dst_slot = (int64_t)TF_A(tf, 0), src_slot = (int64_t)TF_A(tf, 2);
     uint64_t len = TF_A(tf, 4);
@@ -209,7 +239,7 @@ static int64_t sys_movedata(struct proc *p, struct trapframe *tf)
     return result < 0 || !dst || !src ? result : (int64_t)len;
 }
 
-static int64_t sys_stoptask(struct proc *p, struct trapframe *tf)
+static OUT_OF_LINE int64_t sys_stoptask(struct proc *p, struct trapframe *tf)
 {
     proc_exit(p, (int64_t)TF_A(tf, 0));
     if (METER_PROBES && meter_work)

@@ -61,6 +61,15 @@ def main():
     wanted = sys.argv[1:]
     tests_dir = os.path.join(ROOT, "tests")
     suites = sorted(f for f in os.listdir(tests_dir) if f.startswith("test_") and f.endswith(".py"))
+    names = [f[5:-3] for f in suites]
+    if any(w in ("-h", "--help") for w in wanted):
+        print(__doc__.strip())
+        print("\nsuites: " + " ".join(names))
+        return 0
+    unknown = [w for w in wanted if w not in names]
+    if unknown:
+        print("test.py: no suite named %s (suites: %s)" % (", ".join(unknown), " ".join(names)), file=sys.stderr)
+        return 2
     if wanted:
         suites = [f for f in suites if f[5:-3] in wanted]
     start = time.monotonic()
