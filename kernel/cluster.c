@@ -31,6 +31,12 @@ static int is_member;                   /* the MAC follows the convention */
 static uint32_t peers_known;
 static uint64_t next_announce = UINT64_MAX;
 static const uint8_t broadcast_mac[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+/* A fault for the tests, which the wirefilters (one on each node's wire)
+ * cannot make: a one-way cut between one pair of machines. With the boot
+ * arguments net.deaf.machine=M net.deaf.ms=N, every frame from machine M
+ * is dropped during this machine's first N ms. */
+static uint32_t deaf_machine = NETFRAME_MAX_NODES;
+static uint64_t deaf_until;
 
 /* Learn this node's number and the node count from the NIC's MAC address;
  * without a NIC, or with another MAC, the node is machine 0 of 1. Called
@@ -39,6 +45,13 @@ void cluster_init(void)
 {
     has_nic = net_init();
     is_member = has_nic && netframe_identity(net_mac, &this_machine, &node_count) == 0;
+    uint64_t machine, ms;
+    if (bootarg_number("net.deaf.machine", &machine) && bootarg_number("net.deaf.ms", &ms) &&
+        machine < node_count && machine != this_machine) {
+        deaf_machine = (uint32_t)machine;
+        deaf_until = machine_clock_ns() + ms * 1000000;
+        kprintf("machine %u: frames from machine %lu are dropped for %lu ms (net.deaf)\n", this_machine, machine, ms);
+    }
 }
 
 /* Send this node's announcement to `destination`. */
@@ -102,7 +115,7 @@ void net_receive(const uint8_t *frame, uint32_t len)
 {
     struct netframe f;
     if (!is_member || netframe_parse(frame, len, &f) != NETFRAME_OK || f.node_count != node_count ||
-        f.machine == this_machine) {
+        f.machine == this_machine || (f.machine == deaf_machine && machine_clock_ns() < deaf_until)) {
         net_counters.rx_drops++;
         return;
     }

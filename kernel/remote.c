@@ -134,6 +134,13 @@ static int inside_transport;                     /* in a transport call: its hoo
 static int flushing;                             /* in flush(): what is queued meanwhile waits its turn */
 static uint64_t transport_due = TRANSPORT_NO_TIMER, next_ping = TRANSPORT_NO_TIMER;
 static uint64_t halt_at = TRANSPORT_NO_TIMER;    /* KOP_HALT from another machine */
+/* A machine of the cluster not heard of yet -- its announcements lost, or
+ * it is still booting -- is not given up at once: what is sent to it waits
+ * in its outbox until it is heard of, or fails with E_NODE when
+ * UNHEARD_WAIT_NS have passed since the first of it was queued (cluster.c
+ * announces again every second meanwhile, and the machine answers). */
+#define UNHEARD_WAIT_NS   5000000000ull
+static uint64_t unheard_deadline[NETFRAME_MAX_NODES];   /* TRANSPORT_NO_TIMER: nothing waits */
 static int halt_code;
 static struct {
     uint64_t intents_lost;       /* kernel messages (answers) dropped: no free intent */
@@ -206,6 +213,8 @@ void remote_init(void)
         free_intents = &intents[i];
     }
     free_intent_count = NINTENTS;
+    for (uint32_t m = 0; m < NETFRAME_MAX_NODES; m++)
+        unheard_deadline[m] = TRANSPORT_NO_TIMER;
 }
 
 /* Whether a process on another machine can be reached: 0, E_NODE (its
@@ -216,8 +225,10 @@ int remote_reachable(dm_pid dest)
     if (m >= node_count || m == this_machine)
         return m == this_machine ? E_DEAD : E_NODE;
     const struct transport_peer *peer = &net.peers[m];
-    if (peer->epoch == 0 || peer->down)
+    if (peer->down)
         return E_NODE;
+    if (peer->epoch == 0)
+        return 0;            /* not heard of yet: what goes to it waits (flush) */
     return PID_EPOCH(dest) == peer->epoch ? 0 : E_DEAD;
 }
 
@@ -401,6 +412,11 @@ static void flush(void)
         return;
     flushing = 1;
     for (uint32_t m = 0; m < node_count; m++) {
+        if (outbox[m].head && net.peers[m].epoch == 0) {   /* not heard of yet: wait, for a while */
+            if (unheard_deadline[m] == TRANSPORT_NO_TIMER)
+                unheard_deadline[m] = machine_clock_ns() + UNHEARD_WAIT_NS;
+            continue;
+        }
         while (outbox[m].head) {
             struct intent *i = outbox[m].head;
             uint32_t len = build(i);
@@ -942,6 +958,7 @@ void remote_frame(const uint8_t *frame, uint32_t len)
 /* Machine `machine` announced itself in `epoch` (cluster.c). */
 void remote_peer_up(uint32_t machine, uint32_t epoch)
 {
+    unheard_deadline[machine] = TRANSPORT_NO_TIMER;
     inside_transport = 1;
     transport_peer_up(&net, machine, epoch);
     inside_transport = 0;
@@ -992,6 +1009,13 @@ void remote_tick(void)
     if (now >= halt_at)
         kernel_halt(halt_code);
     cluster_tick(now);
+    for (uint32_t m = 0; m < node_count; m++) {
+        if (now >= unheard_deadline[m]) {        /* never heard of: what waited for it fails */
+            unheard_deadline[m] = TRANSPORT_NO_TIMER;
+            if (net.peers[m].epoch == 0)
+                fail_machine(m, E_NODE);
+        }
+    }
     if (now >= next_ping)          /* set by wait_started while something waits */
         ping_waited_machines();
     if (now >= transport_due) {
@@ -1010,6 +1034,9 @@ uint64_t remote_next_time(void)
         t = next_ping;
     if (cluster_next_time() < t)
         t = cluster_next_time();
+    for (uint32_t m = 0; m < node_count; m++)
+        if (unheard_deadline[m] < t)
+            t = unheard_deadline[m];
     if (halt_at < t)
         t = halt_at;
     return t;

@@ -219,11 +219,12 @@ class Cluster:
     DIR/tracek.img as its last disk, made blank if it is missing (trace_disk).
     meter_fs: None, or a machine K: the boot argument meter.fs=K has the
     process manager start a filter "fstrace" on K's trace disk before the file
-    system and meter the file system's processes into it from the start."""
+    system and meter the file system's processes into it from the start.
+    bootargs_per_node(k): more boot arguments for node k (a string)."""
 
     def __init__(self, nodes=DEFAULT_NODES, disk=None, logs=None, console=False, extra_per_node=None,
                  kernel=KERNEL, boot_timeout=60, wait_prompt=True, faults=None, place=None, trace_disks=None,
-                 meter_fs=None, disk_service_us=None):
+                 meter_fs=None, disk_service_us=None, bootargs_per_node=None):
         if not 1 <= nodes <= MAX_NODES:
             raise ClusterError("the node count must be between 1 and %d, not %d" % (MAX_NODES, nodes))
         self.count = nodes
@@ -234,6 +235,7 @@ class Cluster:
         self.trace_disks = trace_disks
         self.meter_fs = meter_fs      # None, or the machine whose filter meters the file system from boot
         self.disk_service_us = disk_service_us   # None, or the modeled service time of node 0's disk
+        self.bootargs_per_node = bootargs_per_node or (lambda k: "")   # more boot arguments for node k
         self.procs = []               # the QEMU process of node k, k = 0..count-1
         self.nodes = []               # with pipes: the harness.Node of node k
         self.qemu_extra = []          # node k's QEMU arguments after qemu_command's own
@@ -272,13 +274,13 @@ class Cluster:
         except Exception as e:
             raise ClusterError("node %d did not %s: %s" % (k, "reach its prompt" if k == 0 else "boot", e)) from None
 
-    def wait_joined(self, timeout=30, machines=None):
+    def wait_joined(self, timeout=30, machines=None, pairs=True):
         """Wait until the process manager (node 0's shell, `ps`) knows the kernel of
-        every machine in `machines` (default: all of them), and each of those
-        kernels has heard of every other (`netstat` lists the pair up). A kernel
-        answers a message to a machine it has not heard of yet with E_NODE at once,
-        and under loss the announcements between two machines other than 0 may
-        come after machine 0 knows them both."""
+        every machine in `machines` (default: all of them), and (with pairs) each of
+        those kernels has heard of every other (`netstat` lists the pair up). Under
+        loss the announcements between two machines other than 0 may come after
+        machine 0 knows them both; a kernel holds what it sends to a machine it has
+        not heard of for up to 5 s, and a test under loss should not spend that."""
         wanted = set(range(self.count) if machines is None else machines)
         deadline = time.monotonic() + timeout
         while True:
@@ -289,8 +291,8 @@ class Cluster:
             if time.monotonic() > deadline:
                 raise ClusterError("machines %s never joined; ps says:\n%s" % (sorted(wanted - known), out))
             time.sleep(0.2)
-        pairs = {(k, m) for k in wanted for m in wanted if k != m}
-        while True:
+        pairs = {(k, m) for k in wanted for m in wanted if k != m} if pairs else set()
+        while pairs:
             out = self.nodes[0].command("netstat")
             up = {(int(k), int(m)) for k, m in re.findall(r"^(\d+) +(\d+) +up ", out, re.M)}
             if pairs <= up:
@@ -404,7 +406,10 @@ class Cluster:
             bootargs.append("meter.fs=%d" % self.meter_fs)
         if self.disk_service_us:
             bootargs.append("disk.service_us=%d" % self.disk_service_us)
-        command = qemu_command(self.kernel, extra=self.qemu_extra[k], bootargs=" ".join(bootargs) if k == 0 else "",
+        if k != 0:
+            bootargs = []
+        bootargs.append(self.bootargs_per_node(k))
+        command = qemu_command(self.kernel, extra=self.qemu_extra[k], bootargs=" ".join(bootargs).strip(),
                                trace_disk=self.trace_disk(k), live=self.live_channel(k, again))
         if not self.console:
             node = Node(command=command, wait_prompt=False, preexec_fn=detach_and_end_with_parent)

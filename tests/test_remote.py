@@ -95,3 +95,37 @@ def test_file_system_processes_placed_on_other_machines():
         assert "pm:" not in n.output, n.output
     finally:
         placed.close()
+
+
+def test_a_machine_not_heard_of_yet_is_waited_for():
+    """Machine 2 drops every frame from machine 1 during its first 20 s
+    (net.deaf): a CALL from machine 2 to a server on machine 1 neither fails
+    at once nor waits forever. It waits until machine 2 hears of machine 1,
+    and is answered then, or fails with E_NODE 5 s after it was made
+    (remote.c, UNHEARD_WAIT_NS). Each call's time on machine 2's clock says
+    which: one made 5 s or more before the cut ends fails after 5 s; one made
+    later is answered once machine 2 hears of machine 1, within a second
+    after the cut (announcements come every second). One whose 5 s end in
+    that second may go either way."""
+    deaf_ms = 20000
+    cut = Cluster(3, bootargs_per_node=lambda k: "net.deaf.machine=1 net.deaf.ms=%d" % deaf_ms if k == 2 else "")
+    try:
+        cut.wait_joined(pairs=False)
+        out = cut.node(0).command("run @2 nettest reach 1", timeout=120)
+        calls = [(int(at), result, int(took)) for at, result, took in
+                 re.findall(r"nettest reach: call \d+ at (\d+) ms: (\S+) after (\d+) ms", out)]
+        assert calls and calls[-1][1] == "answered", out
+        assert calls[0][0] < deaf_ms - 1000, "the first call came after the cut ended:\n" + out
+        for at, result, took in calls:
+            ends = at + 5000
+            if ends < deaf_ms - 300:
+                assert result == "E_NODE" and 4800 <= took <= 6000, out
+            elif ends > deaf_ms + 1300 and at < deaf_ms:
+                assert result == "answered" and deaf_ms - at - 300 <= took <= deaf_ms + 1300 - at, out
+            elif at >= deaf_ms + 1300:
+                assert result == "answered" and took < 1000, out
+            else:
+                assert result in ("answered", "E_NODE"), out
+        assert sum(took for at, result, took in calls) >= deaf_ms - calls[0][0] - 300, out
+    finally:
+        cut.close()

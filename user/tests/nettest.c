@@ -25,6 +25,11 @@
  *     nettest hold K         with a server on machine K, CALL it every 100 ms
  *                            until a call fails; prints why and after how long
  *                            (the tests kill or reboot machine K meanwhile)
+ *     nettest reach K        with a server on machine K, CALL it until a call is
+ *                            answered (at most 20 calls); prints each call's
+ *                            time on this machine's clock, its result and how
+ *                            long it took (the tests keep this machine from
+ *                            hearing machine K for a while)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -454,6 +459,29 @@ static int hold(int k)
     return 0;
 }
 
+/* See the top of the file. */
+static int reach(int k)
+{
+    char id[24];
+    dm_pid pid;
+    long server = start_server(k, "reach", &pid);
+    if (server < 0) {
+        printf("nettest reach: no server on machine %d: %s\n", k, dm_error_name(server));
+        return 1;
+    }
+    printf("nettest reach: calling %s\n", dm_pid_string(pid, id));
+    for (int call = 1; call <= 20; call++) {
+        struct answer a;
+        uint64_t asked = dm_clock_ns();
+        long err = ask(server, OP_COUNT, 0, 0, DM_NO_LINK, &a);
+        printf("nettest reach: call %d at %lu ms: %s after %lu ms\n", call, (unsigned long)(asked / 1000000),
+               err < 0 ? dm_error_name(err) : "answered", (unsigned long)((dm_clock_ns() - asked) / 1000000));
+        if (err >= 0)
+            return 0;
+    }
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "ring") == 0)
@@ -462,6 +490,8 @@ int main(int argc, char **argv)
         return relay(argv[2], atoi(argv[3]), atoi(argv[4]));
     if (argc == 3 && strcmp(argv[1], "hold") == 0)
         return hold(atoi(argv[2]));
+    if (argc == 3 && strcmp(argv[1], "reach") == 0)
+        return reach(atoi(argv[2]));
     if (argc >= 3 && strcmp(argv[1], "serve") == 0)
         return serve(argv[2]);
     if (argc == 5 && strcmp(argv[1], "stress") == 0)
