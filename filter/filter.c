@@ -243,9 +243,10 @@ static struct {
     int present;
     uint64_t blocks;
 } disk;
-/* The block going out: the trace disk's attached area, and the live
- * channel's, so that a block is copied here once for both. */
-static uint8_t disk_area[TRACELOG_BLOCK] __attribute__((aligned(4096)));
+/* The log's writer. The block it fills is the trace disk's attached area
+ * and the live channel's, so that a block goes out as it was made, and a
+ * block from elsewhere (the file system's log file) is copied there. */
+static struct tracelog_writer writer __attribute__((aligned(4096)));
 static long live_link = -1;            /* the live channel's device link (-l), while it works */
 static long log_file = -1;             /* LOGFILE's file link */
 
@@ -269,13 +270,13 @@ static void open_trace_disk(void)
 {
     if (disk_request(KOP_DISK_INFO, 0, DM_NO_LINK, &disk.blocks) < 0)
         return;   /* no device link in slot 3: no trace disk */
-    long area = dm_createlink(0, 0, LINK_READ | LINK_WRITE, disk_area, sizeof disk_area);
+    long area = dm_createlink(0, 0, LINK_READ | LINK_WRITE, writer.block, sizeof writer.block);
     long err = area < 0 ? area : disk_request(KOP_DISK_ATTACH, 0, area, 0);
     if (err == 0)
         err = disk_request(KOP_DISK_READ, 0, DM_NO_LINK, 0);
     if (err < 0)
         refuse("filter %s: cannot read the trace disk: %s", name, dm_error_name(err));
-    if (memcmp(disk_area, TRACELOG_MAGIC, 8) != 0)
+    if (memcmp(writer.block, TRACELOG_MAGIC, 8) != 0)
         refuse("filter %s: the disk in slot 3 is not a trace disk (no %s in block 0); not writing over it "
                "(dmtrace blank makes one)", name, TRACELOG_MAGIC);
     disk.present = 1;
@@ -292,7 +293,7 @@ static long live_request(uint32_t op, int64_t arg0, int64_t arg1, long pass)
 }
 
 /* -l: asks the process manager for this machine's live channel and
- * attaches disk_area to it. */
+ * attaches writer.block to it. */
 static void open_live_channel(void)
 {
     struct sv_call c = { .op = PM_LIVE, .pass = DM_NO_LINK };
@@ -305,7 +306,7 @@ static void open_live_channel(void)
     if (err < 0)
         refuse("filter %s: no live trace channel: %s", name, dm_error_text(err));
     live_link = c.reply_link;
-    long area = dm_createlink(0, 0, LINK_READ, disk_area, sizeof disk_area);
+    long area = dm_createlink(0, 0, LINK_READ, writer.block, sizeof writer.block);
     err = area < 0 ? area : live_request(KOP_DISK_ATTACH, 0, 0, area);
     if (err < 0)
         refuse("filter %s: cannot use the live trace channel: %s", name, dm_error_name(err));
@@ -333,8 +334,8 @@ static void open_log_file(const char *path)
 static int write_block(void *context, uint64_t index, const uint8_t *block)
 {
     (void)context;
-    if (disk.present || live_link >= 0)
-        memcpy(disk_area, block, TRACELOG_BLOCK);
+    if ((disk.present || live_link >= 0) && block != writer.block)
+        memcpy(writer.block, block, TRACELOG_BLOCK);
     if (disk.present) {
         long err = disk_request(KOP_DISK_WRITE, (int64_t)index, DM_NO_LINK, 0);
         if (err < 0)
@@ -361,7 +362,6 @@ static int write_block(void *context, uint64_t index, const uint8_t *block)
 
 /* ---- the log ---- */
 
-static struct tracelog_writer writer;
 static enum { LOG_WRITING, LOG_FULL, LOG_FAILED } log_state;
 static long log_error;                 /* why it failed (LOG_FAILED) */
 static int unwritten;                  /* the block being filled changed since it was last written */
@@ -565,13 +565,27 @@ static void take_batch(const uint8_t *message, uint32_t n)
     stats.received += b->records;
     lose(b->lost);
     const uint8_t *at = (const uint8_t *)first;
-    for (uint32_t i = 0; i < b->records; i++) {
+    for (uint32_t i = 0; st && i < b->records; i++) {
         const struct meter_header *h = (const struct meter_header *)at;
-        if (st) {
-            st->gaps += h->sequence - st->next;
-            st->next = h->sequence + 1;
+        st->gaps += h->sequence - st->next;
+        st->next = h->sequence + 1;
+        at += h->length;
+    }
+    at = (const uint8_t *)first;
+    for (uint32_t i = 0; i < b->records;) {
+        uint32_t bytes, whole = 0;
+        if (keep_everything && log_state == LOG_WRITING)   /* no rules: as many as fit, in one go */
+            whole = tracelog_append_whole(&writer, at, b->records - i, &bytes);
+        if (whole) {
+            stats.kept += whole;
+            unwritten = 1;
+            i += whole;
+            at += bytes;
+            continue;
         }
-        select_record(h);
+        const struct meter_header *h = (const struct meter_header *)at;
+        select_record(h);                 /* by the rules; or the one that starts a new block */
+        i++;
         at += h->length;
     }
     if (st) {

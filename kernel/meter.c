@@ -58,6 +58,11 @@ static int nspare;
 static struct sealed *free_sealed, *outbox_head, *outbox_tail;
 static uint32_t nfree_sealed;
 static uint64_t message_counter, retry_at = NO_TIME;
+/* No batch is old enough to go before this machine-clock time: lowered
+ * when a batch gets its first record, made exact again by meter_tick's scan
+ * when it comes. So the timer, programmed after every kernel event, does
+ * not scan every process for it. */
+static uint64_t age_deadline = NO_TIME;
 static uint32_t metered_count;       /* processes with a batch page or a meter link */
 int meter_work, meter_waiting_room;
 static struct {
@@ -182,8 +187,11 @@ static void *record_begin(struct proc *p, uint32_t type, uint32_t body_size, uin
         }
         s->used = sizeof(struct meter_batch);
     }
-    if (s->count == 0)
+    if (s->count == 0) {
         s->oldest = machine_clock_ns();
+        if (s->oldest + s->max_age_ns < age_deadline)
+            age_deadline = s->oldest + s->max_age_ns;
+    }
     struct meter_header *h = (struct meter_header *)(s->batch + s->used);
     h->machine = this_machine;
     h->traceType = type;
@@ -400,6 +408,8 @@ int64_t meter_install(struct proc *p, uint64_t flags, uint64_t options, dm_pid p
     p->meter.flags = (uint32_t)flags;
     p->meter.lossy = options & 1;
     p->meter.max_age_ns = age_ms ? age_ms * 1000000ull : DEFAULT_AGE_NS;
+    if (p->meter.count && p->meter.oldest + p->meter.max_age_ns < age_deadline)
+        age_deadline = p->meter.oldest + p->meter.max_age_ns;
     if (meter_link) {
         p->meter.link = *meter_link;
         link_clear(meter_link);
@@ -623,10 +633,17 @@ void meter_tick(uint64_t now)
         flush_answer(E_QFULL);
     if (metered_count == 0 && !outbox_head)
         return;
-    for (int i = 1; i < NPROC; i++) {
-        struct proc *p = &procs[i];
-        if (p->state != PS_FREE && p->meter.count && now - p->meter.oldest >= p->meter.max_age_ns)
-            seal(p, 0);
+    if (now >= age_deadline) {
+        age_deadline = NO_TIME;
+        for (int i = 1; i < NPROC; i++) {
+            struct proc *p = &procs[i];
+            if (p->state == PS_FREE || !p->meter.count)
+                continue;
+            if (now - p->meter.oldest >= p->meter.max_age_ns)
+                seal(p, 0);
+            else if (p->meter.oldest + p->meter.max_age_ns < age_deadline)
+                age_deadline = p->meter.oldest + p->meter.max_age_ns;
+        }
     }
     if (now >= retry_at) {
         retry_at = NO_TIME;
@@ -644,12 +661,7 @@ uint64_t meter_next_time(void)
     uint64_t soonest = outbox_head ? retry_at : NO_TIME;
     if (flush_deadline < soonest)
         soonest = flush_deadline;
-    for (int i = 1; i < NPROC; i++) {
-        struct proc *p = &procs[i];
-        if (p->state != PS_FREE && p->meter.count && p->meter.oldest + p->meter.max_age_ns < soonest)
-            soonest = p->meter.oldest + p->meter.max_age_ns;
-    }
-    return soonest;
+    return age_deadline < soonest ? age_deadline : soonest;
 }
 
 void meter_print_counters(void)

@@ -128,6 +128,8 @@ struct tracelog_entry {
 typedef int (*tracelog_write_fn)(void *context, uint64_t index, const uint8_t *block);
 
 struct tracelog_writer {
+    uint8_t  block[TRACELOG_BLOCK];  /* the block being filled; first, so that a writer aligned
+                                        to a page has it in one page (the filter's disk area) */
     tracelog_write_fn write;
     void *context;
     uint32_t log_id;
@@ -136,7 +138,6 @@ struct tracelog_writer {
     uint32_t sequence;
     uint64_t lost;
     uint64_t records;                /* in the whole log */
-    uint8_t  block[TRACELOG_BLOCK];
 };
 
 /* tracelog_append's answer when the log has reached its capacity. */
@@ -156,6 +157,11 @@ int tracelog_begin(struct tracelog_writer *w, const char *filter, uint32_t machi
  * rewrites it with the loss count), or -1 for a record that makes no sense
  * (unknown type, a length that is not its type's). */
 int tracelog_append(struct tracelog_writer *w, const void *record, uint32_t fields);
+/* tracelog_append, every field kept, for `n` records one after another at
+ * `records` (8-byte aligned), until one does not fit the block being
+ * filled (or makes no sense). Returns how many were added, and in *bytes
+ * the bytes of `records` they took; the caller appends the next alone. */
+uint32_t tracelog_append_whole(struct tracelog_writer *w, const uint8_t *records, uint32_t n, uint32_t *bytes);
 /* Count `n` more records lost. */
 void tracelog_lose(struct tracelog_writer *w, uint64_t n);
 /* Write the block being filled as it is now (it is written again as it fills). */
