@@ -115,7 +115,8 @@ struct intent {
     uint8_t  data_kind;          /* enum intent_data: where the bytes after `length` come from */
     uint32_t length;             /* of bytes[] */
     uint32_t data_length;        /* DATA_PAGE, DATA_MEMORY */
-    uint8_t *page;               /* DATA_PAGE: a kernel copy */
+    uint8_t *page;               /* DATA_PAGE: a kernel copy, or (borrowed) a meter batch's own page */
+    uint8_t  borrowed;           /* page belongs to meter.c: not freed with the intent */
     dm_pid   data_pid;           /* DATA_MEMORY: read from this process's memory when sent */
     uint64_t data_address;
     union {
@@ -262,7 +263,7 @@ static struct intent *intent_new(uint32_t machine, uint32_t type, dm_pid waiter,
 
 static void intent_free(struct intent *i)
 {
-    if (i->page)
+    if (i->page && !i->borrowed)
         page_free(i->page);
     i->next = free_intents;
     free_intents = i;
@@ -373,36 +374,42 @@ static void send_left(struct intent *i)
         p->links[w->via_slot].state = LINK_USED;
 }
 
-/* Put intent i together in message[]; its length, or 0 if it is not to be
- * sent after all. */
-static uint32_t build(struct intent *i)
+/* Intent i as the transport takes it: *head, then *tail_len bytes at
+ * *tail (a page of data, not copied again here: the transport copies it
+ * into its fragments). Returns the whole length, or 0 if it is not to be
+ * sent after all. Data in a process's memory is read into message[]. */
+static uint32_t build(struct intent *i, const uint8_t **head, const uint8_t **tail, uint32_t *tail_len)
 {
-    memcpy(message, i->m.bytes, i->length);
-    uint32_t len = i->length;
-    if (i->data_kind == DATA_PAGE) {
-        memcpy(message + len, i->page, i->data_length);
-        len += i->data_length;
-    } else if (i->data_kind == DATA_MEMORY) {
-        struct proc *p = proc_lookup(i->data_pid);
-        int err = !p ? E_DEAD : copy_in(p, message + len, i->data_address, i->data_length) ? E_FAULT : 0;
-        if (err) {
-            switch (i->m.h.type) {
-            case RM_DATA:                 /* the answer says why there are no bytes */
-                ((struct rm_data *)message)->status = err;
-                return i->length;
-            case RM_WRITE:                /* the move's waiter learns it failed */
-                if (PID_MACHINE(i->m.h.waiter) == this_machine)
-                    intent_failed(i, err);
-                else
-                    answer_result(&i->m.h, err);
-                return 0;
-            default:                      /* the sender is gone: nothing to send */
-                return 0;
-            }
+    *tail = 0;
+    *tail_len = 0;
+    if (i->data_kind != DATA_MEMORY) {
+        *head = i->m.bytes;
+        if (i->data_kind == DATA_PAGE) {
+            *tail = i->page;
+            *tail_len = i->data_length;
         }
-        len += i->data_length;
+        return i->length + *tail_len;
     }
-    return len;
+    *head = message;
+    memcpy(message, i->m.bytes, i->length);
+    struct proc *p = proc_lookup(i->data_pid);
+    int err = !p ? E_DEAD : copy_in(p, message + i->length, i->data_address, i->data_length) ? E_FAULT : 0;
+    if (err) {
+        switch (i->m.h.type) {
+        case RM_DATA:                 /* the answer says why there are no bytes */
+            ((struct rm_data *)message)->status = err;
+            return i->length;
+        case RM_WRITE:                /* the move's waiter learns it failed */
+            if (PID_MACHINE(i->m.h.waiter) == this_machine)
+                intent_failed(i, err);
+            else
+                answer_result(&i->m.h, err);
+            return 0;
+        default:                      /* the sender is gone: nothing to send */
+            return 0;
+        }
+    }
+    return i->length + i->data_length;
 }
 
 /* Hand the transport what it will take, machine by machine, in order. */
@@ -419,9 +426,10 @@ static void flush(void)
         }
         while (outbox[m].head) {
             struct intent *i = outbox[m].head;
-            uint32_t len = build(i);
+            const uint8_t *head, *tail;
+            uint32_t tail_len, len = build(i, &head, &tail, &tail_len);
             if (len) {
-                int64_t r = transport_send(&net, m, message, len);
+                int64_t r = transport_send_parts(&net, m, head, len - tail_len, tail, tail_len);
                 if (r == TRANSPORT_E_WINDOW || r == TRANSPORT_E_NOSPACE)
                     break;                  /* later, when acknowledgements make room */
                 if (r < 0)
@@ -566,13 +574,12 @@ int remote_send_batch(const struct link *via, const void *data, uint32_t len, ui
     struct intent *i = intent_new(PID_MACHINE(via->dest), RM_SEND, kernel_proc->pid, op, sizeof(struct rm_send), 1);
     if (!i)
         return E_NOMEM;
-    if (!(i->page = page_alloc_dirty())) {
-        intent_free(i);
-        return E_NOMEM;
-    }
     struct outgoing o = { kernel_proc, data, 0, len, via, 0, 0, 0 };
     fill_send((struct rm_send *)&i->m.h, &o);
-    memcpy(i->page, data, len);
+    /* Not copied: the batch stays in meter.c's outbox until its answer,
+     * and no answer comes before this intent is built, or has failed. */
+    i->page = (uint8_t *)data;
+    i->borrowed = 1;
     i->data_kind = DATA_PAGE;
     i->data_length = len;
     intent_queue(i);

@@ -310,8 +310,29 @@ static void mark_lost(struct transport_peer *p, uint32_t before)
     }
 }
 
+/* Bytes [at, at + n) of a message made of `head` (head_len bytes) and then
+ * `tail`, into `to`. */
+static void copy_span(uint8_t *to, const uint8_t *head, uint32_t head_len, const uint8_t *tail, uint32_t at,
+                      uint32_t n)
+{
+    if (at < head_len) {
+        uint32_t k = head_len - at < n ? head_len - at : n;
+        copy_bytes(to, head + at, k);
+        to += k, at += k, n -= k;
+    }
+    if (n)
+        copy_bytes(to, tail + (at - head_len), n);
+}
+
 int64_t transport_send(struct transport *t, uint32_t machine, const void *message, uint32_t len)
 {
+    return transport_send_parts(t, machine, message, len, 0, 0);
+}
+
+int64_t transport_send_parts(struct transport *t, uint32_t machine, const void *head, uint32_t head_len,
+                             const void *tail, uint32_t tail_len)
+{
+    uint32_t len = head_len + tail_len;
     struct transport_peer *p = peer_of(t, machine);
     if (!p || p->epoch == 0)
         return TRANSPORT_E_UNKNOWN;
@@ -333,10 +354,9 @@ int64_t transport_send(struct transport *t, uint32_t machine, const void *messag
     m->received = m->lost = 0;
     m->first_block = blocks_take(t, blocks);
     t->send_blocks_free -= blocks;
-    const uint8_t *bytes = message;
     uint32_t index = 0;
     for (uint16_t b = m->first_block; b != TRANSPORT_NO_BLOCK; b = t->next_block[b], index++)
-        copy_bytes(t->blocks[b], bytes + index * NETFRAME_FRAGMENT_MAX, fragment_length(len, index));
+        copy_span(t->blocks[b], head, head_len, tail, index * NETFRAME_FRAGMENT_MAX, fragment_length(len, index));
     p->counters.messages_sent++;
     if (p->retransmit_at == TRANSPORT_NO_TIMER)
         p->retransmit_at = now + p->rto;

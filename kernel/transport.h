@@ -241,6 +241,11 @@ void transport_peer_up(struct transport *t, uint32_t machine, uint32_t epoch);
 /* Copy message[0..len) for `machine` and start sending it; returns its
  * sequence number (> 0), or an enum transport_error. */
 int64_t transport_send(struct transport *t, uint32_t machine, const void *message, uint32_t len);
+/* The same for a message in two pieces, `head` then `tail` (a kernel
+ * message's fixed part, then data that is elsewhere): it is copied once,
+ * into the fragments. */
+int64_t transport_send_parts(struct transport *t, uint32_t machine, const void *head, uint32_t head_len,
+                             const void *tail, uint32_t tail_len);
 
 /* A frame arrived from the network (any frame: others are ignored). */
 void transport_frame(struct transport *t, const uint8_t *frame, uint32_t len);

@@ -270,7 +270,7 @@ void tracelog_lose(struct tracelog_writer *w, uint64_t n)
 
 /* n words from `from` to `to`, both 8-byte aligned: four a turn, as a
  * filter appends every record it keeps (tracelog_append's quick path). */
-static void copy_words(word *to, const word *from, uint32_t n)
+static inline __attribute__((always_inline)) void copy_words(word *to, const word *from, uint32_t n)
 {
     for (; n >= 4; n -= 4, to += 4, from += 4) {
         word a = from[0], b = from[1], c = from[2], d = from[3];
@@ -369,31 +369,40 @@ int tracelog_append(struct tracelog_writer *w, const void *record, uint32_t fiel
  * `records` they took. */
 uint32_t tracelog_append_whole(struct tracelog_writer *w, const uint8_t *records, uint32_t n, uint32_t *bytes)
 {
+    /* The entry of a whole record of each type is the same word every time:
+     * its length, its type and every field. 0 for a type that is none. */
+    static word whole_entry[METER_NTYPES];
+    if (!whole_entry[MT_SEND])
+        for (uint32_t t = 1; t < METER_NTYPES; t++) {
+            union { struct tracelog_entry e; word bits; } entry = { {
+                (uint16_t)(sizeof(struct tracelog_entry) + sizeof(struct meter_header) + body_layouts[t].size),
+                (uint16_t)t, meter_all_fields(t) } };
+            whole_entry[t] = entry.bits;
+        }
     struct tracelog_block *b = block_header(w);
-    uint32_t done = 0, at = 0, used = b->used;
+    size_t done = 0, at = 0, used = b->used;
     if (((uintptr_t)records & 7) != 0 || (used & 7) != 0) {
         *bytes = 0;
         return 0;
     }
     for (; done < n; done++) {
         const struct meter_header *h = (const struct meter_header *)(records + at);
-        uint32_t type = h->traceType, len = (uint32_t)sizeof(struct tracelog_entry) + h->length;
-        if (type - 1u >= METER_NTYPES - 1u || h->length != sizeof *h + body_layouts[type].size ||
-            sizeof *b + used + len > TRACELOG_BLOCK)
+        size_t type = h->traceType, length = h->length;
+        word entry = type < METER_NTYPES ? whole_entry[type] : 0;
+        if (entry == 0 || (entry & 0xffff) != length + sizeof(struct tracelog_entry) ||
+            sizeof *b + used + length + sizeof(struct tracelog_entry) > TRACELOG_BLOCK)
             break;
         word *out = (word *)(w->block + sizeof *b + used);
-        union { struct tracelog_entry e; word bits; } entry = {
-            { (uint16_t)len, (uint16_t)type, meter_all_fields(type) } };
-        out[0] = entry.bits;
-        copy_words(out + 1, (const word *)h, h->length / 8);
-        used += len;
-        at += h->length;
+        out[0] = entry;
+        copy_words(out + 1, (const word *)h, (uint32_t)(length / 8));
+        used += length + sizeof(struct tracelog_entry);
+        at += length;
     }
-    b->used = used;
-    b->records += done;
+    b->used = (uint32_t)used;
+    b->records += (uint32_t)done;
     w->records += done;
-    *bytes = at;
-    return done;
+    *bytes = (uint32_t)at;
+    return (uint32_t)done;
 }
 
 /* A blank trace disk's block 0: the log header's magic and version, and

@@ -534,6 +534,73 @@ static void check_unstream(void)
     stream_size = 0;
 }
 
+/* tracelog_append_whole over batches (records packed one after another,
+ * as a kernel sends them) writes the very blocks that tracelog_append,
+ * record by record, writes: it stops where a record does not fit the
+ * block, and the caller's tracelog_append of that one starts the next. It
+ * stops too at a record of no type, or of a wrong length, and at
+ * misaligned input, adding nothing then. */
+static void check_append_whole(void)
+{
+    enum { RECORDS = 3000 };
+    static uint8_t packed[RECORDS * sizeof(struct meter_record)] __attribute__((aligned(8)));
+    uint32_t offset[RECORDS + 1];
+    offset[0] = 0;
+    for (int i = 0; i < RECORDS; i++) {
+        struct meter_record r;
+        random_record(&r, (uint64_t)i);
+        memcpy(packed + offset[i], &r, r.header.length);
+        offset[i + 1] = offset[i] + r.header.length;
+    }
+    static uint8_t *one_by_one;
+    static struct tracelog_writer w;
+    for (int way = 0; way < 2; way++) {
+        free(image);
+        image = 0;
+        image_blocks = writes = 0;
+        CHECK(tracelog_begin(&w, "whole", 1, 0x77, write_block, 0) == 0);
+        int i = 0, calls = 0;
+        while (i < RECORDS) {
+            uint32_t bytes = 0, n = 0;
+            if (way == 1) {
+                uint32_t batch = (uint32_t)(RECORDS - i < 45 ? RECORDS - i : 45);
+                n = tracelog_append_whole(&w, packed + offset[i], batch, &bytes);
+                CHECK(bytes == offset[i + n] - offset[i]);
+                calls++;
+            }
+            if (n == 0) {
+                CHECK(tracelog_append(&w, packed + offset[i], meter_all_fields(((struct meter_header *)(packed + offset[i]))->traceType)) == 0);
+                n = 1;
+            }
+            i += (int)n;
+        }
+        CHECK(tracelog_flush(&w) == 0);
+        CHECK(w.records == RECORDS);
+        if (way == 0) {
+            one_by_one = malloc(image_blocks * TRACELOG_BLOCK);
+            memcpy(one_by_one, image, image_blocks * TRACELOG_BLOCK);
+        } else {
+            CHECK(memcmp(one_by_one, image, image_blocks * TRACELOG_BLOCK) == 0);
+            CHECK(calls > RECORDS / 45);      /* most went in whole batches */
+        }
+    }
+    free(one_by_one);
+    /* What it will not take: nothing is added. */
+    uint32_t bytes = 1, before = ((struct tracelog_block *)w.block)->used;
+    struct meter_record bad;
+    random_record(&bad, 0);
+    memcpy(packed, &bad, bad.header.length);
+    ((struct meter_header *)packed)->traceType = METER_NTYPES;
+    CHECK(tracelog_append_whole(&w, packed, 1, &bytes) == 0 && bytes == 0);
+    ((struct meter_header *)packed)->traceType = bad.header.traceType;
+    ((struct meter_header *)packed)->length = bad.header.length + 8;
+    CHECK(tracelog_append_whole(&w, packed, 1, &bytes) == 0 && bytes == 0);
+    ((struct meter_header *)packed)->length = bad.header.length;
+    CHECK(tracelog_append_whole(&w, packed + 4, 1, &bytes) == 0 && bytes == 0);
+    CHECK(((struct tracelog_block *)w.block)->used == before);
+    CHECK(tracelog_append_whole(&w, packed, 1, &bytes) == 1 && bytes == bad.header.length);
+}
+
 int main(void)
 {
     check_tables();
@@ -547,6 +614,7 @@ int main(void)
     check_capacity();
     check_foreign_log();
     check_unstream();
+    check_append_whole();
     if (failures) {
         printf("meter_test: %d of %d checks failed\n", failures, checks);
         return 1;
