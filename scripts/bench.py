@@ -93,34 +93,69 @@ def run_cluster(command):
     return out + "\n" + "\n".join(extra) + "\n"
 
 
+def filter_figures(node):
+    """The filter fstrace's records received so far (`filter stats`) and the
+    instructions charged to it so far (its CPU column in `ps`)."""
+    stats = node.command("filter stats fstrace")
+    ps = node.command("ps")
+    received = re.search(r"filter fstrace: \d+ batches, (\d+) records received", stats)
+    cpu = re.search(r"^\S+ +filter +\S+ +\d+ +(\d+) ", ps, re.M)
+    return (int(received.group(1)) if received else None, int(cpu.group(1)) if cpu else None, stats.strip())
+
+
 def run_fs_metered(command, workdir):
     """fsbench on a fresh image, unmetered and with the file system metered
     from boot (meter.fs) into a filter on machine 0 and on machine 1 (two
     nodes each time, so that only the metering differs); BENCH
     meter_slowdown_fs_{local,remote}_pct: the rise in instructions per byte
-    written and read, counted on machine 0 (where the file system runs)."""
-    out, per_byte = "", {}
+    written and read, counted on machine 0 (where the file system runs).
+    Where it goes: BENCH meter_fs_records_per_block, the records the
+    workload makes for each block it moves (written, read through the file
+    system, read through the disk interface); meter_fs_{local,remote}_
+    instr_per_record, what a record costs machine 0 in all (the rise in
+    the instructions of the three phases, over the records); and
+    meter_fs_filter_instr_per_record, the filter's share of that (local)."""
+    out, per_byte, phases, records = "", {}, {}, {}
     for name, meter_fs in (("unmetered", None), ("local", 0), ("remote", 1)):
         image = os.path.join(workdir, "fs-%s.img" % name)
         make_image(image, 16)
         traces = os.path.join(workdir, "traces-%s" % name)
         with Cluster(2, disk=image, trace_disks=traces, meter_fs=meter_fs) as cluster:
             cluster.wait_joined()
-            text = cluster.node(0).command(command, timeout=900)
+            node = cluster.node(0)
             if meter_fs is not None:
-                text += cluster.node(0).command("filter stats fstrace")
-            cluster.node(0).type("halt\n")
-            cluster.node(0).expect(r"machine 0: halted\n", timeout=60)
+                before = filter_figures(node)
+            text = node.command(command, timeout=900)
+            if meter_fs is not None:
+                after = filter_figures(node)
+                text += after[2] + "\n"
+            node.type("halt\n")
+            node.expect(r"machine 0: halted\n", timeout=60)
         figures = dict(re.findall(r"BENCH fs_seq_(write|read)_instr_per_byte ([\d.]+)", text))
-        if len(figures) != 2:
+        spans = re.findall(r"fsbench: [^:]*: (\d+) instructions;", text)
+        blocks = re.search(r"(\d+) bytes in \d+-byte requests", text)
+        if len(figures) != 2 or len(spans) != 3 or not blocks:
             return out + text
         per_byte[name] = float(figures["write"]) + float(figures["read"])
-        out += "fsbench %s: %s instructions/byte written, %s read\n" % (name, figures["write"], figures["read"])
-        stats = re.search(r"filter fstrace: .*", text)
-        if stats:
-            out += stats.group(0) + "\n"
+        phases[name] = sum(int(n) for n in spans)
+        out += "fsbench %s: %s instructions/byte written, %s read; %d instructions in its three phases\n" % (
+            name, figures["write"], figures["read"], phases[name])
+        if meter_fs is not None:
+            out += after[2] + "\n"
+            if None in before[:2] or None in after[:2]:
+                return out + "bench: no filter figures in `filter stats` or `ps`\n"
+            records[name] = after[0] - before[0]
+            if name == "local":
+                filter_per_record = (after[1] - before[1]) / records[name]
+            block_count = 3 * int(blocks.group(1)) // 4096
     for name in ("local", "remote"):
         out += "BENCH meter_slowdown_fs_%s_pct %.1f %%\n" % (name, 100 * (per_byte[name] / per_byte["unmetered"] - 1))
+    out += "BENCH meter_fs_records_per_block %.1f records\n" % (records["local"] / block_count)
+    for name in ("local", "remote"):
+        out += "BENCH meter_fs_%s_instr_per_record %.0f instructions\n" % (
+            name, (phases[name] - phases["unmetered"]) / records[name])
+    out += "BENCH meter_fs_filter_instr_per_record %.0f instructions\n" % filter_per_record
+    out += "BENCH meter_fs_unmetered_instr_per_block %.0f instructions\n" % (phases["unmetered"] / block_count)
     return out
 
 
