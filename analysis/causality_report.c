@@ -213,26 +213,18 @@ static int causality_option(struct causality_options *o, int argc, char **argv, 
     return missing ? -1 : value != 0;
 }
 
+static int causality_take(void *o, int argc, char **argv, int *i)
+{
+    return causality_option(o, argc, argv, i);
+}
+
 /* Read the command line: EXIT_OK to go on, or the exit status; *help after --help. */
 static int causality_arguments(struct causality_options *o, int argc, char **argv, char **logs, int *nlogs,
                                int *help)
 {
-    for (int i = 1; i < argc; i++) {
-        int taken = causality_option(o, argc, argv, &i);
-        if (taken < 0)
-            return EXIT_USAGE;
-        if (taken > 0)
-            continue;
-        if (strcmp(argv[i], "--help") == 0) {
-            *help = 1;
-            return EXIT_OK;
-        }
-        if (argv[i][0] == '-') {
-            fprintf(stderr, "dpm causality: unknown option %s (see --help)\n", argv[i]);
-            return EXIT_USAGE;
-        }
-        logs[(*nlogs)++] = argv[i];
-    }
+    int status = graph_arguments("causality", argc, argv, causality_take, o, logs, nlogs, help);
+    if (status != EXIT_OK || *help)
+        return status;
     if (!o->servers) {
         fprintf(stderr, "dpm causality: --server names the server processes (see --help)\n");
         return EXIT_USAGE;

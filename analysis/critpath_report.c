@@ -172,28 +172,18 @@ static int critpath_option(struct critpath_options *o, int argc, char **argv, in
     return missing ? -1 : 0;
 }
 
+/* A placement option or one of critpath's own. */
+static int critpath_take(void *options, int argc, char **argv, int *i)
+{
+    struct critpath_options *o = options;
+    int taken = placement_option(&o->placement, argv[0], argc, argv, i);
+    return taken != 0 ? taken : critpath_option(o, argc, argv, i);
+}
+
 /* Read the command line: 0 to go on, or the exit status (--help: 0 after printing it). */
 static int critpath_arguments(struct critpath_options *o, int argc, char **argv, char **logs, int *nlogs, int *help)
 {
-    for (int i = 1; i < argc; i++) {
-        int taken = placement_option(&o->placement, argv[0], argc, argv, &i);
-        if (taken == 0)
-            taken = critpath_option(o, argc, argv, &i);
-        if (taken < 0)
-            return EXIT_USAGE;
-        if (taken > 0)
-            continue;
-        if (strcmp(argv[i], "--help") == 0) {
-            *help = 1;
-            return EXIT_OK;
-        }
-        if (argv[i][0] == '-') {
-            fprintf(stderr, "dpm critpath: unknown option %s (see --help)\n", argv[i]);
-            return EXIT_USAGE;
-        }
-        logs[(*nlogs)++] = argv[i];
-    }
-    return EXIT_OK;
+    return graph_arguments("critpath", argc, argv, critpath_take, o, logs, nlogs, help);
 }
 
 /* Find the path and print it all. */

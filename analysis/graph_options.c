@@ -29,6 +29,29 @@ const char *graph_option(int argc, char **argv, int *i, const char *name, int *m
     return argv[++*i];
 }
 
+/* Read a subcommand's command line (graph_options.h). */
+int graph_arguments(const char *command, int argc, char **argv, graph_option_fn take, void *options, char **logs,
+                    int *nlogs, int *help)
+{
+    for (int i = 1; i < argc; i++) {
+        int taken = take(options, argc, argv, &i);
+        if (taken < 0)
+            return EXIT_USAGE;
+        if (taken > 0)
+            continue;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            *help = 1;
+            return EXIT_OK;
+        }
+        if (argv[i][0] == '-') {
+            fprintf(stderr, "dpm %s: unknown option %s (see --help)\n", command, argv[i]);
+            return EXIT_USAGE;
+        }
+        logs[(*nlogs)++] = argv[i];
+    }
+    return EXIT_OK;
+}
+
 /* Take a placement option (graph_options.h). */
 int placement_option(struct placement_options *o, const char *command, int argc, char **argv, int *i)
 {

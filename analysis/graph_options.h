@@ -32,6 +32,18 @@ enum { EXIT_OK = 0, EXIT_BAD_INPUT = 1, EXIT_USAGE = 2 };
  * is set when the option is there without a value. */
 const char *graph_option(int argc, char **argv, int *i, const char *name, int *missing);
 
+/* A subcommand's own options: if argv[*i] is one of them, take it (and its
+ * value: *i moves on) and return 1; 0 if it is not one; -1 if its value is
+ * missing (said on stderr). */
+typedef int (*graph_option_fn)(void *options, int argc, char **argv, int *i);
+
+/* Read a subcommand's command line: every argument is an option `take`
+ * takes, --help or -h, or a log (into logs[(*nlogs)++]; logs has room for
+ * argc). EXIT_OK to go on (with *help set after --help), or EXIT_USAGE
+ * after saying why on stderr (`dpm COMMAND: unknown option ...`). */
+int graph_arguments(const char *command, int argc, char **argv, graph_option_fn take, void *options, char **logs,
+                    int *nlogs, int *help);
+
 /* The placement options of parallelism and critpath. */
 struct placement_options {
     const char *place;         /* --place NAME_OR_PID=MACHINE,... */

@@ -114,25 +114,24 @@ static int report_option(struct report_options *o, struct report_input *r, int a
     return missing ? -1 : value != 0;
 }
 
+struct report_command_line {
+    struct report_options *o;
+    struct report_input *r;
+};
+
+static int report_take(void *line, int argc, char **argv, int *i)
+{
+    struct report_command_line *l = line;
+    return report_option(l->o, l->r, argc, argv, i);
+}
+
 /* Read the command line: EXIT_OK to go on, or the exit status; *help after --help. */
 static int report_arguments(struct report_options *o, struct report_input *r, int argc, char **argv, int *help)
 {
-    for (int i = 1; i < argc; i++) {
-        int taken = report_option(o, r, argc, argv, &i);
-        if (taken < 0)
-            return EXIT_USAGE;
-        if (taken > 0)
-            continue;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            *help = 1;
-            return EXIT_OK;
-        }
-        if (argv[i][0] == '-') {
-            fprintf(stderr, "dpm report: unknown option %s (see --help)\n", argv[i]);
-            return EXIT_USAGE;
-        }
-        r->logs[r->nlogs++] = argv[i];
-    }
+    struct report_command_line line = { o, r };
+    int status = graph_arguments("report", argc, argv, report_take, &line, r->logs, &r->nlogs, help);
+    if (status != EXIT_OK || *help)
+        return status;
     if (!o->out) {
         fprintf(stderr, "dpm report: -o OUT.html names the page to write (see --help)\n");
         return EXIT_USAGE;

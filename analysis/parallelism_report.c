@@ -98,6 +98,20 @@ static int print_steps(const struct graph_input *in, const uint32_t *machine, co
     return EXIT_OK;
 }
 
+struct parallelism_command_line {
+    struct placement_options *placement;
+    int csv;                   /* --csv */
+};
+
+/* A placement option, or --csv. */
+static int parallelism_take(void *line, int argc, char **argv, int *i)
+{
+    struct parallelism_command_line *l = line;
+    if (strcmp(argv[*i], "--csv") == 0)
+        return l->csv = 1;
+    return placement_option(l->placement, argv[0], argc, argv, i);
+}
+
 /* `dpm parallelism` (the help text above). */
 int cmd_parallelism(int argc, char **argv)
 {
@@ -109,25 +123,15 @@ int cmd_parallelism(int argc, char **argv)
     char **logs = calloc((size_t)argc + 1, sizeof *logs);
     if (!logs)
         return EXIT_BAD_INPUT;
-    for (int i = 1; i < argc; i++) {
-        int taken = placement_option(&o, argv[0], argc, argv, &i);
-        if (taken > 0)
-            continue;
-        if (taken == 0 && strcmp(argv[i], "--help") == 0) {
-            fputs(parallelism_help, stdout);
-            free(logs);
-            return EXIT_OK;
-        }
-        if (taken == 0 && strcmp(argv[i], "--csv") == 0) {
-            csv = 1;
-        } else if (taken < 0 || argv[i][0] == '-') {
-            if (taken == 0)
-                fprintf(stderr, "dpm parallelism: unknown option %s (see --help)\n", argv[i]);
-            free(logs);
-            return EXIT_USAGE;
-        } else {
-            logs[nlogs++] = argv[i];
-        }
+    struct parallelism_command_line line = { &o, 0 };
+    int help = 0;
+    status = graph_arguments("parallelism", argc, argv, parallelism_take, &line, logs, &nlogs, &help);
+    csv = line.csv;
+    if (help)
+        fputs(parallelism_help, stdout);
+    if (status != EXIT_OK || help) {
+        free(logs);
+        return status;
     }
     if ((status = graph_load(&in, "parallelism", logs, nlogs)) != EXIT_OK) {
         free(logs);
