@@ -509,9 +509,13 @@ static void count_unexplained(struct stream *st)
 /* Whether a batch of n bytes is what a kernel sends (record.h): the
  * magic, at most METER_BATCH_RECORDS records filling it exactly, each of a
  * known type and as long as that type's records, of the batch's process,
- * numbered in increasing order. */
-static int batch_is_sound(const uint8_t *message, uint32_t n)
+ * numbered in increasing order. *last: the last record's number. */
+static int batch_is_sound(const uint8_t *message, uint32_t n, uint64_t *last)
 {
+    static uint32_t record_length[METER_NTYPES];   /* by type; 0: no such type */
+    if (!record_length[MT_SEND])
+        for (uint32_t t = 1; t < METER_NTYPES; t++)
+            record_length[t] = (uint32_t)sizeof(struct meter_header) + meter_body_layout(t)->size;
     const struct meter_batch *b = (const struct meter_batch *)message;
     if (n < sizeof *b || b->magic != METER_BATCH_MAGIC || b->records > METER_BATCH_RECORDS)
         return 0;
@@ -519,15 +523,16 @@ static int batch_is_sound(const uint8_t *message, uint32_t n)
     uint64_t previous = 0;
     for (uint32_t i = 0; i < b->records; i++) {
         const struct meter_header *h = (const struct meter_header *)(message + at);
-        if (n - at < sizeof *h)
+        if (n - at < sizeof *h || h->traceType >= METER_NTYPES)
             return 0;
-        const struct meter_layout *body = meter_body_layout(h->traceType);
-        if (!body || h->length != sizeof *h + body->size || n - at < h->length || h->pid != b->pid ||
+        uint32_t length = record_length[h->traceType];
+        if (length == 0 || h->length != length || n - at < length || h->pid != b->pid ||
             (i > 0 && h->sequence <= previous))
             return 0;
         previous = h->sequence;
-        at += h->length;
+        at += length;
     }
+    *last = previous;
     return at == n;
 }
 
@@ -547,7 +552,8 @@ static void take_batch(const uint8_t *message, uint32_t n)
 {
     const struct meter_batch *b = (const struct meter_batch *)message;
     const struct meter_header *first = (const struct meter_header *)(b + 1);
-    if (!batch_is_sound(message, n)) {
+    uint64_t last;
+    if (!batch_is_sound(message, n, &last)) {
         stats.refused++;
         return;
     }
@@ -564,14 +570,11 @@ static void take_batch(const uint8_t *message, uint32_t n)
     stats.batches++;
     stats.received += b->records;
     lose(b->lost);
-    const uint8_t *at = (const uint8_t *)first;
-    for (uint32_t i = 0; st && i < b->records; i++) {
-        const struct meter_header *h = (const struct meter_header *)at;
-        st->gaps += h->sequence - st->next;
-        st->next = h->sequence + 1;
-        at += h->length;
+    if (st && b->records > 0) {   /* numbers in increasing order: what is missing is the span less the records */
+        st->gaps += last + 1 - st->next - b->records;
+        st->next = last + 1;
     }
-    at = (const uint8_t *)first;
+    const uint8_t *at = (const uint8_t *)first;
     for (uint32_t i = 0; i < b->records;) {
         uint32_t bytes, whole = 0;
         if (keep_everything && log_state == LOG_WRITING)   /* no rules: as many as fit, in one go */
