@@ -224,6 +224,8 @@ extern uint8_t net_mac[6];
 extern struct net_counters net_counters;
 int net_init(void);                               /* 1 if there is a NIC, 0 if not */
 int net_send(const void *frame, uint32_t len);    /* 0, E_BADREQ, E_QFULL */
+uint8_t *net_frame_buffer(void);                  /* room to build a frame in, or 0 */
+int net_send_buffer(uint8_t *frame, uint32_t len);   /* send what was built there */
 void net_drain(void);                             /* before power-off */
 void net_interrupt(int irq);
 void net_print_counters(void);

@@ -247,8 +247,13 @@ static int send_fragment(struct transport *t, uint32_t machine, uint32_t sequenc
     f.flags = again || index + 1 == fragment_count(m->length) ? NETFRAME_DATA_ACK_NOW : 0;
     f.stamp = stamp;
     f.payload = block == TRANSPORT_NO_BLOCK ? 0 : t->blocks[block];
-    uint32_t len = netframe_build_data(frame_of(t), &f);
-    int result = t->hooks->send_frame(t->context, frame_of(t), len);
+    int in_place = t->hooks->frame_buffer != 0;
+    uint8_t *frame = in_place ? t->hooks->frame_buffer(t->context) : frame_of(t);
+    int result = -1;
+    if (frame) {
+        uint32_t len = netframe_build_data(frame, &f);
+        result = in_place ? t->hooks->send_buffer(t->context, frame, len) : t->hooks->send_frame(t->context, frame, len);
+    }
     if (result < 0) {
         p->counters.queue_full++;
         return result;

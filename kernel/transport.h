@@ -145,6 +145,13 @@ struct transport_hooks {
     void (*failed)(void *context, uint32_t machine, uint32_t sequence, int reason);
     /* `machine` was announced in a new epoch, after an earlier one. */
     void (*peer_rebooted)(void *context, uint32_t machine, uint32_t epoch);
+    /* Optional, both or neither: a DATA frame is then built straight in the
+     * NIC's buffer instead of being copied there. frame_buffer gives room
+     * for a frame of NETFRAME_MAX_LEN bytes, 2 bytes past a word boundary
+     * (or NULL if the transmit queue is full); send_buffer sends the frame
+     * built in it. */
+    uint8_t *(*frame_buffer)(void *context);
+    int (*send_buffer)(void *context, uint8_t *frame, uint32_t len);
 };
 
 /* What happened with one peer, counted since transport_init. */

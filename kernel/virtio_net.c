@@ -23,7 +23,7 @@
 #define TX_QUEUE 1
 
 #define NET_HEADER  12                  /* struct virtio_net_hdr with num_buffers (VERSION_1) */
-#define BUFFER_SIZE (NET_HEADER + 1514) /* a whole Ethernet frame without FCS */
+#define BUFFER_SIZE (NET_HEADER + NETFRAME_MAX_LEN)
 /* Each buffer begins SLACK bytes into a word-aligned slot, so that the frame
  * after the header starts 2 bytes past a word boundary and a DATA frame's
  * payload (54 bytes in) on one, like the transport's own frames and
@@ -99,23 +99,48 @@ static void tx_reclaim(void)
     }
 }
 
-/* Queue a raw Ethernet frame (destination, source, EtherType, payload; no
- * FCS) for transmission. 0, E_BADREQ if there is no NIC or the frame is
- * too long, E_QFULL if every transmit buffer is in flight. */
-int net_send(const void *frame, uint32_t len)
+/* A free transmit buffer's frame part (after its virtio-net header, 2
+ * bytes past a word boundary), to build a frame of up to
+ * NETFRAME_MAX_LEN bytes in and send with net_send_buffer; 0 if there is
+ * no NIC or every buffer is in flight. Until it is sent, asking again
+ * gives the same buffer. */
+uint8_t *net_frame_buffer(void)
 {
-    if (!nic_base || len > BUFFER_SIZE - NET_HEADER)
-        return E_BADREQ;
+    if (!nic_base)
+        return 0;
     tx_reclaim();
     uint16_t id = 0;
     while (id < VIRTQ_SIZE && tx_busy[id])
         id++;
     if (id == VIRTQ_SIZE) {
         net_counters.tx_full++;
-        return E_QFULL;
+        return 0;
     }
+    return tx_buffer(id) + NET_HEADER;
+}
+
+/* Queue a raw Ethernet frame (destination, source, EtherType, payload; no
+ * FCS) for transmission. 0, E_BADREQ if there is no NIC or the frame is
+ * too long, E_QFULL if every transmit buffer is in flight. */
+int net_send(const void *frame, uint32_t len)
+{
+    if (!nic_base || len > NETFRAME_MAX_LEN)
+        return E_BADREQ;
+    uint8_t *buffer = net_frame_buffer();
+    if (!buffer)
+        return E_QFULL;
+    netframe_copy(buffer, frame, len);
+    return net_send_buffer(buffer, len);
+}
+
+/* Send the frame of len bytes built in net_frame_buffer's buffer. */
+int net_send_buffer(uint8_t *frame, uint32_t len)
+{
+    uintptr_t at = (uintptr_t)(frame - NET_HEADER - SLACK) - (uintptr_t)tx_slots;
+    uint32_t id = (uint32_t)(at / BUFFER_STRIDE);
+    if (!nic_base || len > NETFRAME_MAX_LEN || at % BUFFER_STRIDE != 0 || id >= VIRTQ_SIZE || tx_busy[id])
+        return E_BADREQ;
     memset(tx_buffer(id), 0, NET_HEADER);
-    netframe_copy(tx_buffer(id) + NET_HEADER, frame, len);
     tx_queue.desc[id] = (struct virtq_desc){ (uint64_t)tx_buffer(id), NET_HEADER + len, 0, 0 };
     tx_busy[id] = 1;
     tx_in_flight++;

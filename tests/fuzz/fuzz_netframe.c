@@ -96,7 +96,9 @@ static void peer_rebooted(void *context, uint32_t machine, uint32_t epoch)
     REQUIRE(machine < NODES && machine != MACHINE && epoch != 0);
 }
 
-static const struct transport_hooks hooks = { send_frame, clock_now, deliver, failed, peer_rebooted };
+static const struct transport_hooks hooks = {
+    .send_frame = send_frame, .now = clock_now, .deliver = deliver, .failed = failed, .peer_rebooted = peer_rebooted,
+};
 
 /* Whether two parsed frames say the same (payloads compared by bytes). */
 static int same_frame(const struct netframe *a, const struct netframe *b)
