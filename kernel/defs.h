@@ -301,15 +301,17 @@ void request_reschedule(void);
  * to the process. That is an interrupt taken while a process ran (a disk
  * or the network finishing, the clock, the transport's resends: trap.c),
  * the transport's work for a process's SEND or CALL to another machine
- * (msg.c), and moving the bytes of its MOVEDATA, on one machine or between
- * two (syscall.c): a process's CPU time is then the same wherever its
- * partners are placed, and what a message to another machine costs is in
- * its delivery time (DPM's model, thesis §5.2.3). A message on one machine
- * is still queued at its sender's cost: so measured, the file system's
- * processes use the same CPU placed together or apart, within 30
- * instructions a message (docs/fs-predict.md), where charging that to the
- * kernel too left them 466 apart the other way and cost every CALL round
- * trip 4 %. Meanwhile the process's PROCTIME stands still (proctime_now):
+ * (msg.c), moving the bytes of its MOVEDATA, on one machine or between
+ * two (syscall.c), and sending the meter batches of every process (meter.c,
+ * meter_push; nested in an interrupt's span, it takes no span of its own):
+ * a process's CPU time is then nearly the same wherever its partners are
+ * placed, and what a message to another machine costs is in its delivery
+ * time (DPM's model, thesis §5.2.3). A message on one machine is still
+ * delivered at its sender's cost: the file system's processes use 204
+ * instructions a message more placed together than apart
+ * (docs/fs-predict.md); charging that to the kernel too left them 178 to
+ * 239 apart the other way and cost every CALL round trip 76 instructions,
+ * 5 %. Meanwhile the process's PROCTIME stands still (proctime_now):
  * a record written for it meanwhile has the time at which the work began.
  * Not nested: each caller's span lies outside the others', and no process
  * is switched in or out within one. Inline, and as little as can be: the

@@ -540,9 +540,26 @@ static int send_local(struct sealed *e)
     return err;
 }
 
+static void push(void);
+
 /* Send what the outbox holds, in order per destination; batches that
- * cannot go yet wait, and so (unless lossy) do their processes. */
+ * cannot go yet wait, and so (unless lossy) do their processes. This is
+ * the kernel's work (defs.h, kernel_work_begin), not that of the process
+ * that happens to be current: it sends every process's sealed batches, to
+ * this machine's filter or over the network to another's, and a process's
+ * CPU time must not depend on where the filter or its partners are. */
 void meter_push(void)
+{
+    if (in_kernel_work) {
+        push();
+        return;
+    }
+    kernel_work_begin();
+    push();
+    kernel_work_end();
+}
+
+static void push(void)
 {
     meter_work = 0;
     dm_pid busy[16];                  /* destinations that take nothing more this time */
