@@ -258,10 +258,23 @@ static void sim_result(struct sim *s, struct history_weights *w)
         w->chain[v] = (uint64_t)(s->out[v] + 0.5);
 }
 
-/* Only an inconsistent graph stops both processes and deliveries; the
- * history graph is checked acyclic, so this says so rather than loops. */
-static int stalled(char *err, size_t cap)
+/* sim_init for either algorithm: 0, or -1 with nothing held and err saying why. */
+static int sim_start(struct sim *s, const struct history *h, const struct history_weights *w,
+                     const uint32_t *machine, char *err, size_t cap)
 {
+    if (sim_init(s, h, w, machine) == 0)
+        return 0;
+    sim_free(s);
+    snprintf(err, cap, "no memory for the contention of %u nodes", h->nnodes);
+    return -1;
+}
+
+/* Only an inconsistent graph stops both processes and deliveries; the
+ * history graph is checked acyclic, so this says so rather than loops
+ * (and lets the simulation go). */
+static int stalled(struct sim *s, char *err, size_t cap)
+{
+    sim_free(s);
     snprintf(err, cap, "contention: every process waits for a message that is not on its way");
     return -1;
 }
@@ -285,11 +298,8 @@ int contention_thesis(struct history_weights *w, const struct history *h, const 
                       size_t cap)
 {
     struct sim s;
-    if (sim_init(&s, h, w, machine) < 0) {
-        sim_free(&s);
-        snprintf(err, cap, "no memory for the contention of %u nodes", h->nnodes);
+    if (sim_start(&s, h, w, machine, err, cap) < 0)
         return -1;
-    }
     while (s.nactive || s.npending) {
         deliver_due(&s);
         issue_sends(&s);
@@ -297,10 +307,8 @@ int contention_thesis(struct history_weights *w, const struct history *h, const 
         double decr = smallest_remaining(&s, 0);
         if (decr < 0)
             decr = smallest_delay(&s);  /* the stall: let the nearest delivery arrive */
-        if (decr < 0) {
-            sim_free(&s);
-            return stalled(err, cap);
-        }
+        if (decr < 0)
+            return stalled(&s, err, cap);
         for (uint32_t i = 0; i < s.nactive; i++) {
             uint32_t p = s.active[i];
             if (s.state[p] != RUNNING)
@@ -322,11 +330,8 @@ int contention_simulated(struct history_weights *w, const struct history *h, con
                          size_t cap)
 {
     struct sim s;
-    if (sim_init(&s, h, w, machine) < 0) {
-        sim_free(&s);
-        snprintf(err, cap, "no memory for the contention of %u nodes", h->nnodes);
+    if (sim_start(&s, h, w, machine, err, cap) < 0)
         return -1;
-    }
     while (s.nactive || s.npending) {
         deliver_due(&s);
         issue_sends(&s);
@@ -334,10 +339,8 @@ int contention_simulated(struct history_weights *w, const struct history *h, con
         double step = smallest_remaining(&s, 1), delay = smallest_delay(&s);
         if (step < 0 || (delay >= 0 && delay < step))
             step = delay;
-        if (step < 0) {
-            sim_free(&s);
-            return stalled(err, cap);
-        }
+        if (step < 0)
+            return stalled(&s, err, cap);
         s.now += step;
         for (uint32_t i = 0; i < s.nactive; i++) {
             uint32_t p = s.active[i];

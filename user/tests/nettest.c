@@ -194,6 +194,16 @@ static long start_server(int machine, const char *role, dm_pid *pid)
     return sb_lookup_wait(name, 20000000000ull);
 }
 
+/* start_server for the modes that need one (stress, hold, reach): says
+ * "nettest ROLE: no server on machine K: why" when there is none. */
+static long start_server_or_say(int machine, const char *role, dm_pid *pid)
+{
+    long server = start_server(machine, role, pid);
+    if (server < 0)
+        printf("nettest %s: no server on machine %d: %s\n", role, machine, dm_error_name(server));
+    return server;
+}
+
 static void check_echo(long server, const char *where)
 {
     static const uint32_t sizes[] = { 0, 1, 10, 100, 1000, 4000 };
@@ -287,11 +297,9 @@ static void check_movedata(long server, long server_area, const char *where)
 static int stress(int k, int messages, int mib)
 {
     dm_pid pid;
-    long server = start_server(k, "stress", &pid);
-    if (server < 0) {
-        printf("nettest stress: no server on machine %d: %s\n", k, dm_error_name(server));
+    long server = start_server_or_say(k, "stress", &pid);
+    if (server < 0)
         return 1;
-    }
     uint64_t start = dm_clock_ns();
     int sends = messages / 2, calls = (messages - sends) / 2, bad = 0;
     long err = 0;
@@ -439,11 +447,9 @@ static int hold(int k)
 {
     char id[24];
     dm_pid pid;
-    long server = start_server(k, "hold", &pid);
-    if (server < 0) {
-        printf("nettest hold: no server on machine %d: %s\n", k, dm_error_name(server));
+    long server = start_server_or_say(k, "hold", &pid);
+    if (server < 0)
         return 1;
-    }
     struct answer a;
     long err = ask(server, OP_COUNT, 0, 0, DM_NO_LINK, &a);
     printf("nettest hold: serving on %s\n", dm_pid_string(pid, id));
@@ -464,11 +470,9 @@ static int reach(int k)
 {
     char id[24];
     dm_pid pid;
-    long server = start_server(k, "reach", &pid);
-    if (server < 0) {
-        printf("nettest reach: no server on machine %d: %s\n", k, dm_error_name(server));
+    long server = start_server_or_say(k, "reach", &pid);
+    if (server < 0)
         return 1;
-    }
     printf("nettest reach: calling %s\n", dm_pid_string(pid, id));
     for (int call = 1; call <= 20; call++) {
         struct answer a;
