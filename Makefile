@@ -321,7 +321,6 @@ test-hostile: all
 	@KFUZZ_CALLS=250000 python3 scripts/test.py hostile
 
 bench: all
-	@$(MAKE) --no-print-directory $(B)/kernel-nometer.elf
 	@python3 scripts/bench.py
 
 clean:

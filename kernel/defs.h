@@ -92,7 +92,7 @@ struct remote_wait {
     struct move move;
 };
 
-/* A process's metering (meter.c; DESIGN.md, "Metering"). The meter link
+/* A process's metering (meter.c; docs/architecture.md, "Metering"). The meter link
  * lives here, outside the link table, where the process cannot name it. */
 struct meter_state {
     uint32_t flags;            /* selection flags, METER_FLAG(type); 0: not metered */
@@ -108,16 +108,6 @@ struct meter_state {
     struct link link;          /* the meter link */
     uint8_t *batch;            /* a page: struct meter_batch, then records; 0 until needed */
 };
-/* The probes' one test: is p metered for this event (for any event)?
- * Marked unlikely, so that the unmetered path falls straight through.
- * Built with METER_PROBES=0 (make bench's second kernel), every probe is
- * compiled out, so that a benchmark can measure what the tests cost. */
-#ifndef METER_PROBES
-#define METER_PROBES 1
-#endif
-#define METERED(p, type) __builtin_expect(METER_PROBES && ((p)->meter.flags & METER_FLAG(type)), 0)
-#define METER_ANY(p)     __builtin_expect(METER_PROBES && (p)->meter.flags, 0)
-
 struct trapframe {
     uint64_t regs[32];     /* x0..x31; regs[10] is a0 */
     uint64_t sepc;
@@ -297,26 +287,18 @@ uint32_t runnable_count(void);
 void schedule(void) __attribute__((noreturn));
 void request_reschedule(void);
 /* The kernel's own work while a process is current: from kernel_work_begin
- * to kernel_work_end instructions are charged to the kernel (slot 0), not
- * to the process. That is an interrupt taken while a process ran (a disk
- * or the network finishing, the clock, the transport's resends: trap.c),
- * the transport's work for a process's SEND or CALL to another machine
- * (msg.c), moving the bytes of its MOVEDATA, on one machine or between
- * two (syscall.c), and sending the meter batches of every process (meter.c,
- * meter_push; nested in an interrupt's span, it takes no span of its own):
- * a process's CPU time is then nearly the same wherever its partners are
- * placed, and what a message to another machine costs is in its delivery
- * time (DPM's model, thesis §5.2.3). A message on one machine is still
- * delivered at its sender's cost: the file system's processes use 204
- * instructions a message more placed together than apart
- * (docs/fs-predict.md); charging that to the kernel too left them 178 to
- * 239 apart the other way and cost every CALL round trip 76 instructions,
- * 5 %. Meanwhile the process's PROCTIME stands still (proctime_now):
- * a record written for it meanwhile has the time at which the work began.
- * Not nested: each caller's span lies outside the others', and no process
- * is switched in or out within one. Inline, and as little as can be: the
- * span is added to the kernel's time and the current process's count
- * starts that much later. */
+ * to kernel_work_end, instructions are charged to the kernel (slot 0), not
+ * to the process. Such work is: an interrupt taken while a process ran
+ * (trap.c), the transport's work for a SEND or CALL to another machine
+ * (msg.c), moving the bytes of a MOVEDATA (syscall.c), and sending the
+ * meter's batches (meter.c, meter_push; inside an interrupt's span it
+ * takes no span of its own). So a process's CPU time is nearly the same
+ * wherever its partners are, and what a message to another machine costs
+ * shows in its delivery time, as DPM's model has it (thesis §5.2.3). A
+ * message on one machine is delivered at its sender's cost
+ * (docs/performance.md says why). While a span lasts, the process's
+ * PROCTIME stands still (proctime_now). Spans do not nest, and no process
+ * is switched in or out within one. */
 extern uint64_t last_switch_instret, kernel_work_since;   /* proc.c */
 extern int in_kernel_work;
 
@@ -396,44 +378,11 @@ int msg_send(struct outgoing *o);
 int msg_send_with_id(struct outgoing *o, uint64_t msgid);
 int msg_deliver(struct proc *r, struct delivery *d, uint64_t reply_id);
 int set_receive_target(struct proc *p, uint64_t info, uint64_t buf, uint64_t cap, uint32_t channel);
-int64_t msg_receive(struct proc *p, uint64_t info, uint64_t buf, uint64_t cap, uint32_t channel, int block);
+int64_t msg_receive(struct proc *p, uint32_t channel, int block);
+int msg_queue_has(struct proc *p, uint32_t channel);
 void msg_discard_queue(struct proc *p);
 void reply_link_dropped(const struct link *l);
 uint64_t new_reply_id(void);
-
-/* meter.c: the probes (each called only when METERED says so) and the
- * batches. A probe's `pc` is where the process called (or last left user
- * mode); times are the machine clock in ns. */
-extern int meter_work;
-extern int meter_waiting_room;     /* batches wait for a filter on this machine to take a message */             /* batches to send: meter_push() at the next schedule() */
-void meter_init(void);
-uint64_t meter_message_id(void);
-/* SEND and CALL: records written before the message goes (so that they
- * come before any record of its receipt), finished after. */
-struct meter_sending {
-    struct meter_SEND *send;                 /* in the batch, or 0 */
-    struct meter_RECEIVECALL *receivecall;   /* CALL's receive half, or 0 */
-    int32_t via_slot, pass_slot;
-    dm_pid  via_to, pass_to;
-    uint8_t via_reply;
-};
-void meter_send_begin(struct proc *p, struct outgoing *o, int call, struct meter_sending *s);
-void meter_send_end(struct proc *p, const struct meter_sending *s, int err);
-struct meter_RECEIVECALL *meter_receivecall(struct proc *p, uint32_t channel, uint32_t kind, uint32_t empty);
-void meter_receive(struct proc *r, const struct delivery *d, int32_t link_slot, int32_t reply_slot);
-void meter_queued(struct proc *r, struct msg *m, uint32_t queue_length);
-void meter_link_created(struct proc *p, int slot, const struct link *l, uint32_t how);
-void meter_link_destroyed(struct proc *p, int slot, dm_pid to, uint32_t how);
-void meter_movedata(struct proc *p, const struct move *m, int64_t to_link, int64_t from_link);
-void meter_process_event(struct proc *p, uint32_t type, uint64_t a);
-void meter_exit(struct proc *p, int64_t status);
-int64_t meter_install(struct proc *p, uint64_t flags, uint64_t options, dm_pid parent, struct link *meter_link);
-void meter_push(void);
-int64_t meter_flush_all(int reply_slot, uint64_t wait_ns);
-void meter_tick(uint64_t now);
-uint64_t meter_next_time(void);
-void meter_answered(uint64_t op, int64_t status);
-void meter_print_counters(void);
 
 /* kreq.c */
 int kreq_handle(struct outgoing *o);   /* o->sender 0: a request from another machine */

@@ -10,6 +10,7 @@
  * reply link in its own link table until it answers.
  */
 #include "defs.h"
+#include "probes.h"
 
 #define NALARMS 16
 static struct { uint64_t when; int slot; int active; } alarms[NALARMS];
@@ -119,8 +120,7 @@ static int64_t kop_movelink(struct proc *p, struct dm_kreq *q, struct link *pass
     p->links[slot] = *pass;
     link_clear(pass);
     *value = (uint64_t)slot;
-    if (METERED(p, MT_CREATELINK))
-        meter_link_created(p, (int)slot, &p->links[slot], ML_MOVED);
+    probe_link_created(p, (int)slot, &p->links[slot], ML_MOVED);
     return 0;
 }
 
@@ -225,8 +225,7 @@ static int64_t process_control(struct dm_kreq *q, uint32_t len, struct link *pas
         if (p->state != PS_CREATED)
             return E_STATE;
         make_runnable(p);
-        if (METERED(p, MT_STARTPROCESS))
-            meter_process_event(p, MT_STARTPROCESS, 0);
+        probe_process_event(p, MT_STARTPROCESS, 0);
         return 0;
     case KOP_STOP:
         if ((p->held & HELD_STOPPED) || p->state == PS_CREATED)
@@ -235,8 +234,7 @@ static int64_t process_control(struct dm_kreq *q, uint32_t len, struct link *pas
         runq_remove(p);
         if (p == current)
             request_reschedule();
-        if (METERED(p, MT_STOPPROCESS))
-            meter_process_event(p, MT_STOPPROCESS, on_behalf);
+        probe_process_event(p, MT_STOPPROCESS, on_behalf);
         return 0;
     case KOP_RESUME:
         if (!(p->held & HELD_STOPPED))
@@ -244,8 +242,7 @@ static int64_t process_control(struct dm_kreq *q, uint32_t len, struct link *pas
         p->held &= (uint8_t)~HELD_STOPPED;
         if (p->state == PS_RUNNABLE && p != current && !p->held)
             runq_add(p);
-        if (METERED(p, MT_STARTPROCESS))
-            meter_process_event(p, MT_STARTPROCESS, 1);
+        probe_process_event(p, MT_STARTPROCESS, 1);
         return 0;
     case KOP_DESTROY:
         proc_exit(p, q->arg[0]);

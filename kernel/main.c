@@ -3,6 +3,7 @@
  * then, on machine 0, the process manager, which starts everything else.
  */
 #include "defs.h"
+#include "probes.h"
 
 extern char bss_start[], bss_end[];
 extern char trap_vector[];

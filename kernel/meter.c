@@ -1,7 +1,7 @@
 /*
  * meter.c — DPM's meter module: the records the probes write, each
  * process's batch of them, and the meter outbox that takes full batches to
- * the filters (DESIGN.md, "Metering").
+ * the filters (docs/architecture.md, "Metering").
  *
  * A probe sits in the kernel where its event happens, behind one test of
  * the process's selection flags (METERED in defs.h); an unmetered process
@@ -14,9 +14,9 @@
  * ends, or has its metering changed.
  *
  * Sealing only moves the page to the meter outbox: probes run in the
- * middle of other kernel work, so the batches are sent later, at the next
- * schedule() (meter_push), as ordinary messages from this kernel over a
- * copy of the meter link. One destination's batches go in the order they
+ * middle of other kernel work, so the batches are sent later, at the
+ * meter's safe point (probes.h, meter_safe_point), as ordinary messages
+ * from this kernel over a copy of the meter link. One destination's batches go in the order they
  * were sealed, so each stream reaches its filter in order. A filter on
  * another machine gets one batch at a time, and its kernel's answer says
  * whether the filter took it.
@@ -30,6 +30,7 @@
  * metering stops.
  */
 #include "defs.h"
+#include "probes.h"
 
 #define NSEALED          512          /* batches in the meter outbox, all processes together */
 #define FINAL_RESERVE    NPROC        /* of them, kept for streams' final batches: one per process */
@@ -221,7 +222,7 @@ static inline __attribute__((always_inline)) void record_end(struct proc *p)
 /* SEND, or CALL's send half, is about to go: the message gets its id; the
  * SEND record (and CALL's RECEIVECALL) are written now, so that they come
  * before any record of the message's receipt, and finished by
- * meter_send_end. They stay in memory until the next schedule(). */
+ * meter_send_end, while their batch is still being filled. */
 void meter_send_begin(struct proc *p, struct outgoing *o, int call, struct meter_sending *s)
 {
     o->msgid = meter_message_id();

@@ -9,6 +9,7 @@
  * received.
  */
 #include "defs.h"
+#include "probes.h"
 
 static struct msg msg_pool[NMSG];
 static struct msg *msg_free_list;
@@ -75,25 +76,10 @@ int set_receive_target(struct proc *p, uint64_t info, uint64_t buf, uint64_t cap
     return 0;
 }
 
-/* The records of a message handed to a metered r: RECEIVE, then the links
- * it brought. */
-static void meter_hand_over(struct proc *r, const struct delivery *d, int32_t link,
-                                                     int32_t reply)
-{
-    if (METERED(r, MT_RECEIVE))
-        meter_receive(r, d, link, reply);
-    if (METERED(r, MT_CREATELINK)) {
-        if (link >= 0)
-            meter_link_created(r, link, &r->links[link], ML_ARRIVED);
-        if (reply >= 0)
-            meter_link_created(r, reply, &r->links[reply], ML_REPLY);
-    }
-}
-
 /* Hand a message to receiver r at its receive target. Returns the bytes
  * copied into its buffer, or E_FAULT if its memory went bad. Written once
- * for both kinds of receiver, like sys_send (syscall.c): with `metered` a
- * constant, the unmetered copy is what a kernel without probes has. */
+ * for both kinds of receiver and expanded twice, like the kernel calls
+ * (syscall.c, dispatch): the unmetered copy has no probe. */
 static inline __attribute__((always_inline)) int64_t hand_over_body(struct proc *r, struct delivery *d, int metered)
 {
     struct receive_target *t = &r->wait;
@@ -116,7 +102,7 @@ static inline __attribute__((always_inline)) int64_t hand_over_body(struct proc 
     info->link = d->link ? receive_link(r, d->link, &info->flags) : DM_NO_LINK;
     info->reply = d->reply ? receive_link(r, d->reply, &info->flags) : DM_NO_LINK;
     if (metered)
-        meter_hand_over(r, d, info->link, info->reply);
+        probe_handed_over(r, d, info->link, info->reply);
     if (err == 0 && info == &local)
         err = copy_out(r, t->info, &local, sizeof local);
     return err ? err : (int64_t)n;
@@ -146,8 +132,7 @@ static void deliver_to_waiting(struct proc *r, struct delivery *d)
 }
 
 /* Copy a message into a kernel buffer at the end of r's queue. Out of
- * line, so that its MESSAGEQUEUED probe does not cost msg_deliver a
- * register on the path to a waiting receiver. */
+ * line, off the path to a waiting receiver (docs/performance.md). */
 static __attribute__((noinline)) int enqueue(struct proc *r, struct delivery *d)
 {
     if (r->queue_len >= DM_QUEUE_MAX)
@@ -196,8 +181,7 @@ static __attribute__((noinline)) int enqueue(struct proc *r, struct delivery *d)
         r->queue_head = m;
     r->queue_tail = m;
     r->queue_len++;
-    if (METERED(r, MT_MESSAGEQUEUED))
-        meter_queued(r, m, r->queue_len);
+    probe_queued(r, m);
     return 0;
 }
 
@@ -266,7 +250,7 @@ static inline __attribute__((always_inline)) int send_message(struct outgoing *o
 
 /* Whether a message on `channel` is queued at p (ARECEIVE's RECEIVECALL
  * record says whether it found one). */
-static int queue_has(struct proc *p, uint32_t channel)
+int msg_queue_has(struct proc *p, uint32_t channel)
 {
     for (struct msg *m = p->queue_head; m; m = m->next)
         if (channel_matches(channel, m->channel))
@@ -285,19 +269,13 @@ int msg_send_with_id(struct outgoing *o, uint64_t msgid)
     return send_message(o, msgid);
 }
 
-/* RECEIVE / ARECEIVE for p: take the first queued message on a matching
- * channel; else block (RESULT_PENDING: the answer arrives in a0 later) or
- * fail with E_NOMSG. */
-int64_t msg_receive(struct proc *p, uint64_t info, uint64_t buf, uint64_t cap, uint32_t channel, int block)
+/* RECEIVE / ARECEIVE for p, whose receive target is set: take the first
+ * queued message on a matching channel; else block (RESULT_PENDING) or
+ * fail with E_NOMSG. A process that blocks gets its result later: the
+ * path that delivers a message to it writes its a0 (deliver_to_waiting).
+ * Inlined into both copies of the kernel-call dispatcher (syscall.c). */
+inline __attribute__((always_inline)) int64_t msg_receive(struct proc *p, uint32_t channel, int block)
 {
-    if (set_receive_target(p, info, buf, cap, channel))
-        return E_FAULT;
-    if (METER_ANY(p)) {
-        if (METERED(p, MT_RECEIVECALL))
-            meter_receivecall(p, channel, !block, !block && !queue_has(p, channel));
-        if (meter_work)
-            meter_push();        /* a metered receiver's batches sealed by others' calls */
-    }
     struct msg *prev = 0;
     for (struct msg *m = p->queue_head; m; prev = m, m = m->next) {
         if (!channel_matches(channel, m->channel))
@@ -316,8 +294,7 @@ int64_t msg_receive(struct proc *p, uint64_t info, uint64_t buf, uint64_t cap, u
         };
         int64_t result = hand_over(p, &d);
         msg_free(m);
-        if (METER_PROBES && meter_waiting_room)
-            meter_push();        /* a filter took a message: batches waiting for room may go */
+        probe_message_taken();
         return result;
     }
     if (!block)

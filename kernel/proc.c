@@ -11,6 +11,7 @@
  * instructions").
  */
 #include "defs.h"
+#include "probes.h"
 
 struct proc procs[NPROC];
 struct proc *current;
@@ -18,6 +19,7 @@ struct proc *const kernel_proc = &procs[0];
 uint32_t this_machine, node_count = 1, boot_epoch;
 
 static struct proc *runq_head, *runq_tail;
+static struct proc *handoff;    /* runs next, past the run queue (make_runnable) */
 static int need_reschedule;
 uint64_t last_switch_instret;   /* instret at the last switch or charge (defs.h) */
 static int exit_notify_slot = -1;
@@ -147,8 +149,8 @@ void proc_exit(struct proc *p, int64_t status)
     runq_remove(p);
     dm_pid pid = p->pid;
     for (int i = 0; i < DM_NLINKS; i++) {
-        if (METERED(p, MT_DESTROYLINK) && p->links[i].state == LINK_LIVE)
-            meter_link_destroyed(p, i, p->links[i].dest, ML_EXIT);
+        if (p->links[i].state == LINK_LIVE)
+            probe_link_destroyed(p, i, p->links[i].dest, ML_EXIT);
         link_drop(&p->links[i]);
     }
     msg_discard_queue(p);
@@ -157,6 +159,7 @@ void proc_exit(struct proc *p, int64_t status)
     if (p == current) {   /* off its page tables before they are freed (the devices are mapped there too) */
         CSR_WRITE(satp, MAKE_SATP(kernel_pagetable));
         sfence_vma();
+        current = 0;      /* the kernel runs for no process until the next switch */
     }
     vm_free_space(p->pagetable);
     p->pagetable = 0;
@@ -278,11 +281,27 @@ static struct proc *runq_pop(void)
     return p;
 }
 
-/* p may run again (its wait is over, or it was started or resumed). */
+/* p may run again (its wait is over, or it was started or resumed). While
+ * the current process is in CALL, the first process woken is the one its
+ * message went to: it is handed the processor directly (schedule), past
+ * the run queue, since the caller now waits for it. Should the caller be
+ * made runnable again within the same kernel call (a request to the kernel
+ * answered at once), the process handed to goes to the run queue after all. */
 void make_runnable(struct proc *p)
 {
     p->state = PS_RUNNABLE;
-    if (p != current && !p->held)
+    if (p == current) {
+        if (handoff) {
+            runq_add(handoff);
+            handoff = 0;
+        }
+        return;
+    }
+    if (p->held)
+        return;
+    if (current && current->state == PS_CALLING && !handoff)
+        handoff = p;
+    else
         runq_add(p);
 }
 
@@ -375,12 +394,18 @@ void schedule(void)
         runq_add(prev);
     }
     need_reschedule = 0;
+    struct proc *next = handoff;
+    if (next) {
+        handoff = 0;
+        if (next->state == PS_RUNNABLE && !next->held) {   /* not ended or held since it was woken */
+            runq_remove(next);      /* in case it was queued since (release, in meter.c) */
+            run(next);
+        }
+    }
     for (;;) {
-        struct proc *next = runq_pop();
+        next = runq_pop();
         if (next)
             run(next);
         idle();
-        if (METER_PROBES && meter_work)
-            meter_push();
     }
 }

@@ -49,6 +49,7 @@
  * built, so a big MOVEDATA chunk occupies no kernel memory while it waits.
  */
 #include "defs.h"
+#include "probes.h"
 #include "transport.h"
 
 enum rm_type {

@@ -2,67 +2,122 @@
  * syscall.c — the kernel calls (demos.h): check every argument, then do it.
  * Each returns its result for a0, or RESULT_PENDING when the caller now
  * waits and its a0 will be written when it is woken.
+ *
+ * The calls are dispatched by one switch, written once (dispatch) and
+ * expanded twice: for an unmetered process, with no probe in it, and for a
+ * metered one, whose records are written on the way and whose sealed
+ * batches go out at the meter's safe point when the call is done
+ * (probes.h). Choosing between the two is an unmetered process's whole
+ * price for metering.
  */
 #include "defs.h"
+#include "probes.h"
 
-/* The kernel calls off the message path, kept out of line: inlined into
- * syscall_dispatch (and so into trap_user), their registers would be
- * saved and restored on every trap, SEND, RECEIVE and CALL included. */
+/* The kernel calls off the message path are kept out of line, so that the
+ * message path does not pay for their registers (docs/performance.md). */
 #define OUT_OF_LINE __attribute__((noinline))
 
-static OUT_OF_LINE int64_t sys_createlink(struct proc *p, struct trapframe *tf)
+static OUT_OF_LINE int64_t sys_createlink(struct proc *p, struct trapframe *tf);
+static OUT_OF_LINE int64_t sys_destroylink(struct proc *p, struct trapframe *tf);
+static OUT_OF_LINE int64_t sys_duplicatelink(struct proc *p, struct trapframe *tf);
+static OUT_OF_LINE int64_t sys_movedata(struct proc *p, struct trapframe *tf);
+static OUT_OF_LINE int64_t sys_stoptask(struct proc *p, struct trapframe *tf);
+static inline __attribute__((always_inline)) int64_t sys_send(struct proc *p, struct trapframe *tf, int metered);
+static inline __attribute__((always_inline)) int64_t sys_call(struct proc *p, struct trapframe *tf, int metered);
+static inline __attribute__((always_inline)) int64_t sys_receive(struct proc *p, struct trapframe *tf, int block,
+                                                                 int metered);
+static int check_send(struct proc *p, int64_t slot, uint64_t buf, uint64_t len, int64_t pass_slot,
+                      struct outgoing *o);
+static void use_up_if_reply(struct link *via);
+
+/* Every kernel call once, for a metered or an unmetered caller: `metered`
+ * is a constant wherever this is expanded. */
+static inline __attribute__((always_inline)) int64_t dispatch(struct proc *p, struct trapframe *tf, int metered)
 {
-    uint32_t channel = (uint32_t)TF_A(tf, 0);
-    uint64_t code = TF_A(tf, 1), flags = TF_A(tf, 2), area = TF_A(tf, 3), len = TF_A(tf, 4);
-    int rights = (flags & (LINK_READ | LINK_WRITE)) != 0;
-    if ((flags & ~(uint64_t)(LINK_READ | LINK_WRITE | LINK_REPLY)) || TF_A(tf, 0) >= DM_REPLY_CHANNEL ||
-        rights != (len != 0))
-        return E_INVAL;
-    if (len > DM_MOVE_MAX)
-        return E_TOOBIG;
-    if (rights && (!user_range_ok(p, area, len, 0, 0) ||
-                   ((flags & LINK_WRITE) && !user_range_ok(p, area, len, 1, 0))))
-        return E_FAULT;
-    struct link l = {
-        .state = LINK_LIVE, .flags = (uint8_t)flags, .channel = channel, .dest = p->pid,
-        .code = code, .area_addr = rights ? area : 0, .area_len = len,
-    };
-    int slot = link_install(p, &l);
-    if (METERED(p, MT_CREATELINK) && slot >= 0)
-        meter_link_created(p, slot, &l, ML_CREATELINK);
-    return slot;
+    switch (TF_A(tf, 7)) {
+    case DM_CREATELINK:    return sys_createlink(p, tf);
+    case DM_DESTROYLINK:   return sys_destroylink(p, tf);
+    case DM_DUPLICATELINK: return sys_duplicatelink(p, tf);
+    case DM_SEND:          return sys_send(p, tf, metered);
+    case DM_RECEIVE:
+    case DM_ARECEIVE:      return sys_receive(p, tf, TF_A(tf, 7) == DM_RECEIVE, metered);
+    case DM_CALL:          return sys_call(p, tf, metered);
+    case DM_MOVEDATA:      return sys_movedata(p, tf);
+    case DM_STOPTASK:      return sys_stoptask(p, tf);
+    default:               return E_NOSYS;
+    }
 }
 
-static OUT_OF_LINE int64_t sys_destroylink(struct proc *p, struct trapframe *tf)
+static OUT_OF_LINE int64_t dispatch_metered(struct proc *p, struct trapframe *tf)
 {
-    int64_t slot = (int64_t)TF_A(tf, 0);
-    struct link *l;
-    int err = link_get(p, slot, &l);
-    if (err == E_USED) {           /* clearing a used reply link's marker */
-        link_clear(&p->links[slot]);
-        return 0;
-    }
+    int64_t result = dispatch(p, tf, 1);
+    meter_safe_point();
+    return result;
+}
+
+/* The kernel call p made (trap.c): its number in a7, its arguments in
+ * a0..a6; the result goes to a0 unless p now waits. */
+void syscall_dispatch(struct proc *p)
+{
+    struct trapframe *tf = &p->tf;
+    int64_t result = METER_ANY(p) ? dispatch_metered(p, tf) : dispatch(p, tf, 0);
+    if (result != RESULT_PENDING)
+        TF_A(tf, 0) = (uint64_t)result;
+}
+
+/* ---- the message path ---- */
+
+/* SEND(slot, buf, len, pass_slot). */
+static inline __attribute__((always_inline)) int64_t sys_send(struct proc *p, struct trapframe *tf, int metered)
+{
+    struct outgoing o;
+    int err = check_send(p, (int64_t)TF_A(tf, 0), TF_A(tf, 1), TF_A(tf, 2), (int64_t)TF_A(tf, 3), &o);
     if (err)
         return err;
-    if (METERED(p, MT_DESTROYLINK))
-        meter_link_destroyed(p, (int)slot, l->dest, ML_DESTROYLINK);
-    link_drop(l);
+    if ((err = metered ? probe_send(p, &o, 0) : msg_send(&o)))
+        return err == SEND_PENDING ? RESULT_PENDING : err;
+    use_up_if_reply((struct link *)o.via);
     return 0;
 }
 
-static OUT_OF_LINE int64_t sys_duplicatelink(struct proc *p, struct trapframe *tf)
+/* CALL(slot, buf, len, pass_slot, reply_buf, reply_cap, info): a SEND with
+ * a fresh reply link, then a wait for the answer over it alone. */
+static inline __attribute__((always_inline)) int64_t sys_call(struct proc *p, struct trapframe *tf, int metered)
 {
-    struct link *l;
-    int err = link_get(p, (int64_t)TF_A(tf, 0), &l);
+    struct outgoing o;
+    int err = check_send(p, (int64_t)TF_A(tf, 0), TF_A(tf, 1), TF_A(tf, 2), (int64_t)TF_A(tf, 3), &o);
     if (err)
         return err;
-    if (l->flags & LINK_REPLY)
-        return E_INVAL;
-    struct link copy = *l;
-    int slot = link_install(p, &copy);
-    if (METERED(p, MT_CREATELINK) && slot >= 0)
-        meter_link_created(p, slot, &copy, ML_DUPLICATE);
-    return slot;
+    if (set_receive_target(p, TF_A(tf, 6), TF_A(tf, 4), TF_A(tf, 5), DM_REPLY_CHANNEL))
+        return E_FAULT;
+    struct link reply = {
+        .state = LINK_LIVE, .flags = LINK_REPLY, .channel = DM_REPLY_CHANNEL, .dest = p->pid,
+        .reply_id = new_reply_id(),
+    };
+    o.reply = &reply;
+    p->wait_reply_id = reply.reply_id;
+    p->state = PS_CALLING;
+    if ((err = metered ? probe_send(p, &o, 1) : msg_send(&o))) {
+        if (err == SEND_PENDING)
+            return RESULT_PENDING;   /* remote.c uses up the link when the message leaves */
+        make_runnable(p);
+        return err;
+    }
+    use_up_if_reply((struct link *)o.via);
+    return RESULT_PENDING;
+}
+
+/* RECEIVE / ARECEIVE(info, buf, cap, channel): block (or not) for the
+ * first message on a matching channel (msg.c). */
+static inline __attribute__((always_inline)) int64_t sys_receive(struct proc *p, struct trapframe *tf, int block,
+                                                                 int metered)
+{
+    uint32_t channel = (uint32_t)TF_A(tf, 3);
+    if (set_receive_target(p, TF_A(tf, 0), TF_A(tf, 1), TF_A(tf, 2), channel))
+        return E_FAULT;
+    if (metered)
+        probe_receivecall(p, channel, block);
+    return msg_receive(p, channel, block);
 }
 
 /* The checks SEND and CALL share: the link, the passed link, the data. */
@@ -94,19 +149,6 @@ static int check_send(struct proc *p, int64_t slot, uint64_t buf, uint64_t len, 
     return 0;
 }
 
-/* msg_send for a metered process: its records around the send. Apart,
- * so that the unmetered pay one test and nothing else. */
-static __attribute__((noinline)) int msg_send_metered(struct proc *p, struct outgoing *o, int call)
-{
-    struct meter_sending metering;
-    meter_send_begin(p, o, call, &metering);
-    int err = msg_send_with_id(o, o->msgid);
-    meter_send_end(p, &metering, err);
-    if (meter_work)
-        meter_push();            /* batches sealed meanwhile go now (this is a safe point) */
-    return err;
-}
-
 /* A reply link is good for one message: mark its slot used (the slot is
  * free for the next link; until then, using it again gives E_USED). */
 static void use_up_if_reply(struct link *via)
@@ -115,67 +157,61 @@ static void use_up_if_reply(struct link *via)
         via->state = LINK_USED;
 }
 
-/* SEND and CALL, written once for both kinds of sender. `metered` is a
- * constant where the body is expanded (always_inline): the unmetered copy
- * compiles to what a kernel without probes has, so that an unmetered
- * sender's whole price for metering is the one test in sys_send/sys_call;
- * the metered copy lives out of line. */
-static inline __attribute__((always_inline)) int64_t send_body(struct proc *p, struct trapframe *tf, int metered)
+/* ---- links ---- */
+
+static OUT_OF_LINE int64_t sys_createlink(struct proc *p, struct trapframe *tf)
 {
-    struct outgoing o;
-    int err = check_send(p, (int64_t)TF_A(tf, 0), TF_A(tf, 1), TF_A(tf, 2), (int64_t)TF_A(tf, 3), &o);
+    uint32_t channel = (uint32_t)TF_A(tf, 0);
+    uint64_t code = TF_A(tf, 1), flags = TF_A(tf, 2), area = TF_A(tf, 3), len = TF_A(tf, 4);
+    int rights = (flags & (LINK_READ | LINK_WRITE)) != 0;
+    if ((flags & ~(uint64_t)(LINK_READ | LINK_WRITE | LINK_REPLY)) || TF_A(tf, 0) >= DM_REPLY_CHANNEL ||
+        rights != (len != 0))
+        return E_INVAL;
+    if (len > DM_MOVE_MAX)
+        return E_TOOBIG;
+    if (rights && (!user_range_ok(p, area, len, 0, 0) ||
+                   ((flags & LINK_WRITE) && !user_range_ok(p, area, len, 1, 0))))
+        return E_FAULT;
+    struct link l = {
+        .state = LINK_LIVE, .flags = (uint8_t)flags, .channel = channel, .dest = p->pid,
+        .code = code, .area_addr = rights ? area : 0, .area_len = len,
+    };
+    int slot = link_install(p, &l);
+    probe_link_created(p, slot, &l, ML_CREATELINK);
+    return slot;
+}
+
+static OUT_OF_LINE int64_t sys_destroylink(struct proc *p, struct trapframe *tf)
+{
+    int64_t slot = (int64_t)TF_A(tf, 0);
+    struct link *l;
+    int err = link_get(p, slot, &l);
+    if (err == E_USED) {           /* clearing a used reply link's marker */
+        link_clear(&p->links[slot]);
+        return 0;
+    }
     if (err)
         return err;
-    if ((err = metered ? msg_send_metered(p, &o, 0) : msg_send(&o)))
-        return err == SEND_PENDING ? RESULT_PENDING : err;
-    use_up_if_reply((struct link *)o.via);
+    probe_link_destroyed(p, (int)slot, l->dest, ML_DESTROYLINK);
+    link_drop(l);
     return 0;
 }
 
-static inline __attribute__((always_inline)) int64_t call_body(struct proc *p, struct trapframe *tf, int metered)
+static OUT_OF_LINE int64_t sys_duplicatelink(struct proc *p, struct trapframe *tf)
 {
-    struct outgoing o;
-    int err = check_send(p, (int64_t)TF_A(tf, 0), TF_A(tf, 1), TF_A(tf, 2), (int64_t)TF_A(tf, 3), &o);
+    struct link *l;
+    int err = link_get(p, (int64_t)TF_A(tf, 0), &l);
     if (err)
         return err;
-    if (set_receive_target(p, TF_A(tf, 6), TF_A(tf, 4), TF_A(tf, 5), DM_REPLY_CHANNEL))
-        return E_FAULT;
-    struct link reply = {
-        .state = LINK_LIVE, .flags = LINK_REPLY, .channel = DM_REPLY_CHANNEL, .dest = p->pid,
-        .reply_id = new_reply_id(),
-    };
-    o.reply = &reply;
-    p->wait_reply_id = reply.reply_id;
-    p->state = PS_CALLING;
-    if ((err = metered ? msg_send_metered(p, &o, 1) : msg_send(&o))) {
-        if (err == SEND_PENDING)
-            return RESULT_PENDING;   /* remote.c uses up the link when the message leaves */
-        p->state = PS_RUNNABLE;
-        return err;
-    }
-    use_up_if_reply((struct link *)o.via);
-    return RESULT_PENDING;
+    if (l->flags & LINK_REPLY)
+        return E_INVAL;
+    struct link copy = *l;
+    int slot = link_install(p, &copy);
+    probe_link_created(p, slot, &copy, ML_DUPLICATE);
+    return slot;
 }
 
-static __attribute__((noinline)) int64_t sys_send_metered(struct proc *p, struct trapframe *tf)
-{
-    return send_body(p, tf, 1);
-}
-
-static __attribute__((noinline)) int64_t sys_call_metered(struct proc *p, struct trapframe *tf)
-{
-    return call_body(p, tf, 1);
-}
-
-static int64_t sys_send(struct proc *p, struct trapframe *tf)
-{
-    return METER_ANY(p) ? sys_send_metered(p, tf) : send_body(p, tf, 0);
-}
-
-static int64_t sys_call(struct proc *p, struct trapframe *tf)
-{
-    return METER_ANY(p) ? sys_call_metered(p, tf) : call_body(p, tf, 0);
-}
+/* ---- data and ending ---- */
 
 /* One side of a MOVEDATA: a link's data area, or the caller's own memory.
  * Gives the process (on any machine), the address in its memory, and the
@@ -229,8 +265,7 @@ static OUT_OF_LINE int64_t sys_movedata(struct proc *p, struct trapframe *tf)
         err = movedata_side(p, src_slot, TF_A(tf, 3), len, 0, &m.src, &m.src_address, &src);
     if (err)
         return err;
-    if (METERED(p, MT_MOVEDATA))
-        meter_movedata(p, &m, dst_slot, src_slot);
+    probe_movedata(p, &m, dst_slot, src_slot);
     /* Moving the bytes is the kernel's work (proc.c), here as between
      * machines: the caller's CPU time does not depend on where the data is. */
     kernel_work_begin();
@@ -242,30 +277,5 @@ static OUT_OF_LINE int64_t sys_movedata(struct proc *p, struct trapframe *tf)
 static OUT_OF_LINE int64_t sys_stoptask(struct proc *p, struct trapframe *tf)
 {
     proc_exit(p, (int64_t)TF_A(tf, 0));
-    if (METER_PROBES && meter_work)
-        meter_push();            /* its last batch */
     return RESULT_PENDING;
-}
-
-void syscall_dispatch(struct proc *p)
-{
-    struct trapframe *tf = &p->tf;
-    int64_t result;
-    switch (TF_A(tf, 7)) {
-    case DM_CREATELINK:    result = sys_createlink(p, tf); break;
-    case DM_DESTROYLINK:   result = sys_destroylink(p, tf); break;
-    case DM_DUPLICATELINK: result = sys_duplicatelink(p, tf); break;
-    case DM_SEND:          result = sys_send(p, tf); break;
-    case DM_RECEIVE:
-    case DM_ARECEIVE:
-        result = msg_receive(p, TF_A(tf, 0), TF_A(tf, 1), TF_A(tf, 2), (uint32_t)TF_A(tf, 3),
-                             TF_A(tf, 7) == DM_RECEIVE);
-        break;
-    case DM_CALL:          result = sys_call(p, tf); break;
-    case DM_MOVEDATA:      result = sys_movedata(p, tf); break;
-    case DM_STOPTASK:      result = sys_stoptask(p, tf); break;
-    default:               result = E_NOSYS; break;
-    }
-    if (result != RESULT_PENDING)
-        TF_A(tf, 0) = (uint64_t)result;
 }

@@ -9,6 +9,7 @@
  * the pending bits itself (poll_interrupts).
  */
 #include "defs.h"
+#include "probes.h"
 
 #define SIFIVE_TEST   (*(volatile uint32_t *)0x100000UL)
 #define GOLDFISH_RTC_LOW  (*(volatile uint32_t *)0x101000UL)
@@ -79,8 +80,6 @@ static void timer_interrupt(void)
     remote_tick();
     disk_tick(machine_clock_ns());
     meter_tick(machine_clock_ns());
-    if (METER_PROBES && meter_work)
-        meter_push();
     timer_check_alarms();   /* reprograms the timer */
 }
 
@@ -99,7 +98,9 @@ static void external_interrupt(void)
     }
 }
 
-/* Handle whatever interrupts are pending (after wfi in the idle loop). */
+/* Handle whatever interrupts are pending (after wfi in the idle loop, and
+ * when one is taken in user mode); then send what the meter has sealed
+ * meanwhile (probes.h, the safe point). */
 void poll_interrupts(void)
 {
     uint64_t pending = CSR_READ(sip);
@@ -107,6 +108,7 @@ void poll_interrupts(void)
         timer_interrupt();
     if (pending & SIE_SEIE)
         external_interrupt();
+    meter_safe_point();
 }
 
 /* ---- floating point: saved only when a process that used it is switched
@@ -199,10 +201,7 @@ __attribute__((noreturn)) void trap_user(void)
         syscall_dispatch(p);
     } else if (cause & SCAUSE_INTERRUPT) {
         kernel_work_begin();   /* its work is the kernel's, not p's */
-        if ((cause & 0xff) == SCAUSE_S_TIMER)
-            timer_interrupt();
-        else if ((cause & 0xff) == SCAUSE_S_EXTERNAL)
-            external_interrupt();
+        poll_interrupts();
         kernel_work_end();
     } else if (cause == SCAUSE_ILLEGAL_INSTR && (CSR_READ(sstatus) & SSTATUS_FS_MASK) == SSTATUS_FS_OFF) {
         fp_enable(p);

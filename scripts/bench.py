@@ -17,6 +17,7 @@ times each of its runs by the lines `netbench: begin WHERE SIZE MESSAGES` and
 """
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -179,7 +180,23 @@ def run(command, image_mib, workdir):
     return out
 
 
+def build():
+    """Build what the benchmarks run: the system and its disk, and the
+    kernel without probes (make does nothing when they are up to date)."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    for target in ("build", "build/kernel-nometer.elf"):
+        if subprocess.run(["make", "--no-print-directory", "-C", root, target]).returncode != 0:
+            print("bench: make %s failed" % target, file=sys.stderr)
+            return False
+    return True
+
+
 def main():
+    if any(a in ("-h", "--help") for a in sys.argv[1:]):
+        print(__doc__.strip())
+        return 0
+    if not build():
+        return 1
     failures = 0
     workdir = tempfile.mkdtemp(prefix="dm-bench-")
     try:

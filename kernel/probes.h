@@ -1,0 +1,153 @@
+/*
+ * probes.h — the meter's probe points: every place where the kernel may
+ * write a trace record for a process, named by its event, and the safe
+ * point where sealed batches are sent to the filters. The records
+ * themselves are written by meter.c.
+ *
+ * A probe costs an unmetered process one test of its selection flags.
+ * The kernel calls on the message path (SEND, CALL, RECEIVE) and the
+ * hand-over of a message to its receiver are written once, with a constant
+ * `metered` argument, and expanded twice (see syscall.c, dispatch, and
+ * msg.c, hand_over): the unmetered copy has no probe in it at all, and
+ * the one test is the choice between the copies. docs/performance.md
+ * measures what an unmetered probe costs.
+ */
+#ifndef PROBES_H
+#define PROBES_H
+
+#include "defs.h"
+
+/* Built with METER_PROBES=0 (the second kernel of make bench), every probe
+ * is compiled out, so that a benchmark can measure what the tests cost. */
+#ifndef METER_PROBES
+#define METER_PROBES 1
+#endif
+
+/* The probes' one test: is p metered for this event (for any event)?
+ * Marked unlikely, so that the unmetered path falls straight through. */
+#define METERED(p, type) __builtin_expect(METER_PROBES && ((p)->meter.flags & METER_FLAG(type)), 0)
+#define METER_ANY(p)     __builtin_expect(METER_PROBES && (p)->meter.flags, 0)
+
+/* ---- meter.c: the records, the batches and the outbox ---- */
+extern int meter_work;             /* sealed batches wait to be sent: meter_safe_point sends them */
+extern int meter_waiting_room;     /* batches wait for a filter on this machine to take a message */
+void meter_init(void);
+uint64_t meter_message_id(void);
+/* SEND and CALL: records written before the message goes (so that they
+ * come before any record of its receipt), finished after. */
+struct meter_sending {
+    struct meter_SEND *send;                 /* in the batch, or 0 */
+    struct meter_RECEIVECALL *receivecall;   /* CALL's receive half, or 0 */
+    int32_t via_slot, pass_slot;
+    dm_pid  via_to, pass_to;
+    uint8_t via_reply;
+};
+void meter_send_begin(struct proc *p, struct outgoing *o, int call, struct meter_sending *s);
+void meter_send_end(struct proc *p, const struct meter_sending *s, int err);
+struct meter_RECEIVECALL *meter_receivecall(struct proc *p, uint32_t channel, uint32_t kind, uint32_t empty);
+void meter_receive(struct proc *r, const struct delivery *d, int32_t link_slot, int32_t reply_slot);
+void meter_queued(struct proc *r, struct msg *m, uint32_t queue_length);
+void meter_link_created(struct proc *p, int slot, const struct link *l, uint32_t how);
+void meter_link_destroyed(struct proc *p, int slot, dm_pid to, uint32_t how);
+void meter_movedata(struct proc *p, const struct move *m, int64_t to_link, int64_t from_link);
+void meter_process_event(struct proc *p, uint32_t type, uint64_t a);
+void meter_exit(struct proc *p, int64_t status);
+int64_t meter_install(struct proc *p, uint64_t flags, uint64_t options, dm_pid parent, struct link *meter_link);
+void meter_push(void);
+int64_t meter_flush_all(int reply_slot, uint64_t wait_ns);
+void meter_tick(uint64_t now);
+uint64_t meter_next_time(void);
+void meter_answered(uint64_t op, int64_t status);
+void meter_print_counters(void);
+
+/* ---- the probe points, in the order a message meets them ---- */
+
+/* CREATELINK, DUPLICATELINK, and a link arriving in a table (`how`:
+ * ML_* of meter/record.h); slot < 0 means no link was made. */
+static inline void probe_link_created(struct proc *p, int slot, const struct link *l, uint32_t how)
+{
+    if (METERED(p, MT_CREATELINK) && slot >= 0)
+        meter_link_created(p, slot, l, how);
+}
+
+/* DESTROYLINK, and a link leaving a table (passed, used up, its process ending). */
+static inline void probe_link_destroyed(struct proc *p, int slot, dm_pid to, uint32_t how)
+{
+    if (METERED(p, MT_DESTROYLINK))
+        meter_link_destroyed(p, slot, to, how);
+}
+
+/* SEND and CALL of a metered sender: the message gets its id and its
+ * records around its sending (meter.c, meter_send_begin). */
+static inline int probe_send(struct proc *p, struct outgoing *o, int call)
+{
+    struct meter_sending metering;
+    meter_send_begin(p, o, call, &metering);
+    int err = msg_send_with_id(o, o->msgid);
+    meter_send_end(p, &metering, err);
+    return err;
+}
+
+/* RECEIVE (block) or ARECEIVE of a metered receiver, before it looks at
+ * its queue; ARECEIVE's record says whether anything matching waits. */
+static inline void probe_receivecall(struct proc *p, uint32_t channel, int block)
+{
+    if (METERED(p, MT_RECEIVECALL))
+        meter_receivecall(p, channel, !block, !block && !msg_queue_has(p, channel));
+}
+
+/* A message entered r's queue (r was not waiting for it). */
+static inline void probe_queued(struct proc *r, struct msg *m)
+{
+    if (METERED(r, MT_MESSAGEQUEUED))
+        meter_queued(r, m, r->queue_len);
+}
+
+/* A message was handed to a metered r: RECEIVE, then the links it brought. */
+static inline void probe_handed_over(struct proc *r, const struct delivery *d, int32_t link, int32_t reply)
+{
+    if (METERED(r, MT_RECEIVE))
+        meter_receive(r, d, link, reply);
+    if (METERED(r, MT_CREATELINK)) {
+        if (link >= 0)
+            meter_link_created(r, link, &r->links[link], ML_ARRIVED);
+        if (reply >= 0)
+            meter_link_created(r, reply, &r->links[reply], ML_REPLY);
+    }
+}
+
+static inline void probe_movedata(struct proc *p, const struct move *m, int64_t to_link, int64_t from_link)
+{
+    if (METERED(p, MT_MOVEDATA))
+        meter_movedata(p, m, to_link, from_link);
+}
+
+/* STARTPROCESS (a = 1 if resumed) and STOPPROCESS (a = who asked). */
+static inline void probe_process_event(struct proc *p, uint32_t type, uint64_t a)
+{
+    if (METERED(p, type))
+        meter_process_event(p, type, a);
+}
+
+/* A process took a message from its queue: if batches wait for a filter
+ * on this machine to make room, this may have made it. */
+static inline void probe_message_taken(void)
+{
+    if (METER_PROBES && meter_waiting_room)
+        meter_push();
+}
+
+/* ---- the safe point ----
+ * Probes run in the middle of other kernel work, so a batch they seal only
+ * moves to the meter outbox; it is sent from here, where no kernel call or
+ * interrupt is half done. The kernel passes it at the end of every kernel
+ * call of a metered process (syscall.c) and after handling interrupts
+ * (trap.c); an idle machine with batches to send sets its timer to fire at
+ * once (meter_next_time). */
+static inline void meter_safe_point(void)
+{
+    if (METER_PROBES && meter_work)
+        meter_push();
+}
+
+#endif
