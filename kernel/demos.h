@@ -35,7 +35,12 @@
  *     X(number, NAME, function, return type, (parameters), errors)
  * number: the call's number, for a7 (enum dm_call: DM_NAME);
  * function, return type, parameters: the C function a user program calls;
- * errors: EVERY error the call can return, as a set of bits (DM_ERRS).
+ * errors: EVERY error the call can return, as a set of bits (DM_ERRS);
+ * user/tests/kfuzz and ktest fail when a call returns an error that its
+ * entry does not name.
+ * The comment above each entry documents the call: its arguments, its
+ * result and why each error happens. (A comment may span lines inside a
+ * #define: the preprocessor removes comments before it reads directives.)
  * A call number that is not in the list gives E_NOSYS.
  */
 #define DM_CALLS(X) \
