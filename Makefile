@@ -184,15 +184,15 @@ $(B)/tools/tracegen: tests/tracegen.c $(METER_HOST)
 # the same under the sanitizers, which the analyzer's tests run on damaged
 # logs (tests/test_dpm.py).
 DPM_SRCS := $(wildcard analysis/*.c)
-DPM_DEPS := $(DPM_SRCS) $(wildcard analysis/*.h) $(METER_HOST)
+DPM_DEPS := $(DPM_SRCS) $(wildcard analysis/*.h) $(METER_HOST) kernel/demos.h
 $(B)/tools/dpm: $(DPM_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
-	@$(HOSTCC) -Imeter -Ianalysis -o $@ $(DPM_SRCS) meter/meter.c meter/rules.c meter/print.c -lm
+	@$(HOSTCC) -Imeter -Ianalysis -Ikernel -o $@ $(DPM_SRCS) meter/meter.c meter/rules.c meter/print.c -lm
 $(B)/tools/dpm-sanitized: $(DPM_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
-	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Imeter -Ianalysis -o $@ \
+	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Imeter -Ianalysis -Ikernel -o $@ \
 	    $(DPM_SRCS) meter/meter.c meter/rules.c meter/print.c -lm
 
 # The kernel's frame parser (plain C) under a host unit test with the

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "demos.h"
 #include "simulate.h"
 
-#define E_DEAD (-5)              /* kernel/demos.h: the destination process no longer exists */
 #define REPLY_SLOT 9             /* where a CALL's reply link lands in the receiver's table */
 
 static int refuse(struct simulation *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -3,7 +3,9 @@
  *
  * This one header is the whole contract between user processes and the kernel:
  * every kernel call, every argument, every error code, and the requests that
- * travel over kernel links. It is included by the kernel and by user programs.
+ * travel over kernel links. It is included by the kernel and by user programs,
+ * and by user/lib/kcall.S (an assembler file: only the list of calls is
+ * visible there, the C declarations are left out).
  *
  * A process talks to anything only through LINKS (DEMOS/MP, Powell & Miller).
  * A link is an entry in the process's link table, named by its slot number.
@@ -17,109 +19,212 @@
 #ifndef DEMOS_H
 #define DEMOS_H
 
+#ifndef __ASSEMBLER__
 #include <stdint.h>
+#endif
 
-/* ---- Kernel calls (a7). This is the complete list. ---------------------- */
-enum dm_call {
+/* ---- Kernel calls (a7). This is the complete list. ----------------------
+ *
+ * The list is an X-macro: DM_CALLS(X) expands to X(...) once for each call,
+ * and whoever needs something for every call defines a macro that makes it
+ * from one entry and expands DM_CALLS with that macro. So this one list
+ * makes enum dm_call (below), the C prototypes of the calls (user/lib/
+ * dmlib.h), their stubs (user/lib/kcall.S), the table of call names and of
+ * each call's errors (user/lib/dmlib.c), and the lists cannot disagree. An
+ * entry is
+ *     X(number, NAME, function, return type, (parameters), errors)
+ * number: the call's number, for a7 (enum dm_call: DM_NAME);
+ * function, return type, parameters: the C function a user program calls;
+ * errors: EVERY error the call can return, as a set of bits (DM_ERRS);
+ * user/tests/kfuzz and ktest fail when a call returns an error that its
+ * entry does not name.
+ * The comment above each entry documents the call: its arguments, its
+ * result and why each error happens. (A comment may span lines inside a
+ * #define: the preprocessor removes comments before it reads directives.)
+ * A call number that is not in the list gives E_NOSYS.
+ */
+#define DM_CALLS(X) \
     /* CREATELINK(channel, code, flags, area_addr, area_len) -> slot
      * Creates a link that addresses the caller itself. A message sent over it
      * arrives with this channel and code. flags: LINK_READ / LINK_WRITE give
      * the holder access to the data area [area_addr, area_addr+area_len) of
      * the caller's memory; LINK_REPLY makes the link usable for one SEND.
      * Errors: E_INVAL (unknown flag bits, or rights without an area, or an
-     * area on a link without rights), E_FAULT (the area is not mapped user memory
-     * with the requested rights), E_LINKFULL (no free slot). */
-    DM_CREATELINK = 1,
-
+     * area on a link without rights, or a channel from DM_REPLY_CHANNEL up,
+     * which the kernel keeps for CALL's reply links and for RECEIVE's
+     * DM_ANY_CHANNEL), E_TOOBIG (area_len > DM_MOVE_MAX), E_FAULT (the area
+     * is not mapped user memory with the requested rights), E_LINKFULL (no
+     * free slot). */ \
+    X(1, CREATELINK, dm_createlink, long, \
+      (uint32_t channel, uint64_t code, uint32_t flags, void *area, uint64_t area_len), \
+      DM_ERRS(E_INVAL, E_TOOBIG, E_FAULT, E_LINKFULL)) \
+    \
     /* DESTROYLINK(slot) -> 0
      * Removes the link from the caller's table. Destroying an unused reply
      * link made by CALL makes that CALL fail with E_NOREPLY.
      * Destroying a used reply link's slot (see E_USED) just clears it.
-     * Errors: E_BADSLOT, E_EMPTYSLOT. */
-    DM_DESTROYLINK = 2,
-
+     * Errors: E_BADSLOT, E_EMPTYSLOT. */ \
+    X(2, DESTROYLINK, dm_destroylink, long, (long slot), \
+      DM_ERRS(E_BADSLOT, E_EMPTYSLOT)) \
+    \
     /* DUPLICATELINK(slot) -> new slot holding an identical link.
      * Errors: E_BADSLOT, E_EMPTYSLOT, E_USED, E_INVAL (reply
-     * links cannot be duplicated: they are good for one answer), E_LINKFULL. */
-    DM_DUPLICATELINK = 3,
-
+     * links cannot be duplicated: they are good for one answer), E_LINKFULL. */ \
+    X(3, DUPLICATELINK, dm_duplicatelink, long, (long slot), \
+      DM_ERRS(E_BADSLOT, E_EMPTYSLOT, E_USED, E_INVAL, E_LINKFULL)) \
+    \
     /* SEND(slot, buf, len, pass_slot) -> 0
      * Queues a message of len (<= DM_MSG_MAX) bytes at the link's destination
      * and returns at once. pass_slot >= 0 moves that link into the message:
      * it leaves the caller's table and enters the receiver's (DUPLICATELINK
      * first to keep a copy); DM_NO_LINK (-1) passes nothing. A reply link is
-     * used up by its SEND.
-     * Errors: E_BADSLOT, E_EMPTYSLOT, E_USED, E_FAULT, E_TOOBIG,
-     * E_INVAL (passing the link being sent over), E_DEAD (the destination
-     * process is gone), E_QFULL (the receiver has DM_QUEUE_MAX queued),
+     * used up by its SEND. A SEND to a process on another machine returns
+     * when that machine's kernel has the message.
+     * Errors: E_BADSLOT, E_EMPTYSLOT, E_USED (slot or pass_slot), E_FAULT,
+     * E_TOOBIG, E_INVAL (passing the link being sent over), E_DEAD (the
+     * destination process is gone, or the CALL a reply link answers no
+     * longer waits), E_QFULL (the receiver has DM_QUEUE_MAX queued),
      * E_NOMEM (the kernel is out of message buffers, or the sender already
      * has DM_SENT_QUEUED_MAX messages waiting in queues on its machine:
-     * one process cannot take every buffer from the others). */
-    DM_SEND = 4,
-
+     * one process cannot take every buffer from the others; or, to another
+     * machine, the kernel has no room for more work), E_NODE (the
+     * destination's machine is down or unreachable).
+     * A SEND over a kernel link (a request with no reply link to answer
+     * over) returns the request's error as its own: besides those above,
+     * E_BADREQ, E_NOSYS, E_NOTFOUND, E_STATE, E_LINKFULL, E_NOAREA, E_RIGHTS
+     * (see "Requests over kernel links" below). */ \
+    X(4, SEND, dm_send, long, (long slot, const void *buf, uint64_t len, long pass_slot), \
+      DM_ERRS(E_BADSLOT, E_EMPTYSLOT, E_USED, E_FAULT, E_TOOBIG, E_INVAL, E_DEAD, E_QFULL, E_NOMEM, E_NODE, \
+              E_BADREQ, E_NOSYS, E_NOTFOUND, E_STATE, E_LINKFULL, E_NOAREA, E_RIGHTS)) \
+    \
     /* RECEIVE(info, buf, cap, channel) -> length of the message's data
      * Blocks until a message arrives whose channel is `channel` (or any
      * channel when channel == DM_ANY_CHANNEL), copies at most cap bytes of it
      * to buf and describes it in *info (sender, channel, code, flags, slot of
      * a passed link). info->length is the whole length; DM_MSG_TRUNCATED is
      * set when it exceeded cap.
-     * Errors: E_FAULT (info or buf not writable user memory). */
-    DM_RECEIVE = 5,
-
+     * Errors: E_FAULT (info or buf not writable user memory). */ \
+    X(5, RECEIVE, dm_receive, long, (struct dm_msg_info *info, void *buf, uint64_t cap, uint32_t channel), \
+      DM_ERRS(E_FAULT)) \
+    \
     /* ARECEIVE(info, buf, cap, channel) -> like RECEIVE, but never blocks.
-     * Errors: E_FAULT, E_NOMSG (no matching message is queued). */
-    DM_ARECEIVE = 6,
-
+     * Errors: E_FAULT, E_NOMSG (no matching message is queued). */ \
+    X(6, ARECEIVE, dm_areceive, long, (struct dm_msg_info *info, void *buf, uint64_t cap, uint32_t channel), \
+      DM_ERRS(E_FAULT, E_NOMSG)) \
+    \
     /* CALL(slot, buf, len, pass_slot, reply_buf, reply_cap, info) -> reply length
      * SEND with a fresh reply link given to the receiver (the receiver sees
      * it in info->reply and answers with one SEND over it), then wait for the
      * answer alone; other messages stay queued. pass_slot passes a link as
-     * SEND does, beside the reply link.
-     * Errors: those of SEND and RECEIVE, E_NOREPLY (the reply link was
-     * destroyed unused: the server dropped it or died). */
-    DM_CALL = 7,
-
+     * SEND does, beside the reply link. A request over a kernel link is
+     * answered over the reply link: its error is the answer's status
+     * (struct dm_kreply), not CALL's.
+     * Errors: those of SEND's own (E_BADSLOT, E_EMPTYSLOT, E_USED, E_FAULT,
+     * E_TOOBIG, E_INVAL, E_DEAD, E_QFULL, E_NOMEM, E_NODE), E_FAULT for
+     * reply_buf and info as RECEIVE, E_NOREPLY (the reply link was destroyed
+     * unused: the server dropped it or died). */ \
+    X(7, CALL, dm_call, long, \
+      (long slot, const void *buf, uint64_t len, long pass_slot, void *reply_buf, uint64_t reply_cap, \
+       struct dm_msg_info *info), \
+      DM_ERRS(E_BADSLOT, E_EMPTYSLOT, E_USED, E_FAULT, E_TOOBIG, E_INVAL, E_DEAD, E_QFULL, E_NOMEM, E_NODE, \
+              E_NOREPLY)) \
+    \
     /* MOVEDATA(dst_slot, dst_offset, src_slot, src_offset, len) -> len
      * Copies len bytes from the data area of the src link to the data area of
      * the dst link. Either slot may be DM_SELF: then its offset is an address
      * in the caller's own memory. Needs LINK_READ on src, LINK_WRITE on dst.
      * Errors: E_BADSLOT, E_EMPTYSLOT, E_USED, E_NOAREA (the link
      * has no data area), E_RIGHTS, E_BOUNDS (outside the area), E_FAULT
-     * (own memory not mapped or not writable), E_DEAD, E_INVAL (both DM_SELF),
-     * E_TOOBIG (len > DM_MOVE_MAX). */
-    DM_MOVEDATA = 8,
-
+     * (own memory not mapped or not writable, or the area's owner has
+     * unmapped it), E_DEAD, E_INVAL (both DM_SELF), E_TOOBIG (len >
+     * DM_MOVE_MAX); with an area on another machine, E_NODE (that machine
+     * is down or unreachable) and E_NOMEM (the kernel has no room for more
+     * work). */ \
+    X(8, MOVEDATA, dm_movedata, long, \
+      (long dst_slot, uint64_t dst_offset, long src_slot, uint64_t src_offset, uint64_t len), \
+      DM_ERRS(E_BADSLOT, E_EMPTYSLOT, E_USED, E_NOAREA, E_RIGHTS, E_BOUNDS, E_FAULT, E_DEAD, E_INVAL, E_TOOBIG, \
+              E_NODE, E_NOMEM)) \
+    \
     /* STOPTASK(status) — ends the calling process; never returns. Its links
-     * are destroyed and the process manager is told the exit status. */
-    DM_STOPTASK = 9,
-};
-#define DM_NCALLS 10
+     * are destroyed and the process manager is told the exit status. */ \
+    X(9, STOPTASK, dm_stoptask, __attribute__((noreturn)) void, (long status), 0)
 
-/* ---- Error codes: every failing call returns exactly one of these. ----- */
-enum dm_error {
-    E_OK        =   0,
-    E_BADSLOT   =  -1,  /* slot number outside the link table */
-    E_EMPTYSLOT =  -2,  /* slot holds no link */
-    E_FAULT     =  -3,  /* pointer not in the caller's mapped user memory with the needed access */
-    E_TOOBIG    =  -4,  /* message or move longer than allowed */
-    E_DEAD      =  -5,  /* the destination process no longer exists */
-    E_RIGHTS    =  -6,  /* the link does not grant that access to its data area */
-    E_BOUNDS    =  -7,  /* offset and length fall outside the link's data area */
-    E_NOAREA    =  -8,  /* the link has no data area */
-    E_USED      =  -9,  /* the slot held a reply link that has been used */
-    E_NOREPLY   = -10,  /* CALL: the reply link was destroyed without an answer */
-    E_NOMSG     = -11,  /* ARECEIVE: nothing matching is queued */
-    E_INVAL     = -12,  /* an argument is not valid for this call */
-    E_QFULL     = -13,  /* the destination's message queue is full */
-    E_NOMEM     = -14,  /* out of memory (kernel buffers, or the process's own limit) */
-    E_LINKFULL  = -15,  /* the link table has no free slot */
-    E_NOSYS     = -16,  /* no such kernel call, or no such request to a kernel or server */
-    E_NOTFOUND  = -17,  /* request: no such program image, process or name */
-    E_BADREQ    = -18,  /* request: malformed, or not allowed over this link */
-    E_STATE     = -19,  /* request: the process is not in a state that allows it */
-    E_NODE      = -20,  /* the destination's machine is down or unreachable (after a bounded wait) */
+#ifndef __ASSEMBLER__
+enum dm_call {
+#define DM_CALL_ENUM(number, name, function, type, parameters, errors) DM_##name = number,
+    DM_CALLS(DM_CALL_ENUM)
+#undef DM_CALL_ENUM
 };
-#define DM_NERRORS 21
+#define DM_NCALLS 10   /* call numbers are 1 .. DM_NCALLS - 1 */
+
+/* ---- Error codes: every failing call returns exactly one of these. -----
+ * An X-macro list too: X(value, name, text), text being what dm_error_text
+ * says to a user; the comment says what the error means. It makes
+ * enum dm_error and the tables of names and texts (user/lib/dmlib.c). */
+#define DM_ERRORS(X) \
+    X(  0, E_OK,        "no error") \
+    X( -1, E_BADSLOT,   "no such slot")                 /* slot number outside the link table */ \
+    X( -2, E_EMPTYSLOT, "empty slot")                   /* slot holds no link */ \
+    X( -3, E_FAULT,     "bad address")                  /* pointer not in the caller's mapped user
+                                                           memory with the needed access */ \
+    X( -4, E_TOOBIG,    "too big")                      /* message or move longer than allowed */ \
+    X( -5, E_DEAD,      "process is gone")              /* the destination process no longer exists */ \
+    X( -6, E_RIGHTS,    "not permitted by the link")    /* the link does not grant that access to its data area */ \
+    X( -7, E_BOUNDS,    "outside the data area")        /* offset and length fall outside the link's data area */ \
+    X( -8, E_NOAREA,    "link has no data area")        /* the link has no data area */ \
+    X( -9, E_USED,      "reply link already used")      /* the slot held a reply link that has been used */ \
+    X(-10, E_NOREPLY,   "no reply")                     /* CALL: the reply link was destroyed without an answer */ \
+    X(-11, E_NOMSG,     "no message")                   /* ARECEIVE: nothing matching is queued */ \
+    X(-12, E_INVAL,     "invalid argument")             /* an argument is not valid for this call */ \
+    X(-13, E_QFULL,     "queue full")                   /* the destination's message queue is full */ \
+    X(-14, E_NOMEM,     "out of memory")                /* out of memory (kernel buffers, or the
+                                                           process's own limit) */ \
+    X(-15, E_LINKFULL,  "link table full")              /* the link table has no free slot */ \
+    X(-16, E_NOSYS,     "no such call or request")      /* no such kernel call, or no such request
+                                                           to a kernel or server */ \
+    X(-17, E_NOTFOUND,  "not found")                    /* request: no such program image, process or name */ \
+    X(-18, E_BADREQ,    "bad request")                  /* request: malformed, or not allowed over this link */ \
+    X(-19, E_STATE,     "wrong state")                  /* request: the process is not in a state that allows it */ \
+    X(-20, E_NODE,      "machine down or unreachable")  /* the destination's machine is down or
+                                                           unreachable (after a bounded wait) */
+
+enum dm_error {
+#define DM_ERROR_ENUM(value, name, text) name = value,
+    DM_ERRORS(DM_ERROR_ENUM)
+#undef DM_ERROR_ENUM
+};
+#define DM_NERRORS 21   /* error values are 0 .. -(DM_NERRORS - 1) */
+
+/* A set of errors, as a call's entry in DM_CALLS names them: bit -e for
+ * error e. DM_ERRS(E_BADSLOT, E_FAULT) is the set of those two; it takes up
+ * to DM_NERRORS - 1 errors (the rest of its 20 places are filled with
+ * E_OK, which adds no bit). */
+#define DM_ERROR_BIT(e) ((e) < 0 ? 1u << -(e) : 0u)
+#define DM_ERRS(...) DM_ERRS_20(__VA_ARGS__, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+#define DM_ERRS_20(a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r, s, t, ...) \
+    (DM_ERROR_BIT(a) | DM_ERROR_BIT(b) | DM_ERROR_BIT(c) | DM_ERROR_BIT(d) | DM_ERROR_BIT(e) | \
+     DM_ERROR_BIT(f) | DM_ERROR_BIT(g) | DM_ERROR_BIT(h) | DM_ERROR_BIT(i) | DM_ERROR_BIT(j) | \
+     DM_ERROR_BIT(k) | DM_ERROR_BIT(l) | DM_ERROR_BIT(m) | DM_ERROR_BIT(n) | DM_ERROR_BIT(o) | \
+     DM_ERROR_BIT(p) | DM_ERROR_BIT(q) | DM_ERROR_BIT(r) | DM_ERROR_BIT(s) | DM_ERROR_BIT(t))
+
+/* The lists' own consistency: DM_NERRORS errors with values from 0 down
+ * to -(DM_NERRORS - 1), DM_NCALLS - 1 calls with numbers from 1 up to
+ * DM_NCALLS - 1 (the tables made from them are indexed by -value and by
+ * number; there, a value or number given twice is an error of
+ * -Woverride-init). */
+#define DM_ERROR_CHECK(value, name, text) \
+    _Static_assert(-(value) < DM_NERRORS, #name " is beyond DM_NERRORS");
+DM_ERRORS(DM_ERROR_CHECK)
+#undef DM_ERROR_CHECK
+#define DM_ONE_MORE(...) + 1
+_Static_assert(0 DM_ERRORS(DM_ONE_MORE) == DM_NERRORS, "DM_NERRORS is not the number of errors");
+_Static_assert(0 DM_CALLS(DM_ONE_MORE) == DM_NCALLS - 1, "DM_NCALLS is not one more than the number of calls");
+#undef DM_ONE_MORE
+_Static_assert(DM_NERRORS <= 32, "a set of errors is 32 bits");
+#define DM_CALL_CHECK(number, name, function, type, parameters, errors) \
+    _Static_assert(number > 0 && number < DM_NCALLS, #name "'s number is not in 1 .. DM_NCALLS - 1");
+DM_CALLS(DM_CALL_CHECK)
+#undef DM_CALL_CHECK
 
 /* ---- Limits and special values. --------------------------------------- */
 #define DM_MSG_MAX      4096        /* bytes of data in one message */
@@ -174,6 +279,7 @@ struct dm_msg_info {
     uint32_t length;   /* the message's whole length in bytes */
     uint32_t reserved;
 };
+_Static_assert(sizeof(struct dm_msg_info) == 40, "struct dm_msg_info is part of the ABI: its size is fixed");
 #define DM_MSG_FROM_KERNEL 0x1u  /* sent by a kernel: cannot be forged by a process */
 #define DM_MSG_TRUNCATED   0x2u  /* longer than the receive buffer */
 #define DM_MSG_LINK_LOST   0x4u  /* a link was passed but the table was full: it was destroyed */
@@ -195,73 +301,75 @@ enum dm_klink_kind {
 #define KLINK_KIND(code)  ((code) & 0xff)
 #define KLINK_INDEX(code) (((code) >> 8) & 0xff)
 
+/* The request numbers are written out: they travel between machines and
+ * into trace logs, so a request keeps its number. */
 enum dm_kop {
     /* process control */
-    KOP_CREATE = 1,  /* data: process name NUL, then argc argument strings and envc
-                        environment strings, each NUL-ended; arg[0] = argc,
-                        arg[1] = envc. The program (a RISC-V ELF executable) is
-                        the passed link's data area (read right), or without a
-                        passed link the boot image of that name. The process
-                        starts with a0 = argc, a1 = argv, a2 = envp. Reply value:
-                        the new (stopped) pid. */
-    KOP_MOVELINK,    /* pid; arg[0] = slot or -1; the passed link enters pid's table.
-                        Reply value: the slot it took. */
-    KOP_START,       /* pid: first start of a created process */
-    KOP_STOP,        /* pid: suspend; data (optional): the pid on whose behalf */
-    KOP_RESUME,      /* pid: continue after KOP_STOP */
-    KOP_DESTROY,     /* pid; arg[0] = exit status to report */
-    KOP_GROW,        /* pid; arg[0] = signed byte increment of its heap.
-                        Reply value: the old break. */
-    KOP_PS,          /* arg[0] = first slot; reply data: struct dm_kproc entries from
-                        it on; value = count. Slot 0 is the kernel: its proctime
-                        is its own work while no process is current (interrupts,
-                        scheduling); the time it waits idle in wfi is no one's,
-                        so the proctimes add up to every instruction executed */
-    KOP_NOTIFY,      /* the passed link receives struct dm_notice messages: when a
-                        process of this machine ends, and, if the link leads to a
-                        process on this machine, when another machine comes up */
-    KOP_HALT,        /* drain the console and power off; arg[0] = exit code */
-    KOP_NETSTAT,     /* reply data: a struct dm_kpeer for each other machine this
-                        kernel has heard of; value = count */
-    KOP_METER,       /* pid; arg[0] = selection flags (METER_FLAG(type) bits, meter/
-                        record.h; 0: stop metering it), arg[1] = options (bit 0:
-                        lossy; bits 32..: the batches' maximum age in ms, 0 for
-                        100); data (optional): the pid on whose behalf (the
-                        parent, for its CREATEPROCESS record). The passed link
-                        becomes its meter link (required the first time; it
-                        may not lead to the process itself or to a kernel).
-                        Without one, the flags and options change. */
-    KOP_METER_FLUSH, /* send every metered process's batch now; the answer comes
-                        when every batch has been taken (or thrown away), or with
-                        E_QFULL after arg[0] ms (0: 2,000) if a filter still has
-                        not taken everything */
-    KOP_DEVICE,      /* arg[0] = disk index, arg[1] = KLINK_DISK (or 0) or
-                        KLINK_LIVE: the answer passes a device link to that disk,
-                        or to the live trace channel, of this kernel (E_NOTFOUND
-                        if there is none), so that the process manager can lend
-                        another machine's trace disk and live channel to a filter
-                        started there */
+    KOP_CREATE       =  1, /* data: process name NUL, then argc argument strings and envc
+                              environment strings, each NUL-ended; arg[0] = argc,
+                              arg[1] = envc. The program (a RISC-V ELF executable) is
+                              the passed link's data area (read right), or without a
+                              passed link the boot image of that name. The process
+                              starts with a0 = argc, a1 = argv, a2 = envp. Reply value:
+                              the new (stopped) pid. */
+    KOP_MOVELINK     =  2, /* pid; arg[0] = slot or -1; the passed link enters pid's table.
+                              Reply value: the slot it took. */
+    KOP_START        =  3, /* pid: first start of a created process */
+    KOP_STOP         =  4, /* pid: suspend; data (optional): the pid on whose behalf */
+    KOP_RESUME       =  5, /* pid: continue after KOP_STOP */
+    KOP_DESTROY      =  6, /* pid; arg[0] = exit status to report */
+    KOP_GROW         =  7, /* pid; arg[0] = signed byte increment of its heap.
+                              Reply value: the old break. */
+    KOP_PS           =  8, /* arg[0] = first slot; reply data: struct dm_kproc entries from
+                              it on; value = count. Slot 0 is the kernel: its proctime
+                              is its own work while no process is current (interrupts,
+                              scheduling); the time it waits idle in wfi is no one's,
+                              so the proctimes add up to every instruction executed */
+    KOP_NOTIFY       =  9, /* the passed link receives struct dm_notice messages: when a
+                              process of this machine ends, and, if the link leads to a
+                              process on this machine, when another machine comes up */
+    KOP_HALT         = 10, /* drain the console and power off; arg[0] = exit code */
+    KOP_NETSTAT      = 11, /* reply data: a struct dm_kpeer for each other machine this
+                              kernel has heard of; value = count */
+    KOP_METER        = 12, /* pid; arg[0] = selection flags (METER_FLAG(type) bits, meter/
+                              record.h; 0: stop metering it), arg[1] = options (bit 0:
+                              lossy; bits 32..: the batches' maximum age in ms, 0 for
+                              100); data (optional): the pid on whose behalf (the
+                              parent, for its CREATEPROCESS record). The passed link
+                              becomes its meter link (required the first time; it
+                              may not lead to the process itself or to a kernel).
+                              Without one, the flags and options change. */
+    KOP_METER_FLUSH  = 13, /* send every metered process's batch now; the answer comes
+                              when every batch has been taken (or thrown away), or with
+                              E_QFULL after arg[0] ms (0: 2,000) if a filter still has
+                              not taken everything */
+    KOP_DEVICE       = 14, /* arg[0] = disk index, arg[1] = KLINK_DISK (or 0) or
+                              KLINK_LIVE: the answer passes a device link to that disk,
+                              or to the live trace channel, of this kernel (E_NOTFOUND
+                              if there is none), so that the process manager can lend
+                              another machine's trace disk and live channel to a filter
+                              started there */
     KOP_PROCESS_CONTROL_LAST = KOP_DEVICE,
     /* console */
-    KOP_CONS_WRITE,  /* data: bytes to print. Reply when queued; value = count */
-    KOP_CONS_READ,   /* arg[0] = max bytes. Reply data: bytes typed (at least one) */
+    KOP_CONS_WRITE   = 15, /* data: bytes to print. Reply when queued; value = count */
+    KOP_CONS_READ    = 16, /* arg[0] = max bytes. Reply data: bytes typed (at least one) */
     /* timer */
-    KOP_TIME,        /* reply value: wall-clock ns since 1970; arg[0] of reply
-                        data (uint64): the machine clock in ns */
-    KOP_ALARM,       /* arg[0] = machine-clock ns: reply when that time is reached */
+    KOP_TIME         = 17, /* reply value: wall-clock ns since 1970; arg[0] of reply
+                              data (uint64): the machine clock in ns */
+    KOP_ALARM        = 18, /* arg[0] = machine-clock ns: reply when that time is reached */
     /* disk (blocks of DM_DISK_BLOCK bytes) */
-    KOP_DISK_INFO,   /* reply value: the disk's size in blocks */
-    KOP_DISK_ATTACH, /* the passed link's data area (read and write rights) is
-                        where blocks are read into and written from; also to the
-                        live channel (read right): where KOP_LIVE_WRITE's bytes
-                        are taken from */
-    KOP_DISK_READ,   /* arg[0] = block, arg[1] = offset in the attached area:
-                        reply when the block is there */
-    KOP_DISK_WRITE,  /* arg[0] = block, arg[1] = offset in the attached area:
-                        reply when the block is on the disk */
+    KOP_DISK_INFO    = 19, /* reply value: the disk's size in blocks */
+    KOP_DISK_ATTACH  = 20, /* the passed link's data area (read and write rights) is
+                              where blocks are read into and written from; also to the
+                              live channel (read right): where KOP_LIVE_WRITE's bytes
+                              are taken from */
+    KOP_DISK_READ    = 21, /* arg[0] = block, arg[1] = offset in the attached area:
+                              reply when the block is there */
+    KOP_DISK_WRITE   = 22, /* arg[0] = block, arg[1] = offset in the attached area:
+                              reply when the block is on the disk */
     /* live trace channel */
-    KOP_LIVE_WRITE,  /* arg[0] = offset in the attached area, arg[1] = bytes (1 to
-                        4096): reply when the device has taken them for the host */
+    KOP_LIVE_WRITE   = 23, /* arg[0] = offset in the attached area, arg[1] = bytes (1 to
+                              4096): reply when the device has taken them for the host */
 };
 #define DM_DISK_BLOCK 4096
 
@@ -272,12 +380,14 @@ struct dm_kreq {
     int64_t  arg[2];
     /* data follows */
 };
+_Static_assert(sizeof(struct dm_kreq) == 32, "struct dm_kreq is part of the ABI: its size is fixed");
 
 struct dm_kreply {
     int64_t  status;   /* E_OK or an error */
     uint64_t value;
     /* data follows */
 };
+_Static_assert(sizeof(struct dm_kreply) == 16, "struct dm_kreply is part of the ABI: its size is fixed");
 
 /* What one kernel knows of another machine, and what its transport has
  * done with it (KOP_NETSTAT; kernel/transport.h defines the counters). */
@@ -290,6 +400,7 @@ struct dm_kpeer {
     uint32_t duplicates_dropped, out_of_order_dropped, stale_dropped;
     uint32_t reserved;
 };
+_Static_assert(sizeof(struct dm_kpeer) == 56, "struct dm_kpeer is part of the ABI: its size is fixed");
 #define DM_PEER_UP   1
 #define DM_PEER_DOWN 2
 
@@ -302,6 +413,7 @@ struct dm_kproc {
     uint64_t proctime;   /* instructions executed on its behalf */
     uint64_t memory;     /* bytes of user memory */
 };
+_Static_assert(sizeof(struct dm_kproc) == 56, "struct dm_kproc is part of the ABI: its size is fixed");
 
 enum dm_proc_state {
     PS_FREE = 0, PS_CREATED, PS_RUNNABLE, PS_RECEIVING, PS_CALLING, PS_STOPPED, PS_KERNEL,
@@ -320,6 +432,7 @@ struct dm_notice {
     dm_pid   pid;        /* DM_NOTICE_EXIT: the process that ended */
     int64_t  status;     /* DM_NOTICE_EXIT: its exit status */
 };
+_Static_assert(sizeof(struct dm_notice) == 24, "struct dm_notice is part of the ABI: its size is fixed");
 enum dm_notice_kind {
     DM_NOTICE_EXIT = 1,     /* process `pid` ended with `status` */
     DM_NOTICE_MACHINE = 2,  /* `machine` is up (in a new epoch): the message passes a
@@ -339,9 +452,12 @@ struct dm_info {
     uint64_t instret_at_switch;  /* instret when this process was last switched in */
     char     name[24];           /* the program it runs */
 };
+_Static_assert(sizeof(struct dm_info) == 56, "struct dm_info is part of the ABI: its size is fixed");
 
 /* The user part of an address space: [DM_USER_BASE, DM_USER_TOP). */
 #define DM_USER_BASE 0x40000000UL
 #define DM_USER_TOP  0x80000000UL
+
+#endif /* not __ASSEMBLER__ */
 
 #endif

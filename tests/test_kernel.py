@@ -16,8 +16,8 @@ def teardown():
 
 def error_codes_in_header():
     text = open(os.path.join(ROOT, "kernel", "demos.h")).read()
-    enum = re.search(r"enum dm_error \{(.*?)\};", text, re.S).group(1)
-    return [name for name in re.findall(r"\b(E_[A-Z]+)\s*=", enum) if name != "E_OK"]
+    errors = re.search(r"#define DM_ERRORS\(X\)(.*?)\n\n", text, re.S).group(1)
+    return [name for name in re.findall(r"X\(\s*-?\d+,\s*(E_[A-Z]+),", errors) if name != "E_OK"]
 
 
 provoked = set()

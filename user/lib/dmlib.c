@@ -3,21 +3,31 @@
  */
 #include <stdarg.h>
 #include <string.h>
+#include <strings.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "dmlib.h"
 
+/* The tables made from demos.h's lists (DM_ERRORS, DM_CALLS). */
 static const char *const error_names[DM_NERRORS] = {
-    "E_OK", "E_BADSLOT", "E_EMPTYSLOT", "E_FAULT", "E_TOOBIG", "E_DEAD", "E_RIGHTS",
-    "E_BOUNDS", "E_NOAREA", "E_USED", "E_NOREPLY", "E_NOMSG", "E_INVAL", "E_QFULL",
-    "E_NOMEM", "E_LINKFULL", "E_NOSYS", "E_NOTFOUND", "E_BADREQ", "E_STATE", "E_NODE",
+#define DM_ERROR_NAME(value, name, text) [-(value)] = #name,
+    DM_ERRORS(DM_ERROR_NAME)
+#undef DM_ERROR_NAME
 };
 static const char *const error_texts[DM_NERRORS] = {
-    "no error", "no such slot", "empty slot", "bad address", "too big", "process is gone",
-    "not permitted by the link", "outside the data area", "link has no data area",
-    "reply link already used", "no reply", "no message", "invalid argument", "queue full",
-    "out of memory", "link table full", "no such call or request",
-    "not found", "bad request", "wrong state", "machine down or unreachable",
+#define DM_ERROR_TEXT(value, name, text) [-(value)] = text,
+    DM_ERRORS(DM_ERROR_TEXT)
+#undef DM_ERROR_TEXT
+};
+static const char *const call_names[DM_NCALLS] = {
+#define DM_CALL_NAME(number, name, function, return_type, parameters, errors) [number] = #name,
+    DM_CALLS(DM_CALL_NAME)
+#undef DM_CALL_NAME
+};
+static const uint32_t call_errors[DM_NCALLS] = {
+#define DM_CALL_ERRORS(number, name, function, return_type, parameters, errors) [number] = errors,
+    DM_CALLS(DM_CALL_ERRORS)
+#undef DM_CALL_ERRORS
 };
 
 static int checks_passed, checks_failed;
@@ -61,6 +71,25 @@ const char *dm_error_name(long err)
 const char *dm_error_text(long err)
 {
     return err <= 0 && -err < DM_NERRORS ? error_texts[-err] : "unknown error";
+}
+
+const char *dm_call_name(long number)
+{
+    return number > 0 && number < DM_NCALLS ? call_names[number] : 0;
+}
+
+long dm_call_number(const char *name)
+{
+    for (long number = 1; number < DM_NCALLS; number++)
+        if (strcasecmp(call_names[number], name) == 0)
+            return number;
+    return 0;
+}
+
+int dm_call_may_return(long number, long err)
+{
+    return number > 0 && number < DM_NCALLS && err < 0 && -err < DM_NERRORS &&
+           (call_errors[number] & DM_ERROR_BIT(err)) != 0;
 }
 
 static const struct dm_info *info_page(void)

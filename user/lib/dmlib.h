@@ -12,22 +12,25 @@
 #include "demos.h"
 #include "protocol.h"
 
-/* Kernel calls: each returns >= 0, or a negative dm_error. See demos.h. */
-long dm_createlink(uint32_t channel, uint64_t code, uint32_t flags, void *area, uint64_t area_len);
-long dm_destroylink(long slot);
-long dm_duplicatelink(long slot);
-long dm_send(long slot, const void *buf, uint64_t len, long pass_slot);
-long dm_receive(struct dm_msg_info *info, void *buf, uint64_t cap, uint32_t channel);
-long dm_areceive(struct dm_msg_info *info, void *buf, uint64_t cap, uint32_t channel);
-long dm_call(long slot, const void *buf, uint64_t len, long pass_slot, void *reply_buf, uint64_t reply_cap,
-             struct dm_msg_info *info);
-long dm_movedata(long dst_slot, uint64_t dst_offset, long src_slot, uint64_t src_offset, uint64_t len);
-void dm_stoptask(long status) __attribute__((noreturn));
-long dm_badcall(void);
+/* Kernel calls: each returns >= 0, or a negative dm_error. The prototypes
+ * come from demos.h's list of calls, DM_CALLS, where each is documented:
+ * dm_createlink, dm_destroylink, dm_duplicatelink, dm_send, dm_receive,
+ * dm_areceive, dm_call, dm_movedata, dm_stoptask. */
+#define DM_PROTOTYPE(number, name, function, return_type, parameters, errors) return_type function parameters;
+DM_CALLS(DM_PROTOTYPE)
+#undef DM_PROTOTYPE
+long dm_badcall(void);   /* a call number the kernel does not have: E_NOSYS */
 
 /* The name of an error code ("E_DEAD"), and a sentence about it. */
 const char *dm_error_name(long err);
 const char *dm_error_text(long err);
+/* The name of kernel call `number` ("SEND"), or 0 if there is no such call;
+ * the number of the call called `name` in any case ("send"), or 0. */
+const char *dm_call_name(long number);
+long dm_call_number(const char *name);
+/* Whether `err` is among the errors kernel call `number` can return
+ * (its entry in DM_CALLS). */
+int dm_call_may_return(long number, long err);
 
 /* This process, from its info page (no kernel call). */
 dm_pid dm_self(void);

@@ -1,21 +1,21 @@
-/* kcall.S — the kernel-call stubs: a7 = call number (kernel/demos.h),
- * arguments already in a0..a6, result in a0. */
+/* kcall.S — the kernel-call stubs, one for each entry of kernel/demos.h's
+ * list DM_CALLS: a7 = the call's number, the arguments already in a0..a6,
+ * the result in a0. Each is a leaf of three instructions (the benchmarks
+ * count the instructions of a kernel call's round trip). */
+#include "demos.h"
+
     .section .text
     .macro KCALL name, number
     .global \name
+    .type \name, @function
 \name:
     li    a7, \number
     ecall
     ret
+    .size \name, . - \name
     .endm
 
-    KCALL dm_createlink,    1
-    KCALL dm_destroylink,   2
-    KCALL dm_duplicatelink, 3
-    KCALL dm_send,          4
-    KCALL dm_receive,       5
-    KCALL dm_areceive,      6
-    KCALL dm_call,          7
-    KCALL dm_movedata,      8
-    KCALL dm_stoptask,      9
-    KCALL dm_badcall,       99   /* no such call: for tests of E_NOSYS */
+#define DM_STUB(number, NAME, symbol, return_type, parameters, errors) KCALL symbol, number;
+    DM_CALLS(DM_STUB)
+
+    KCALL dm_badcall, 99   /* no such call: for the tests of E_NOSYS */

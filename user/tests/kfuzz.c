@@ -14,8 +14,9 @@
  *     kfuzz checker NAME          checks the kernel while they run (internal)
  *
  * A fuzzer checks what it can check of each answer: the value is a result
- * or a known error code; RECEIVE and ARECEIVE never succeed into memory
- * the process may not write; and the guards around the only memory the
+ * or one of the errors demos.h lists for that call (DM_CALLS), and E_NOSYS
+ * for a number that is no call; RECEIVE and ARECEIVE never succeed into
+ * memory the process may not write; and the guards around the only memory the
  * kernel may write for it (the scratch area) are intact at the end. It
  * never touches its links to the process manager and the console (slots 0
  * and 2), which the C library needs (malloc, printf), and drops its link
@@ -147,19 +148,32 @@ static int violations;
 
 static void violation(const char *what, long call, long result)
 {
+    char number[32];
+    const char *name = dm_call_name(call);
+    if (!name) {
+        snprintf(number, sizeof number, "call %ld", call);
+        name = number;
+    }
     if (violations++ < 10)
-        printf("kfuzz: call %ld gave %ld: %s\n", call, result, what);
+        printf("kfuzz: %s gave %ld (%s): %s\n", name, result, result < 0 ? dm_error_name(result) : "a result", what);
 }
 
-/* Count a result; a value that is neither a result nor an error is a violation. */
+/* Count a result. A violation: a value that is neither a result nor an
+ * error code; an error that is not in the call's list of errors (demos.h,
+ * DM_CALLS); anything but E_NOSYS from a number that is no call (-1). */
 static long note(long call, long result)
 {
-    if (result >= 0)
+    if (result >= 0) {
         tally[0]++;
-    else if (result >= -DM_NERRORS + 1)
-        tally[-result]++;
-    else
+    } else if (result < -DM_NERRORS + 1) {
         violation("not a demos.h error code", call, result);
+    } else {
+        tally[-result]++;
+        if (call == -1 && result != E_NOSYS)
+            violation("a number that is no call must give E_NOSYS", call, result);
+        else if (call != -1 && !dm_call_may_return(call, result))
+            violation("not among the call's errors in demos.h", call, result);
+    }
     return result;
 }
 
