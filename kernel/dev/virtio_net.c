@@ -14,7 +14,7 @@
  * when sending.
  */
 #include "defs.h"
-#include "netframe.h"
+#include "net/netframe.h"
 #include "virtio.h"
 
 #define REG(off) VIRTIO_REG(nic_base, off)
