@@ -146,16 +146,6 @@ static int64_t kop_ps(int64_t first, uint8_t *out, uint32_t *out_len, uint64_t *
     return 0;
 }
 
-/* Print what the network did, and power off. */
-void kernel_halt(int code)
-{
-    net_print_counters();
-    remote_print_counters();
-    meter_print_counters();
-    kprintf("machine %u: halted\n", this_machine);
-    power_off(code);
-}
-
 static int64_t process_control(struct dm_kreq *q, uint32_t len, struct link *pass, struct link *reply,
                                uint64_t *value, uint32_t *answer_len, int *later, int from_here)
 {
