@@ -435,13 +435,22 @@ uint64_t meter_next_time(void);
 void meter_answered(uint64_t op, int64_t status);
 void meter_print_counters(void);
 
-/* kreq.c */
+/* kreq.c: the requests over kernel links, and their answers */
 int kreq_handle(struct outgoing *o);   /* o->sender 0: a request from another machine */
 void kernel_reply_slot(int slot, int64_t status, uint64_t value, const void *data, uint32_t len);
-void timer_check_alarms(void);
-uint64_t next_alarm_time(void);
+int kernel_keep_reply(struct link *reply);
+uint8_t *kernel_answer_data(void);
+
+/* console_service.c: KLINK_CONSOLE */
+int64_t console_request(struct dm_kreq *q, uint32_t len, struct link *reply, uint64_t *value,
+                        uint32_t *answer_len, int *later);
 void console_input_ready(void);
 void console_output_ready(void);
+
+/* timer_service.c: KLINK_TIMER */
+int64_t timer_request(struct dm_kreq *q, struct link *reply, uint64_t *value, uint32_t *answer_len, int *later);
+void timer_check_alarms(void);
+uint64_t next_alarm_time(void);
 
 /* halt.c */
 void kernel_halt(int code) __attribute__((noreturn));
