@@ -280,7 +280,7 @@ struct dm_kreply {
 };
 
 /* What one kernel knows of another machine, and what its transport has
- * done with it (KOP_NETSTAT; kernel/transport.h defines the counters). */
+ * done with it (KOP_NETSTAT; kernel/net/transport.h defines the counters). */
 struct dm_kpeer {
     uint32_t machine, epoch;
     uint32_t state;              /* DM_PEER_UP or DM_PEER_DOWN (stopped answering) */

@@ -149,7 +149,7 @@ static inline __attribute__((always_inline)) int64_t call_body(struct proc *p, s
     p->state = PS_CALLING;
     if ((err = metered ? msg_send_metered(p, &o, 1) : msg_send(&o))) {
         if (err == SEND_PENDING)
-            return RESULT_PENDING;   /* remote.c uses up the link when the message leaves */
+            return RESULT_PENDING;   /* net/remote.c uses up the link when the message leaves */
         p->state = PS_RUNNABLE;
         return err;
     }
