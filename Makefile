@@ -17,7 +17,7 @@ USER_CFLAGS    = $(ARCH) $(WARN) -O2 -g -fno-omit-frame-pointer -nostdinc \
                  -isystem $(NEWLIB)/include -isystem $(shell $(CC) -print-file-name=include 2>/dev/null) \
                  -Ikernel -Iservers -Ifs -Iuser/lib -Imeter -MMD -MP
 
-KERNEL_SRCS := $(wildcard kernel/*.c)
+KERNEL_SRCS := $(wildcard kernel/*.c kernel/dev/*.c kernel/net/*.c)
 KERNEL_ASMS := kernel/entry.S
 KERNEL_OBJS := $(KERNEL_SRCS:%.c=$(B)/%.o) $(KERNEL_ASMS:%.S=$(B)/%.o) $(B)/kernel/bootimage.o
 
@@ -197,11 +197,11 @@ $(B)/tools/dpm-sanitized: $(DPM_DEPS)
 
 # The kernel's frame parser (plain C) under a host unit test with the
 # sanitizers (tests/test_net.py).
-$(B)/tools/netframe_test: tests/netframe_test.c tests/host_check.h kernel/netframe.c kernel/netframe.h
+$(B)/tools/netframe_test: tests/netframe_test.c tests/host_check.h kernel/net/netframe.c kernel/net/netframe.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
-	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Ikernel -o $@ \
-	    tests/netframe_test.c kernel/netframe.c
+	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Ikernel/net -o $@ \
+	    tests/netframe_test.c kernel/net/netframe.c
 
 # DPM's record tables, description and trace-log container (meter/, plain C
 # shared by guest and host) under a host unit test with the sanitizers
@@ -223,11 +223,12 @@ $(B)/tools/rules_test: tests/rules_test.c tests/host_check.h meter/rules.c meter
 
 # The transport engine (plain C) between simulated kernels on a faulty
 # simulated network, under the sanitizers (tests/test_transport.py).
-$(B)/tools/transport_test: tests/transport_test.c tests/host_check.h kernel/transport.c kernel/transport.h kernel/netframe.c kernel/netframe.h
+$(B)/tools/transport_test: tests/transport_test.c tests/host_check.h kernel/net/transport.c kernel/net/transport.h \
+                           kernel/net/netframe.c kernel/net/netframe.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
-	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Ikernel -o $@ \
-	    tests/transport_test.c kernel/transport.c kernel/netframe.c
+	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Ikernel/net -o $@ \
+	    tests/transport_test.c kernel/net/transport.c kernel/net/netframe.c
 
 # The analyzer's graph analyses (analysis/: the history graph, parallelism
 # and contention, the critical path, causality, the ELF symbol reader) on
@@ -266,13 +267,13 @@ FUZZ_TARGETS := rules tracelog fsimage netframe
 FUZZ_rules    := meter/rules.c meter/meter.c
 FUZZ_tracelog := meter/rules.c meter/meter.c analysis/stream.c analysis/fields.c analysis/trace.c analysis/table.c
 FUZZ_fsimage  := fs/fsimage.c fs/fsck.c
-FUZZ_netframe := kernel/netframe.c kernel/transport.c
-FUZZ_HDRS := $(wildcard meter/*.h analysis/*.h fs/*.h kernel/netframe.h kernel/transport.h)
+FUZZ_netframe := kernel/net/netframe.c kernel/net/transport.c
+FUZZ_HDRS := $(wildcard meter/*.h analysis/*.h fs/*.h kernel/net/netframe.h kernel/net/transport.h)
 $(foreach t,$(FUZZ_TARGETS),$(eval $(B)/fuzz/fuzz_$(t): $(FUZZ_$(t))))
 $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%): $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZCC  $@"
-	@$(FUZZ_CC) -Imeter -Ianalysis -Ifs -Ikernel -o $@ $< $(FUZZ_$*)
+	@$(FUZZ_CC) -Imeter -Ianalysis -Ifs -Ikernel/net -o $@ $< $(FUZZ_$*)
 
 fuzz: setup
 	@python3 scripts/fuzz.py $(FUZZ_SECONDS)

@@ -7,7 +7,7 @@
  *     filter [-l] NAME DESCRIPTION RULES [LOGFILE]
  *
  * -l          also stream the log live to the host, through the live trace
- *             channel of this machine (PM_LIVE; kernel/virtio_console.c):
+ *             channel of this machine (PM_LIVE; kernel/dev/virtio_console.c):
  *             every block as it is written, so a block being filled comes
  *             again each time it is rewritten (meter/meter.h, "the live
  *             stream").

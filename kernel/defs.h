@@ -172,7 +172,7 @@ size_t strlen(const char *s);
 int strcmp(const char *a, const char *b);
 void strlcpy_k(char *d, const char *s, size_t n);
 
-/* uart.c */
+/* dev/uart.c */
 void uart_init(void);
 void uart_putc_sync(int c);
 void uart_interrupt(void);
@@ -181,13 +181,13 @@ uint32_t uart_output_space(void);
 uint32_t uart_read_input(uint8_t *p, uint32_t max);
 void uart_drain(void);
 
-/* plic.c */
+/* dev/plic.c */
 void plic_init(void);
 void plic_enable(int irq);
 int plic_claim(void);
 void plic_complete(int irq);
 
-/* virtio_disk.c */
+/* dev/virtio_disk.c */
 int disk_init(void);
 int disk_count(void);
 void disk_interrupt(int irq);
@@ -197,13 +197,13 @@ void disk_tick(uint64_t now);             /* answers whose modeled service time 
 uint64_t disk_next_time(void);
 int disk_wait_by_running(void);
 
-/* virtio_console.c: the live trace channel */
+/* dev/virtio_console.c: the live trace channel */
 int live_init(void);                              /* 1 if there is one, 0 if not */
 int live_present(void);
 void live_interrupt(int irq);
 int64_t live_request(struct dm_kreq *q, struct link *pass, struct link *reply, int *later);
 
-/* virtio_net.c: the NIC. Frames are raw Ethernet frames without the FCS. */
+/* dev/virtio_net.c: the NIC. Frames are raw Ethernet frames without the FCS. */
 struct net_counters {
     uint64_t frames_sent, bytes_sent;           /* queued for transmission */
     uint64_t frames_received, bytes_received;   /* delivered by the device */
@@ -220,13 +220,16 @@ void net_drain(void);                             /* before power-off */
 void net_interrupt(int irq);
 void net_print_counters(void);
 
-/* cluster.c: identity and announcements; owns what the NIC receives. */
+/* net/cluster.c: identity and announcements; owns what the NIC receives. */
 void cluster_init(void);
 void cluster_announce(void);
 void net_receive(const uint8_t *frame, uint32_t len);
+void cluster_tick(uint64_t now);
+void cluster_notify_known(void);
+uint64_t cluster_next_time(void);
 
 struct outgoing;
-/* remote.c: messages, MOVEDATA and requests between kernels, over the transport. */
+/* net/remote.c: messages, MOVEDATA and requests between kernels, over the transport. */
 void remote_init(void);
 int remote_reachable(dm_pid dest);
 int remote_send(struct outgoing *o);
@@ -242,9 +245,6 @@ void remote_halt_later(int code);
 uint32_t remote_netstat(struct dm_kpeer *out, uint32_t max);
 int remote_send_batch(const struct link *via, const void *data, uint32_t len, uint64_t op);
 void remote_status(void);
-void cluster_tick(uint64_t now);
-void cluster_notify_known(void);
-uint64_t cluster_next_time(void);
 
 /* page.c */
 void page_init(void);
@@ -265,15 +265,15 @@ int copy_out(struct proc *p, uint64_t uva, const void *src, uint64_t len);
 int copy_user_to_user(struct proc *dp, uint64_t dva, struct proc *sp, uint64_t sva, uint64_t len);
 int user_range_ok(struct proc *p, uint64_t uva, uint64_t len, int write, void **kernel_address);
 
-/* proc.c */
-void proc_init(void);
-struct proc *proc_lookup(dm_pid pid);
 /* fdt.c */
 extern uint64_t boot_fdt;
 void fdt_read_bootargs(void);
 int bootarg_number(const char *name, uint64_t *value);
 const char *bootargs_text(void);
 
+/* proc.c */
+void proc_init(void);
+struct proc *proc_lookup(dm_pid pid);
 struct image_source;
 int boot_image_source(const char *name, struct image_source *out);
 struct proc *proc_create(const char *name, const struct image_source *image, const char *args, uint64_t args_len,
@@ -384,27 +384,45 @@ void msg_discard_queue(struct proc *p);
 void reply_link_dropped(const struct link *l);
 uint64_t new_reply_id(void);
 
-/* kreq.c */
+/* kreq.c: the requests over kernel links, and their answers */
 int kreq_handle(struct outgoing *o);   /* o->sender 0: a request from another machine */
-void kernel_halt(int code) __attribute__((noreturn));
 void kernel_reply_slot(int slot, int64_t status, uint64_t value, const void *data, uint32_t len);
-void timer_check_alarms(void);
-uint64_t next_alarm_time(void);
+int kernel_keep_reply(struct link *reply);
+uint8_t *kernel_answer_data(void);
+
+/* console_service.c: KLINK_CONSOLE */
+int64_t console_request(struct dm_kreq *q, uint32_t len, struct link *reply, uint64_t *value,
+                        uint32_t *answer_len, int *later);
 void console_input_ready(void);
 void console_output_ready(void);
+
+/* timer_service.c: KLINK_TIMER */
+int64_t timer_request(struct dm_kreq *q, struct link *reply, uint64_t *value, uint32_t *answer_len, int *later);
+void timer_check_alarms(void);
+uint64_t next_alarm_time(void);
+
+/* halt.c */
+void kernel_halt(int code) __attribute__((noreturn));
+void power_off(int code) __attribute__((noreturn));
 
 /* syscall.c */
 void syscall_dispatch(struct proc *p);
 
 /* trap.c */
-void timer_program(void);
 void poll_interrupts(void);
+
+/* clock.c */
 uint64_t machine_clock_ns(void);
 uint64_t wall_clock_ns(void);
 void clock_init(void);
-void power_off(int code) __attribute__((noreturn));
+void timer_program(void);
+
+/* fpu.c */
 uint64_t sstatus_for(struct proc *next);
+void fp_enable(struct proc *p);
 void fp_forget(struct proc *p);
+
+/* entry.S */
 void user_return(struct trapframe *tf) __attribute__((noreturn));
 
 #endif

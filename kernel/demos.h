@@ -390,7 +390,7 @@ struct dm_kreply {
 _Static_assert(sizeof(struct dm_kreply) == 16, "struct dm_kreply is part of the ABI: its size is fixed");
 
 /* What one kernel knows of another machine, and what its transport has
- * done with it (KOP_NETSTAT; kernel/transport.h defines the counters). */
+ * done with it (KOP_NETSTAT; kernel/net/transport.h defines the counters). */
 struct dm_kpeer {
     uint32_t machine, epoch;
     uint32_t state;              /* DM_PEER_UP or DM_PEER_DOWN (stopped answering) */

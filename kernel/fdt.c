@@ -71,14 +71,14 @@ static int names(const char *word, const char *name)
     return !*name && word[0] == '=' && word[1] >= '0' && word[1] <= '9';
 }
 
-/* The number after `name=` in the boot arguments; 0 and no change to
- * *value if it is not there. */
 /* The boot arguments as QEMU gave them ("" if none). */
 const char *bootargs_text(void)
 {
     return bootargs;
 }
 
+/* The number after `name=` in the boot arguments; 0 and no change to
+ * *value if it is not there. */
 int bootarg_number(const char *name, uint64_t *value)
 {
     size_t n = strlen(name);

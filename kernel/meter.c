@@ -618,7 +618,7 @@ static void push(void)
     }
 }
 
-/* The answer for the batch sent to another machine as `op` (remote.c). */
+/* The answer for the batch sent to another machine as `op` (net/remote.c). */
 void meter_answered(uint64_t op, int64_t status)
 {
     struct sealed *prev = 0, *e = outbox_head;

@@ -207,7 +207,7 @@ int msg_deliver(struct proc *r, struct delivery *d, uint64_t reply_id)
 /* Send o's message over o->via, as message `msgid` (the meter's id, or 0).
  * Returns 0 once the destination has it (delivered, queued, or handled by
  * the kernel), SEND_PENDING when the destination is on another machine
- * and the sending process now waits for its kernel's answer (remote.c), or
+ * and the sending process now waits for its kernel's answer (net/remote.c), or
  * an error and nothing moved. On success the passed link has left the
  * sender's table. The id is an argument, not a field of `o` that every
  * SEND would have to fill, so that unmetered messages pay nothing for it. */

@@ -203,7 +203,7 @@ void kernel_status(void)
     remote_status();
 }
 
-/* Machine `machine` is up in `epoch` (cluster.c): if the notice link leads
+/* Machine `machine` is up in `epoch` (net/cluster.c): if the notice link leads
  * to a process on this machine (the process manager), give it a
  * process-control link to that machine's kernel. */
 void notify_machine_up(uint32_t machine, uint32_t epoch)

@@ -99,7 +99,7 @@ static inline __attribute__((always_inline)) int64_t sys_call(struct proc *p, st
     p->state = PS_CALLING;
     if ((err = metered ? probe_send(p, &o, 1) : msg_send(&o))) {
         if (err == SEND_PENDING)
-            return RESULT_PENDING;   /* remote.c uses up the link when the message leaves */
+            return RESULT_PENDING;   /* net/remote.c uses up the link when the message leaves */
         make_runnable(p);
         return err;
     }

@@ -268,7 +268,7 @@ def fsimage_seeds():
         seed("fsimage", name + ".patches", patches(data, blank_bytes))
 
 
-# ---- network frames (kernel/netframe.h) ----
+# ---- network frames (kernel/net/netframe.h) ----
 
 ETHERTYPE = 0x88B5
 

@@ -41,7 +41,7 @@ def trace_disk_args(path):
 
 def live_channel_args(path):
     """QEMU arguments that give a node its live trace channel: a virtio console
-    whose bytes are appended to the host file `path` (kernel/virtio_console.c;
+    whose bytes are appended to the host file `path` (kernel/dev/virtio_console.c;
     a filter started with -l streams its log through it)."""
     return ["-chardev", "file,id=live,path=%s,append=on" % path, "-device", "virtio-serial-device",
             "-device", "virtconsole,chardev=live"]

@@ -70,7 +70,7 @@ enum pm_op {
                      kernel's outbox when the process has ended) */
     PM_LIVE,      /* from a filter server started by PM_FILTER: the answer passes
                      a device link to its machine's live trace channel (kernel/
-                     virtio_console.c). E_RIGHTS for any other caller, E_NOTFOUND
+                     dev/virtio_console.c). E_RIGHTS for any other caller, E_NOTFOUND
                      if the machine has none, E_STATE if another filter that
                      still runs has it */
     PM_PROCESS_ENDED = 100,  /* internal: a kernel's exit notice */

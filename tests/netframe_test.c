@@ -1,6 +1,6 @@
 /*
  * netframe_test.c — host unit test of the kernel's frame parser and MAC
- * convention (kernel/netframe.c), built with the host's compiler and the
+ * convention (kernel/net/netframe.c), built with the host's compiler and the
  * address and undefined-behaviour sanitizers, and run by tests/test_net.py.
  * Prints `netframe_test: N checks passed`, or each failed check as
  * `netframe_test: file:line: what` and exits 1.

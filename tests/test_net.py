@@ -1,5 +1,5 @@
 """The network card and a node's identity: the host unit test of the frame
-parser (kernel/netframe.c); then three nodes on a VDE switch, booted one
+parser (kernel/net/netframe.c); then three nodes on a VDE switch, booted one
 after another, each of which must learn its number from its MAC address and
 hear of both others (a later node by its broadcast, an earlier one by its
 answer), hear of a rebooted node again in its new epoch, stay idle at ~0%
@@ -33,8 +33,8 @@ def teardown():
 
 
 def mac_prefix():
-    """The MAC convention's first four bytes, from kernel/netframe.h."""
-    text = open(os.path.join(ROOT, "kernel", "netframe.h")).read()
+    """The MAC convention's first four bytes, from kernel/net/netframe.h."""
+    text = open(os.path.join(ROOT, "kernel", "net", "netframe.h")).read()
     return [int(re.search(r"#define NETFRAME_MAC_PREFIX%d (0x[0-9a-f]+)" % i, text).group(1), 16)
             for i in range(4)]
 

@@ -102,7 +102,7 @@ def test_a_machine_not_heard_of_yet_is_waited_for():
     (net.deaf): a CALL from machine 2 to a server on machine 1 neither fails
     at once nor waits forever. It waits until machine 2 hears of machine 1,
     and is answered then, or fails with E_NODE 5 s after it was made
-    (remote.c, UNHEARD_WAIT_NS). Each call's time on machine 2's clock says
+    (kernel/net/remote.c, UNHEARD_WAIT_NS). Each call's time on machine 2's clock says
     which: one made 5 s or more before the cut ends fails after 5 s; one made
     later is answered once machine 2 hears of machine 1, within a second
     after the cut (announcements come every second). One whose 5 s end in

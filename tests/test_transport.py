@@ -1,4 +1,4 @@
-"""The reliable transport (kernel/transport.c) on the host: the simulation
+"""The reliable transport (kernel/net/transport.c) on the host: the simulation
 tests/transport_test.c, built with the sanitizers, feeds engines frames by
 hand (out-of-order receipt, selective retransmission, eviction), runs
 several seeds of loss, duplication, reordering, a reboot and a dead peer,

@@ -1,5 +1,5 @@
 /*
- * transport_test.c — the reliable transport (kernel/transport.c) between
+ * transport_test.c — the reliable transport (kernel/net/transport.c) between
  * simulated kernels on a simulated, faulty network, on the host, with the
  * address and undefined-behaviour sanitizers; run by tests/test_transport.py.
  *
@@ -36,7 +36,7 @@
 
 #define MAX_NODES      4
 #define MAX_MESSAGES   500             /* per ordered pair of nodes */
-#define TX_QUEUE       16              /* virtio_net.c's transmit buffers */
+#define TX_QUEUE       16              /* kernel/dev/virtio_net.c's transmit buffers */
 #define FRAME_TIME_NS  12000ull        /* a full frame at 1 Gbit/s */
 #define MS             1000000ull
 #define RUN_LIMIT_NS   (40000 * MS)

@@ -1,7 +1,7 @@
 /*
  * fuzz_netframe.c — libFuzzer target: the kernel's frame parser
- * (kernel/netframe.c) on any bytes a network can deliver, and the reliable
- * transport (kernel/transport.c) fed those frames, both built for the host
+ * (kernel/net/netframe.c) on any bytes a network can deliver, and the reliable
+ * transport (kernel/net/transport.c) fed those frames, both built for the host
  * as tests/transport_test.c builds them.
  *
  * The input is a list of steps, each a byte saying which (modulo 4), then

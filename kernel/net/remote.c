@@ -803,10 +803,75 @@ static void create_data(struct create_job *job, const struct rm_data *d, const u
 
 /* ---- receiving ---- */
 
+/* The kernel message's fixed part, copied out of the frame to be aligned;
+ * its data is used in place. */
+union received {
+    struct rm_header h;
+    struct rm_send send;
+    struct rm_result result;
+    struct rm_noreply noreply;
+    struct rm_access access;
+    struct rm_data data;
+    uint8_t bytes[sizeof(struct rm_send)];
+};
+
+static int receive_send(const struct rm_send *m, const uint8_t *message_bytes, uint32_t len);
+static int receive_result(const struct rm_result *r, uint32_t len);
+static int receive_noreply(const struct rm_noreply *n, uint32_t len);
+static int receive_read(const struct rm_access *a, uint32_t len);
+static int receive_write(const struct rm_access *a, const uint8_t *message_bytes, uint32_t len);
+static int receive_data(const struct rm_data *d, const uint8_t *message_bytes, uint32_t len);
+
+/* A kernel message from `machine` (the transport's deliver hook), to the
+ * function for its type. Each says whether the message was well formed;
+ * one that was not is counted and dropped. */
+static void receive(uint32_t machine, const uint8_t *message_bytes, uint32_t len)
+{
+    union received fixed;
+    (void)machine;
+    if (len < sizeof fixed.h) {
+        counters.malformed++;
+        return;
+    }
+    memcpy(&fixed, message_bytes, len < sizeof fixed ? len : sizeof fixed);
+    int well_formed;
+    switch (fixed.h.type) {
+    case RM_SEND:
+        well_formed = receive_send(&fixed.send, message_bytes, len);
+        break;
+    case RM_RESULT:
+        well_formed = receive_result(&fixed.result, len);
+        break;
+    case RM_NOREPLY:
+        well_formed = receive_noreply(&fixed.noreply, len);
+        break;
+    case RM_READ:
+    case RM_READ_TO:
+        well_formed = receive_read(&fixed.access, len);
+        break;
+    case RM_WRITE:
+        well_formed = receive_write(&fixed.access, message_bytes, len);
+        break;
+    case RM_DATA:
+        well_formed = receive_data(&fixed.data, message_bytes, len);
+        break;
+    case RM_PING:
+        well_formed = 1;
+        break;
+    default:
+        well_formed = 0;
+    }
+    if (!well_formed)
+        counters.malformed++;
+}
+
 /* An RM_SEND: deliver its message here (to a process, or to this kernel as
  * a request), and answer whether it was taken. */
-static void receive_send(const struct rm_send *m, const uint8_t *data)
+static int receive_send(const struct rm_send *m, const uint8_t *message_bytes, uint32_t len)
 {
+    if (len < sizeof *m || m->length > DM_MSG_MAX || len != sizeof *m + m->length)
+        return 0;
+    const uint8_t *data = message_bytes + sizeof *m;
     struct link link = m->link, reply = m->reply;
     struct proc *r = proc_lookup(m->dest);
     int status;
@@ -825,24 +890,61 @@ static void receive_send(const struct rm_send *m, const uint8_t *data)
         status = msg_deliver(r, &d, m->reply_id);
     }
     answer_result(&m->h, status);
+    return 1;
+}
+
+/* An RM_RESULT: the answer to a meter batch's message, to a SEND or CALL,
+ * or to a chunk of a MOVEDATA. */
+static int receive_result(const struct rm_result *r, uint32_t len)
+{
+    if (len != sizeof *r)
+        return 0;
+    const struct rm_header *h = &r->h;
+    if (PID_SLOT(h->waiter) == 0) {     /* a meter batch's */
+        meter_answered(h->op, r->status);
+        return 1;
+    }
+    struct proc *p = waiting_process(h->waiter, h->op);
+    if (!p)
+        return 1;
+    if (p->state == PS_MOVING)
+        move_answered(p, r->status);
+    else if (r->status < 0)
+        send_failed(p, (int)r->status);
+    else if (p->state == PS_SENDING)
+        wake(p, 0);
+    return 1;                           /* a CALL goes on waiting for its answer */
+}
+
+/* An RM_NOREPLY: a CALL's reply link to a process here died unused. */
+static int receive_noreply(const struct rm_noreply *n, uint32_t len)
+{
+    if (len != sizeof *n)
+        return 0;
+    struct link l = { .state = LINK_LIVE, .dest = n->caller, .reply_id = n->reply_id };
+    if (PID_MACHINE(n->caller) == this_machine)
+        reply_link_dropped(&l);
+    return 1;
 }
 
 /* An RM_READ or RM_READ_TO: the bytes go back, or on to `to`. */
-static void receive_read(const struct rm_access *a)
+static int receive_read(const struct rm_access *a, uint32_t len)
 {
+    if (len < sizeof *a || a->length > MOVE_CHUNK || len != sizeof *a)
+        return 0;
     struct proc *p = proc_lookup(a->target);
     if (a->h.type == RM_READ_TO && PID_MACHINE(a->to) == this_machine) {
         struct proc *to = proc_lookup(a->to);
         int err = !p || !to ? E_DEAD : copy_user_to_user(to, a->to_address, p, a->address, a->length);
         answer_result(&a->h, err);
-        return;
+        return 1;
     }
     uint32_t to_machine = a->h.type == RM_READ ? PID_MACHINE(a->h.waiter) : PID_MACHINE(a->to);
     uint32_t type = a->h.type == RM_READ ? RM_DATA : RM_WRITE;
     uint32_t fixed = type == RM_DATA ? sizeof(struct rm_data) : sizeof(struct rm_access);
     struct intent *i = intent_new(to_machine, type, a->h.waiter, a->h.op, fixed, 0);
     if (!i)
-        return;
+        return 1;
     if (type == RM_WRITE) {                   /* on to the third machine, which answers the waiter */
         struct rm_access *w = (struct rm_access *)&i->m.h;
         w->target = a->to;
@@ -854,7 +956,7 @@ static void receive_read(const struct rm_access *a)
         if (type != RM_DATA) {
             intent_free(i);
             answer_result(&a->h, E_DEAD);
-            return;
+            return 1;
         }
     } else {
         i->data_kind = DATA_MEMORY;
@@ -863,105 +965,45 @@ static void receive_read(const struct rm_access *a)
         i->data_length = a->length;
     }
     intent_queue(i);
+    return 1;
 }
 
-/* A kernel message from `machine`. */
-static void receive(uint32_t machine, const uint8_t *message_bytes, uint32_t len)
+/* An RM_WRITE: its bytes into `target`'s memory, and the answer. */
+static int receive_write(const struct rm_access *a, const uint8_t *message_bytes, uint32_t len)
 {
-    /* The fixed part is copied out to be aligned; the data is used in place. */
-    union {
-        struct rm_header h;
-        struct rm_send send;
-        struct rm_access access;
-        uint8_t bytes[sizeof(struct rm_send)];
-    } fixed;
-    (void)machine;
-    if (len < sizeof fixed.h) {
-        counters.malformed++;
-        return;
+    if (len < sizeof *a || a->length > MOVE_CHUNK || len != sizeof *a + a->length)
+        return 0;
+    struct proc *p = proc_lookup(a->target);
+    answer_result(&a->h, !p ? E_DEAD : copy_out(p, a->address, message_bytes + sizeof *a, a->length) ? E_FAULT : 0);
+    return 1;
+}
+
+/* An RM_DATA: bytes for a program being fetched (the kernel waits), or for
+ * a MOVEDATA chunk (a process waits). */
+static int receive_data(const struct rm_data *d, const uint8_t *message_bytes, uint32_t len)
+{
+    if (len < sizeof *d || len - sizeof *d > MOVE_CHUNK)
+        return 0;
+    const struct rm_header *h = &d->h;
+    uint32_t n = len - sizeof *d;
+    if (PID_SLOT(h->waiter) == 0) {
+        struct create_job *job = create_job_of(h->op);
+        if (job)
+            create_data(job, d, message_bytes + sizeof *d, n);
+        return 1;
     }
-    memcpy(&fixed, message_bytes, len < sizeof fixed ? len : sizeof fixed);
-    const uint8_t *bytes = fixed.bytes;
-    const struct rm_header *h = &fixed.h;
-    switch (h->type) {
-    case RM_SEND: {
-        const struct rm_send *m = (const struct rm_send *)bytes;
-        if (len < sizeof *m || m->length > DM_MSG_MAX || len != sizeof *m + m->length)
-            break;
-        receive_send(m, message_bytes + sizeof *m);
-        return;
+    struct proc *p = waiting_process(h->waiter, h->op);
+    if (!p || p->state != PS_MOVING)
+        return 1;
+    struct move *m = &p->remote.move;
+    if (d->status < 0 || n != m->chunk) {
+        wake(p, d->status < 0 ? d->status : E_FAULT);
+        return 1;
     }
-    case RM_RESULT: {
-        const struct rm_result *r = (const struct rm_result *)bytes;
-        if (len != sizeof *r)
-            break;
-        if (PID_SLOT(h->waiter) == 0) {     /* a meter batch's */
-            meter_answered(h->op, r->status);
-            return;
-        }
-        struct proc *p = waiting_process(h->waiter, h->op);
-        if (!p)
-            return;
-        if (p->state == PS_MOVING)
-            move_answered(p, r->status);
-        else if (r->status < 0)
-            send_failed(p, (int)r->status);
-        else if (p->state == PS_SENDING)
-            wake(p, 0);
-        return;                             /* a CALL goes on waiting for its answer */
-    }
-    case RM_NOREPLY: {
-        const struct rm_noreply *n = (const struct rm_noreply *)bytes;
-        if (len != sizeof *n)
-            break;
-        struct link l = { .state = LINK_LIVE, .dest = n->caller, .reply_id = n->reply_id };
-        if (PID_MACHINE(n->caller) == this_machine)
-            reply_link_dropped(&l);
-        return;
-    }
-    case RM_READ:
-    case RM_READ_TO:
-    case RM_WRITE: {
-        const struct rm_access *a = (const struct rm_access *)bytes;
-        if (len < sizeof *a || a->length > MOVE_CHUNK ||
-            len != sizeof *a + (h->type == RM_WRITE ? a->length : 0))
-            break;
-        if (h->type != RM_WRITE) {
-            receive_read(a);
-            return;
-        }
-        struct proc *p = proc_lookup(a->target);
-        answer_result(h, !p ? E_DEAD : copy_out(p, a->address, message_bytes + sizeof *a, a->length) ? E_FAULT : 0);
-        return;
-    }
-    case RM_DATA: {
-        const struct rm_data *d = (const struct rm_data *)bytes;
-        if (len < sizeof *d || len - sizeof *d > MOVE_CHUNK)
-            break;
-        uint32_t n = len - sizeof *d;
-        if (PID_SLOT(h->waiter) == 0) {
-            struct create_job *job = create_job_of(h->op);
-            if (job)
-                create_data(job, d, message_bytes + sizeof *d, n);
-            return;
-        }
-        struct proc *p = waiting_process(h->waiter, h->op);
-        if (!p || p->state != PS_MOVING)
-            return;
-        struct move *m = &p->remote.move;
-        if (d->status < 0 || n != m->chunk) {
-            wake(p, d->status < 0 ? d->status : E_FAULT);
-            return;
-        }
-        struct proc *dst = proc_lookup(m->dst);
-        int err = !dst ? E_DEAD : copy_out(dst, m->dst_address + m->done, message_bytes + sizeof *d, n) ? E_FAULT : 0;
-        move_answered(p, err);
-        return;
-    }
-    case RM_PING:
-        return;
-    }
-    counters.malformed++;
+    struct proc *dst = proc_lookup(m->dst);
+    int err = !dst ? E_DEAD : copy_out(dst, m->dst_address + m->done, message_bytes + sizeof *d, n) ? E_FAULT : 0;
+    move_answered(p, err);
+    return 1;
 }
 
 /* ---- the network and the clock ---- */

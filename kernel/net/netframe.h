@@ -17,7 +17,7 @@
  * Every frame, of every type, starts with the same 16-byte header, so that
  * each one names its sender, the sender's cluster size and the sender's
  * boot epoch at the same offsets. The reliable transport's frames (DATA and
- * ACK) follow it with fields of their own; kernel/transport.h says how they
+ * ACK) follow it with fields of their own; transport.h says how they
  * are used.
  */
 #ifndef NETFRAME_H

@@ -4,7 +4,7 @@
  * Output from processes goes into a ring that the transmit-empty interrupt
  * drains; input bytes are collected by the receive interrupt into another
  * ring, from which the console server's read requests are answered
- * (kreq.c). The kernel's own messages (boot, panic) bypass the ring and
+ * (console_service.c). The kernel's own messages (boot, panic) bypass the ring and
  * wait on the transmitter directly.
  */
 #include "defs.h"

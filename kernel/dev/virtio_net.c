@@ -4,7 +4,7 @@
  *
  * Queue 0 receives: every one of its buffers is kept posted to the device,
  * and each is posted again as soon as the frame in it has been handed to
- * net_receive (cluster.c), from the interrupt handler. Queue 1 transmits:
+ * net_receive (net/cluster.c), from the interrupt handler. Queue 1 transmits:
  * net_send copies a frame into a free buffer and notifies the device; the
  * buffers the device has used are taken back lazily (on the next send, or
  * by net_drain), so transmission costs no interrupt.
@@ -14,7 +14,7 @@
  * when sending.
  */
 #include "defs.h"
-#include "netframe.h"
+#include "net/netframe.h"
 #include "virtio.h"
 
 #define REG(off) VIRTIO_REG(nic_base, off)

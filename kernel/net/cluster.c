@@ -107,7 +107,7 @@ void cluster_notify_known(void)
             notify_machine_up(m, peers[m].epoch);
 }
 
-/* A frame arrived (virtio_net.c, from its interrupt). Transport frames go
+/* A frame arrived (dev/virtio_net.c, from its interrupt). Transport frames go
  * to remote.c. An announcement from a machine of the same cluster that is
  * new, or in a new epoch, is recorded, printed and passed on; a broadcast
  * one is answered. */
