@@ -7,8 +7,8 @@
  * The kernel is not preemptible and never blocks inside a call: a process
  * that must wait is marked so and simply not returned to, and whoever wakes
  * it writes its result into its saved a0. CPU time is counted in executed
- * instructions (instret), charged at every switch (DESIGN.md, "Time is
- * instructions").
+ * instructions (instret), charged at every switch (docs/architecture.md,
+ * "The model").
  */
 #include "defs.h"
 #include "probes.h"

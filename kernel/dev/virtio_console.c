@@ -4,7 +4,7 @@
  * file on the host (scripts/harness.py, live_channel_args). A filter
  * started with -l streams the blocks of its trace log through it as it
  * writes them, so that the host can watch a run while it goes (`dpm live`,
- * DESIGN.md "Where the log goes").
+ * docs/architecture.md, "Where the log goes").
  *
  * Only the host-bound direction is used: transmitq0 (queue 1). The driver
  * does not take VIRTIO_CONSOLE_F_MULTIPORT, so the device has one port and

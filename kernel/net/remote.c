@@ -28,8 +28,9 @@
  *
  * A process whose operation involves another machine waits (PS_SENDING,
  * PS_MOVING, or PS_CALLING for a CALL) and its struct remote_wait says for
- * what. A SEND returns once the destination kernel has the message (DESIGN.md:
- * the sender gets an honest error and the system gets flow control). The
+ * what. A SEND returns once the destination kernel has the message, so
+ * that the sender gets an honest error and the system gets flow control
+ * (docs/architecture.md, "Where this system differs"). The
  * links a message passes leave the sender's table when the message goes out
  * and come back if the other kernel refuses it.
  *
