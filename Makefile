@@ -32,7 +32,6 @@ FS_PROCS := di bm dm ri
 PROGRAMS := shell hello ping pong fsstat sync ls cat cp mv rm mkdir
 # The workloads of the thesis's measurements (issue 7; README, Workloads).
 WORKLOADS := fsseq fsrand tsp tspserver
-PROGRAMS += $(WORKLOADS)
 TESTS    := ktest libctest disktest bmtest dmtest fstest filetest fswriter nettest metertest filtertest kfuzz isotest
 BENCHES  := callbench fsbench netbench meterbench
 FILTERS  := filter
@@ -40,7 +39,8 @@ FILTERS  := filter
 # METER_FS=K) the process manager starts it before the file system, to meter
 # the file system's processes from their first instruction.
 BOOT_ELVES := $(SERVERS:%=$(B)/servers/%.elf) $(FS_PROCS:%=$(B)/fs/%.elf) $(FILTERS:%=$(B)/filter/%.elf)
-DISK_ELVES := $(PROGRAMS:%=$(B)/user/%.elf) $(TESTS:%=$(B)/user/tests/%.elf) $(BENCHES:%=$(B)/user/bench/%.elf)
+DISK_ELVES := $(PROGRAMS:%=$(B)/user/programs/%.elf) $(WORKLOADS:%=$(B)/user/workloads/%.elf)
+DISK_ELVES += $(TESTS:%=$(B)/user/tests/%.elf) $(BENCHES:%=$(B)/user/bench/%.elf)
 DISK_ELVES += $(FILTERS:%=$(B)/filter/%.elf)
 # The system disk's programs, without their debugging information (GDB
 # reads that from the ELF files in build/).
@@ -120,7 +120,9 @@ $(B)/%.elf: $(B)/%.o $(CRT0) $(ULIB_OBJS) user/user.ld
 
 # A program for /bin.
 STRIP = @mkdir -p $(dir $@) && $(CROSS)strip -o $@ $<
-$(PROGRAMS:%=$(B)/bin/%): $(B)/bin/%: $(B)/user/%.elf
+$(PROGRAMS:%=$(B)/bin/%): $(B)/bin/%: $(B)/user/programs/%.elf
+	$(STRIP)
+$(WORKLOADS:%=$(B)/bin/%): $(B)/bin/%: $(B)/user/workloads/%.elf
 	$(STRIP)
 $(TESTS:%=$(B)/bin/%): $(B)/bin/%: $(B)/user/tests/%.elf
 	$(STRIP)
@@ -143,15 +145,16 @@ $(B)/fs/di.elf: $(FSCK_OBJS)
 $(B)/fs/di.elf: EXTRA_OBJS := $(FSCK_OBJS)
 
 # The workloads share their random numbers and argument parsing; the
-# travelling salesman's controller and servers share its search (user/tsp/).
+# travelling salesman's controller and servers share its search
+# (user/workloads/tsp/).
 WORKLOAD_OBJS := $(B)/user/lib/workload.o
-TSP_OBJS      := $(WORKLOAD_OBJS) $(B)/user/tsp/search.o
-$(B)/user/fsseq.elf $(B)/user/fsrand.elf $(B)/user/tests/kfuzz.elf: $(WORKLOAD_OBJS)
-$(B)/user/fsseq.elf $(B)/user/fsrand.elf $(B)/user/tests/kfuzz.elf: EXTRA_OBJS := $(WORKLOAD_OBJS)
-$(B)/user/tsp.elf: $(TSP_OBJS) $(B)/user/tsp/heldkarp.o
-$(B)/user/tsp.elf: EXTRA_OBJS := $(TSP_OBJS) $(B)/user/tsp/heldkarp.o
-$(B)/user/tspserver.elf: $(TSP_OBJS)
-$(B)/user/tspserver.elf: EXTRA_OBJS := $(TSP_OBJS)
+TSP_OBJS      := $(WORKLOAD_OBJS) $(B)/user/workloads/tsp/search.o
+$(B)/user/workloads/fsseq.elf $(B)/user/workloads/fsrand.elf $(B)/user/tests/kfuzz.elf: $(WORKLOAD_OBJS)
+$(B)/user/workloads/fsseq.elf $(B)/user/workloads/fsrand.elf $(B)/user/tests/kfuzz.elf: EXTRA_OBJS := $(WORKLOAD_OBJS)
+$(B)/user/workloads/tsp.elf: $(TSP_OBJS) $(B)/user/workloads/tsp/heldkarp.o
+$(B)/user/workloads/tsp.elf: EXTRA_OBJS := $(TSP_OBJS) $(B)/user/workloads/tsp/heldkarp.o
+$(B)/user/workloads/tspserver.elf: $(TSP_OBJS)
+$(B)/user/workloads/tspserver.elf: EXTRA_OBJS := $(TSP_OBJS)
 
 # The filter server selects records with meter/'s rule engine and writes
 # meter/'s trace-log container: the same C as the host tools', compiled

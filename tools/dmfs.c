@@ -172,7 +172,7 @@ static const char help_text[] =
 "    2  bad usage, or the image or a host file could not be read or written\n"
 "\n"
 "EXAMPLES\n"
-"    dmfs mkfs disk.img 64 build/user/hello.elf=/bin/hello notes.txt\n"
+"    dmfs mkfs disk.img 64 build/user/programs/hello.elf=/bin/hello notes.txt\n"
 "    dmfs ls -lR disk.img\n"
 "    dmfs get disk.img /trace/log trace.log\n"
 "    dmfs check --repair disk.img\n";
