@@ -163,20 +163,22 @@ METER_GUEST_OBJS := $(B)/meter/meter.o $(B)/meter/rules.o
 $(B)/filter/filter.elf: $(METER_GUEST_OBJS)
 $(B)/filter/filter.elf: EXTRA_OBJS := $(METER_GUEST_OBJS)
 
-# Host tools (tools/): built with the host's compiler.
-$(B)/tools/dmfs: tools/dmfs.c fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck.h fs/fsformat.h
+# Host tools (tools/): built with the host's compiler; dmfs and dmtrace
+# end on errors through tools/cli.c.
+CLI := tools/cli.c tools/cli.h
+$(B)/tools/dmfs: tools/dmfs.c $(CLI) fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck.h fs/fsformat.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
-	@$(HOSTCC) -Ifs -o $@ tools/dmfs.c fs/fsimage.c fs/fsck.c
+	@$(HOSTCC) -Ifs -o $@ tools/dmfs.c tools/cli.c fs/fsimage.c fs/fsck.c
 
 # Trace disks and trace logs on the host (meter/'s container and rule
 # engine, compiled for the host); tracegen writes logs of known records
 # for its tests (tests/test_dmtrace.py).
 METER_HOST := meter/meter.c meter/rules.c meter/meter.h meter/rules.h meter/record.h meter/print.c meter/print.h
-$(B)/tools/dmtrace: tools/dmtrace.c $(METER_HOST)
+$(B)/tools/dmtrace: tools/dmtrace.c $(CLI) $(METER_HOST)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
-	@$(HOSTCC) -Imeter -o $@ tools/dmtrace.c meter/meter.c meter/rules.c meter/print.c
+	@$(HOSTCC) -Imeter -o $@ tools/dmtrace.c tools/cli.c meter/meter.c meter/rules.c meter/print.c
 $(B)/tools/tracegen: tests/tracegen.c $(METER_HOST)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
@@ -250,14 +252,14 @@ $(B)/tools/dpm_graph_test: tests/dpm_graph_test.c tests/host_check.h $(DPM_GRAPH
 # dmfs and dmtrace under the address and undefined-behaviour sanitizers:
 # what their suites run (tests/test_tools.py, tests/test_dmtrace.py).
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all
-$(B)/tools/dmfs-sanitized: tools/dmfs.c fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck.h fs/fsformat.h
+$(B)/tools/dmfs-sanitized: tools/dmfs.c $(CLI) fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck.h fs/fsformat.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
-	@$(HOSTCC) $(SANITIZE) -Ifs -o $@ tools/dmfs.c fs/fsimage.c fs/fsck.c
-$(B)/tools/dmtrace-sanitized: tools/dmtrace.c $(METER_HOST)
+	@$(HOSTCC) $(SANITIZE) -Ifs -o $@ tools/dmfs.c tools/cli.c fs/fsimage.c fs/fsck.c
+$(B)/tools/dmtrace-sanitized: tools/dmtrace.c $(CLI) $(METER_HOST)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
-	@$(HOSTCC) $(SANITIZE) -Imeter -o $@ tools/dmtrace.c meter/meter.c meter/rules.c meter/print.c
+	@$(HOSTCC) $(SANITIZE) -Imeter -o $@ tools/dmtrace.c tools/cli.c meter/meter.c meter/rules.c meter/print.c
 
 # The fuzzers (tests/fuzz/, README "Fuzzing"): clang's libFuzzer with the
 # sanitizers, one binary per target. `make fuzz` runs each for FUZZ_SECONDS

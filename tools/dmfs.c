@@ -23,7 +23,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "fsck.h"
 #include "fsimage.h"
 
@@ -40,7 +40,7 @@
 enum {
     STATUS_OK = 0,       /* done; check: the image is clean */
     STATUS_FAILED = 1,   /* the operation failed; check: problems found */
-    STATUS_ERROR = 2,    /* bad usage, or an image or host file unreadable */
+    STATUS_ERROR = CLI_STATUS_USAGE,   /* bad usage (usage()), or an image or host file unreadable */
 };
 
 static const char help_text[] =
@@ -181,31 +181,7 @@ static const char help_text[] =
 /* Errors                                                              */
 /* ------------------------------------------------------------------ */
 
-/* Prints `dmfs: ` and the message to stderr and exits with `status`. */
-static void die(int status, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
-static void die(int status, const char *fmt, ...)
-{
-    va_list ap;
-    fputs("dmfs: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    exit(status);
-}
-
-/* A usage error: says what is wrong and where the help is; status 2. */
-static void usage(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-static void usage(const char *fmt, ...)
-{
-    va_list ap;
-    fputs("dmfs: usage: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputs(" (see dmfs --help)\n", stderr);
-    exit(STATUS_ERROR);
-}
+const char cli_program[] = "dmfs";   /* in every error message (cli.h) */
 
 /* calloc that ends the program when memory runs out. */
 static void *xcalloc(size_t count, size_t size)

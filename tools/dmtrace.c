@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "meter.h"
 #include "print.h"
 #include "rules.h"
@@ -29,7 +29,7 @@
 enum {
     STATUS_OK = 0,
     STATUS_BAD_INPUT = 1,
-    STATUS_USAGE = 2,
+    STATUS_USAGE = CLI_STATUS_USAGE,   /* usage() */
 };
 
 #define DEFAULT_SIZE_MB 64
@@ -129,31 +129,7 @@ static const char help_text[] =
 
 /* ---- errors ---- */
 
-/* Prints `dmtrace: ` and the message to stderr and exits with `status`. */
-static void die(int status, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
-static void die(int status, const char *fmt, ...)
-{
-    va_list ap;
-    fputs("dmtrace: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    exit(status);
-}
-
-/* A usage error: says what is wrong and where the help is. */
-static void usage(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-static void usage(const char *fmt, ...)
-{
-    va_list ap;
-    fputs("dmtrace: usage: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputs(" (see dmtrace --help)\n", stderr);
-    exit(STATUS_USAGE);
-}
+const char cli_program[] = "dmtrace";   /* in every error message (cli.h) */
 
 /* ---- files ---- */
 
