@@ -115,7 +115,7 @@ $(B)/%.o: %.S
 	@$(CC) $(USER_CFLAGS) -c $< -o $@
 $(B)/%.elf: $(B)/%.o $(CRT0) $(ULIB_OBJS) user/user.ld
 	@echo "  LD      $@"
-	@$(CC) $(ARCH) -nostdlib -static -T user/user.ld -o $@ $(CRT0) $< $(EXTRA_OBJS) $(ULIB_OBJS) \
+	@$(CC) $(ARCH) -nostdlib -static -T user/user.ld -o $@ $(CRT0) $< $(EXTRA_OBJS) $(SERVER_OBJS) $(ULIB_OBJS) \
 	    -Wl,--start-group $(NEWLIB)/lib/libc.a $(NEWLIB)/lib/libm.a -lgcc -Wl,--end-group
 
 # A program for /bin.
@@ -137,6 +137,12 @@ $(FILTERS:%=$(B)/bin/%): $(B)/bin/%: $(B)/filter/%.elf
 $(SYSTEM_DISK): $(BIN) $(B)/tools/dmfs
 	@echo "  DMFS    $@ (/bin: $(words $(BIN)) programs)"
 	@$(B)/tools/dmfs mkfs --force $@ $(SYSTEM_DISK_MB) $(foreach p,$(BIN),$(p)=/bin/$(notdir $(p))) >/dev/null
+
+# The servers' own library (user/lib/server.c): registering, answering
+# requests, requests to a kernel.
+SERVER_LIB := $(B)/user/lib/server.o
+$(BOOT_ELVES): $(SERVER_LIB)
+$(BOOT_ELVES): SERVER_OBJS := $(SERVER_LIB)
 
 # The disk interface checks the file system at mount with the host tool's
 # checker (fs/fsck.c over fs/fsimage.c), compiled for both.
