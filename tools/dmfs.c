@@ -1005,23 +1005,9 @@ static int cmd_check(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    static const struct {
-        const char *name;
-        int (*run)(int argc, char **argv);
-    } commands[] = {
+    static const struct cli_command commands[] = {
         { "mkfs", cmd_mkfs }, { "ls", cmd_ls }, { "get", cmd_get }, { "put", cmd_put },
         { "mkdir", cmd_mkdir }, { "rm", cmd_rm }, { "check", cmd_check },
     };
-
-    if (argc < 2)
-        usage("dmfs COMMAND ARGS, where COMMAND is mkfs, ls, get, put, mkdir, rm or check");
-    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-        if (strcmp(argv[i], "--help") == 0 || (i == 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0))) {
-            fputs(help_text, stdout);
-            return STATUS_OK;
-        }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].run(argc - 2, argv + 2);
-    usage("unknown command '%s'; the commands are mkfs, ls, get, put, mkdir, rm and check", argv[1]);
+    return cli_main(argc, argv, commands, sizeof commands / sizeof commands[0], help_text, 1);
 }

@@ -377,21 +377,8 @@ static int cmd_dump(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    static const struct {
-        const char *name;
-        int (*run)(int argc, char **argv);
-    } commands[] = {
+    static const struct cli_command commands[] = {
         { "blank", cmd_blank }, { "extract", cmd_extract }, { "unstream", cmd_unstream }, { "dump", cmd_dump },
     };
-    if (argc < 2)
-        usage("dmtrace COMMAND ARGS, where COMMAND is blank, extract, unstream or dump");
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || (i == 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0))) {
-            fputs(help_text, stdout);
-            return STATUS_OK;
-        }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].run(argc - 2, argv + 2);
-    usage("unknown command '%s'; the commands are blank, extract, unstream and dump", argv[1]);
+    return cli_main(argc, argv, commands, sizeof commands / sizeof commands[0], help_text, 0);
 }
