@@ -792,6 +792,20 @@ static void signal_process(const struct dm_msg_info *info, const struct sv_reque
                                               r->pid, DM_EXIT_KILLED, &caller, sizeof caller, DM_NO_LINK, 0, 0, 0);
 }
 
+/* The answer of PM_PS and PM_NETSTAT: `count` entries of `size` bytes
+ * each, or the error `status` (with count as its value). */
+static void answer_entries(struct server_answer *answer, long status, uint64_t count, const void *entries,
+                           size_t size)
+{
+    answer->value = (int64_t)count;
+    if (status < 0) {
+        answer->status = status;
+        return;
+    }
+    answer->data = entries;
+    answer->len = (uint32_t)(count * size);
+}
+
 /* PM_PS: a page of the list of every machine's processes, from the cursor
  * arg0 (PM_PS_CURSOR) on; a machine with nothing more (or down) gives way
  * to the next. The answer's value is the number of entries. */
@@ -813,13 +827,7 @@ static void list_processes(const struct dm_msg_info *info, const struct sv_reque
     }
     if (machine == PM_MAX_MACHINES)
         status = 0, value = 0;
-    answer->value = (int64_t)value;
-    if (status < 0) {
-        answer->status = status;
-        return;
-    }
-    answer->data = entries;
-    answer->len = (uint32_t)(value * sizeof(struct dm_kproc));
+    answer_entries(answer, status, value, entries, sizeof(struct dm_kproc));
 }
 
 /* PM_NETSTAT: what the kernel of machine arg0 knows of the others (struct
@@ -834,13 +842,7 @@ static void list_peers(const struct dm_msg_info *info, const struct sv_request *
                       ? E_NODE
                       : kernel_request_on((uint32_t)q->arg[0], KOP_NETSTAT, 0, 0, 0, 0, 0, DM_NO_LINK, peers,
                                           sizeof peers, &value);
-    answer->value = (int64_t)value;
-    if (status < 0) {
-        answer->status = status;
-        return;
-    }
-    answer->data = peers;
-    answer->len = (uint32_t)(value * sizeof(struct dm_kpeer));
+    answer_entries(answer, status, value, peers, sizeof(struct dm_kpeer));
 }
 
 /* PM_HALT: write back the file system and the metering, power every

@@ -70,7 +70,7 @@ struct kernel_request {
     long pass;              /* a link to pass, or DM_NO_LINK */
     void *answer;           /* where the answer's data goes (0: nowhere) */
     uint32_t answer_cap;
-    uint64_t value;         /* out: the answer's value */
+    uint64_t value;         /* out: the answer's value (left as it was if no answer came) */
     uint32_t answer_len;    /* out: bytes of answer data the kernel sent (not cut to answer_cap) */
     long link;              /* out: a link passed with the answer, or DM_NO_LINK */
 };
