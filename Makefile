@@ -32,7 +32,6 @@ FS_PROCS := di bm dm ri
 PROGRAMS := shell hello ping pong fsstat sync ls cat cp mv rm mkdir
 # The workloads of the thesis's measurements (issue 7; README, Workloads).
 WORKLOADS := fsseq fsrand tsp tspserver
-PROGRAMS += $(WORKLOADS)
 TESTS    := ktest libctest disktest bmtest dmtest fstest filetest fswriter nettest metertest filtertest kfuzz isotest
 BENCHES  := callbench fsbench netbench meterbench
 FILTERS  := filter
@@ -40,7 +39,8 @@ FILTERS  := filter
 # METER_FS=K) the process manager starts it before the file system, to meter
 # the file system's processes from their first instruction.
 BOOT_ELVES := $(SERVERS:%=$(B)/servers/%.elf) $(FS_PROCS:%=$(B)/fs/%.elf) $(FILTERS:%=$(B)/filter/%.elf)
-DISK_ELVES := $(PROGRAMS:%=$(B)/user/%.elf) $(TESTS:%=$(B)/user/tests/%.elf) $(BENCHES:%=$(B)/user/bench/%.elf)
+DISK_ELVES := $(PROGRAMS:%=$(B)/user/programs/%.elf) $(WORKLOADS:%=$(B)/user/workloads/%.elf)
+DISK_ELVES += $(TESTS:%=$(B)/user/tests/%.elf) $(BENCHES:%=$(B)/user/bench/%.elf)
 DISK_ELVES += $(FILTERS:%=$(B)/filter/%.elf)
 # The system disk's programs, without their debugging information (GDB
 # reads that from the ELF files in build/).
@@ -115,12 +115,14 @@ $(B)/%.o: %.S
 	@$(CC) $(USER_CFLAGS) -c $< -o $@
 $(B)/%.elf: $(B)/%.o $(CRT0) $(ULIB_OBJS) user/user.ld
 	@echo "  LD      $@"
-	@$(CC) $(ARCH) -nostdlib -static -T user/user.ld -o $@ $(CRT0) $< $(EXTRA_OBJS) $(ULIB_OBJS) \
+	@$(CC) $(ARCH) -nostdlib -static -T user/user.ld -o $@ $(CRT0) $< $(EXTRA_OBJS) $(SERVER_OBJS) $(ULIB_OBJS) \
 	    -Wl,--start-group $(NEWLIB)/lib/libc.a $(NEWLIB)/lib/libm.a -lgcc -Wl,--end-group
 
 # A program for /bin.
 STRIP = @mkdir -p $(dir $@) && $(CROSS)strip -o $@ $<
-$(PROGRAMS:%=$(B)/bin/%): $(B)/bin/%: $(B)/user/%.elf
+$(PROGRAMS:%=$(B)/bin/%): $(B)/bin/%: $(B)/user/programs/%.elf
+	$(STRIP)
+$(WORKLOADS:%=$(B)/bin/%): $(B)/bin/%: $(B)/user/workloads/%.elf
 	$(STRIP)
 $(TESTS:%=$(B)/bin/%): $(B)/bin/%: $(B)/user/tests/%.elf
 	$(STRIP)
@@ -136,6 +138,12 @@ $(SYSTEM_DISK): $(BIN) $(B)/tools/dmfs
 	@echo "  DMFS    $@ (/bin: $(words $(BIN)) programs)"
 	@$(B)/tools/dmfs mkfs --force $@ $(SYSTEM_DISK_MB) $(foreach p,$(BIN),$(p)=/bin/$(notdir $(p))) >/dev/null
 
+# The servers' own library (user/lib/server.c): registering, answering
+# requests, requests to a kernel.
+SERVER_LIB := $(B)/user/lib/server.o
+$(BOOT_ELVES): $(SERVER_LIB)
+$(BOOT_ELVES): SERVER_OBJS := $(SERVER_LIB)
+
 # The disk interface checks the file system at mount with the host tool's
 # checker (fs/fsck.c over fs/fsimage.c), compiled for both.
 FSCK_OBJS := $(B)/fs/fsimage.o $(B)/fs/fsck.o
@@ -143,15 +151,16 @@ $(B)/fs/di.elf: $(FSCK_OBJS)
 $(B)/fs/di.elf: EXTRA_OBJS := $(FSCK_OBJS)
 
 # The workloads share their random numbers and argument parsing; the
-# travelling salesman's controller and servers share its search (user/tsp/).
+# travelling salesman's controller and servers share its search
+# (user/workloads/tsp/).
 WORKLOAD_OBJS := $(B)/user/lib/workload.o
-TSP_OBJS      := $(WORKLOAD_OBJS) $(B)/user/tsp/search.o
-$(B)/user/fsseq.elf $(B)/user/fsrand.elf $(B)/user/tests/kfuzz.elf: $(WORKLOAD_OBJS)
-$(B)/user/fsseq.elf $(B)/user/fsrand.elf $(B)/user/tests/kfuzz.elf: EXTRA_OBJS := $(WORKLOAD_OBJS)
-$(B)/user/tsp.elf: $(TSP_OBJS) $(B)/user/tsp/heldkarp.o
-$(B)/user/tsp.elf: EXTRA_OBJS := $(TSP_OBJS) $(B)/user/tsp/heldkarp.o
-$(B)/user/tspserver.elf: $(TSP_OBJS)
-$(B)/user/tspserver.elf: EXTRA_OBJS := $(TSP_OBJS)
+TSP_OBJS      := $(WORKLOAD_OBJS) $(B)/user/workloads/tsp/search.o
+$(B)/user/workloads/fsseq.elf $(B)/user/workloads/fsrand.elf $(B)/user/tests/kfuzz.elf: $(WORKLOAD_OBJS)
+$(B)/user/workloads/fsseq.elf $(B)/user/workloads/fsrand.elf $(B)/user/tests/kfuzz.elf: EXTRA_OBJS := $(WORKLOAD_OBJS)
+$(B)/user/workloads/tsp.elf: $(TSP_OBJS) $(B)/user/workloads/tsp/heldkarp.o
+$(B)/user/workloads/tsp.elf: EXTRA_OBJS := $(TSP_OBJS) $(B)/user/workloads/tsp/heldkarp.o
+$(B)/user/workloads/tspserver.elf: $(TSP_OBJS)
+$(B)/user/workloads/tspserver.elf: EXTRA_OBJS := $(TSP_OBJS)
 
 # The filter server selects records with meter/'s rule engine and writes
 # meter/'s trace-log container: the same C as the host tools', compiled
@@ -160,20 +169,22 @@ METER_GUEST_OBJS := $(B)/meter/meter.o $(B)/meter/rules.o
 $(B)/filter/filter.elf: $(METER_GUEST_OBJS)
 $(B)/filter/filter.elf: EXTRA_OBJS := $(METER_GUEST_OBJS)
 
-# Host tools (tools/): built with the host's compiler.
-$(B)/tools/dmfs: tools/dmfs.c fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck.h fs/fsformat.h
+# Host tools (tools/): built with the host's compiler; dmfs and dmtrace
+# end on errors through tools/cli.c.
+CLI := tools/cli.c tools/cli.h
+$(B)/tools/dmfs: tools/dmfs.c $(CLI) fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck.h fs/fsformat.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
-	@$(HOSTCC) -Ifs -o $@ tools/dmfs.c fs/fsimage.c fs/fsck.c
+	@$(HOSTCC) -Ifs -o $@ tools/dmfs.c tools/cli.c fs/fsimage.c fs/fsck.c
 
 # Trace disks and trace logs on the host (meter/'s container and rule
 # engine, compiled for the host); tracegen writes logs of known records
 # for its tests (tests/test_dmtrace.py).
 METER_HOST := meter/meter.c meter/rules.c meter/meter.h meter/rules.h meter/record.h meter/print.c meter/print.h
-$(B)/tools/dmtrace: tools/dmtrace.c $(METER_HOST)
+$(B)/tools/dmtrace: tools/dmtrace.c $(CLI) $(METER_HOST)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
-	@$(HOSTCC) -Imeter -o $@ tools/dmtrace.c meter/meter.c meter/rules.c meter/print.c
+	@$(HOSTCC) -Imeter -o $@ tools/dmtrace.c tools/cli.c meter/meter.c meter/rules.c meter/print.c
 $(B)/tools/tracegen: tests/tracegen.c $(METER_HOST)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
@@ -248,14 +259,14 @@ $(B)/tools/dpm_graph_test: tests/dpm_graph_test.c tests/host_check.h $(DPM_GRAPH
 # dmfs and dmtrace under the address and undefined-behaviour sanitizers:
 # what their suites run (tests/test_tools.py, tests/test_dmtrace.py).
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all
-$(B)/tools/dmfs-sanitized: tools/dmfs.c fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck.h fs/fsformat.h
+$(B)/tools/dmfs-sanitized: tools/dmfs.c $(CLI) fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck.h fs/fsformat.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
-	@$(HOSTCC) $(SANITIZE) -Ifs -o $@ tools/dmfs.c fs/fsimage.c fs/fsck.c
-$(B)/tools/dmtrace-sanitized: tools/dmtrace.c $(METER_HOST)
+	@$(HOSTCC) $(SANITIZE) -Ifs -o $@ tools/dmfs.c tools/cli.c fs/fsimage.c fs/fsck.c
+$(B)/tools/dmtrace-sanitized: tools/dmtrace.c $(CLI) $(METER_HOST)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
-	@$(HOSTCC) $(SANITIZE) -Imeter -o $@ tools/dmtrace.c meter/meter.c meter/rules.c meter/print.c
+	@$(HOSTCC) $(SANITIZE) -Imeter -o $@ tools/dmtrace.c tools/cli.c meter/meter.c meter/rules.c meter/print.c
 
 # The fuzzers (tests/fuzz/, README "Fuzzing"): clang's libFuzzer with the
 # sanitizers, one binary per target. `make fuzz` runs each for FUZZ_SECONDS

@@ -48,6 +48,7 @@
 #include "fsclient.h"
 #include "meter.h"
 #include "rules.h"
+#include "server.h"
 
 #define DEVICE_SLOT       3            /* the trace disk's device link, if any (PM_FILTER) */
 #define CHANNEL_METER     0            /* the registered link: batches and requests */
@@ -253,15 +254,11 @@ static long log_file = -1;             /* LOGFILE's file link */
 /* A request to the trace disk's driver over slot 3; its status. */
 static long disk_request(uint32_t op, int64_t block, long pass, uint64_t *value)
 {
-    struct dm_kreq q = { .op = op, .arg = { block, 0 } };
-    struct dm_kreply r = { .status = E_BADREQ };
-    struct dm_msg_info info;
-    long n = dm_call(DEVICE_SLOT, &q, sizeof q, pass, &r, sizeof r, &info);
-    if (n < 0)
-        return n;
+    struct kernel_request k = { .op = op, .arg = { block, 0 }, .pass = pass };
+    long status = kernel_request(DEVICE_SLOT, &k);
     if (value)
-        *value = r.value;
-    return r.status;
+        *value = k.value;   /* 0 when no answer came */
+    return status;
 }
 
 /* Takes the trace disk in slot 3, if there is one. Refuses a disk whose
@@ -285,11 +282,8 @@ static void open_trace_disk(void)
 /* A request to the live channel's driver; its status. */
 static long live_request(uint32_t op, int64_t arg0, int64_t arg1, long pass)
 {
-    struct dm_kreq q = { .op = op, .arg = { arg0, arg1 } };
-    struct dm_kreply r = { .status = E_BADREQ };
-    struct dm_msg_info info;
-    long n = dm_call(live_link, &q, sizeof q, pass, &r, sizeof r, &info);
-    return n < 0 ? n : r.status;
+    struct kernel_request k = { .op = op, .arg = { arg0, arg1 }, .pass = pass };
+    return kernel_request(live_link, &k);
 }
 
 /* -l: asks the process manager for this machine's live channel and

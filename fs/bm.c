@@ -25,6 +25,7 @@
 #include <string.h>
 #include "dmlib.h"
 #include "fsproto.h"
+#include "server.h"
 
 struct buffer {
     uint32_t block;      /* disk block held */
@@ -522,6 +523,23 @@ static long handle(const struct sv_request *q, long area, int64_t *value)
     return E_NOSYS;
 }
 
+/* One request; BM_STATS answers with the counters. */
+static void serve(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
+                  struct server_answer *answer)
+{
+    (void)len;
+    if (q->op == BM_STATS) {
+        stats.requests[BM_STATS]++;
+        answer->data = &stats;
+        answer->len = sizeof stats;
+        return;
+    }
+    int64_t value = 0;
+    long status = handle(q, info->link, &value);
+    answer->status = status < 0 ? status : 0;
+    answer->value = value;
+}
+
 /* The requesters[] entry counting the requests of `sender`: its own, a
  * free one, or the last ("others", pid 0) once every entry is taken. */
 static struct bm_requester *requester(uint64_t sender)
@@ -587,32 +605,21 @@ int main(int argc, char **argv)
     sound = sv_call(di, &sound_call) == 0 && sound_call.value == 1;
     if (!sound)
         printf("bm: the check at start did not find the file system sound: it will not be marked clean\n");
-    sb_register("bm", dm_createlink(0, 0, 0, 0, 0));
-    pm_ready();
+    server_register("bm", 0);
 
+    /* Every message counts as a request of its sender, and the requests to
+     * the disk interface that serving it took as that sender's. */
     static uint8_t message[DM_MSG_MAX];
     for (;;) {
         struct dm_msg_info info;
         long n = dm_receive(&info, message, sizeof message, DM_ANY_CHANNEL);
         if (n < 0)
             continue;
-        const struct sv_request *q = (const struct sv_request *)message;
-        int64_t value = 0;
         struct bm_requester *asker = requester(info.sender);
         uint64_t disk_before = disk_requests;
         asker->requests++;
-        if ((size_t)n >= sizeof *q && q->op == BM_STATS) {
-            stats.requests[BM_STATS]++;
-            if (info.reply >= 0)
-                sv_reply(info.reply, 0, 0, &stats, sizeof stats, DM_NO_LINK);
-        } else {
-            long status = (size_t)n >= sizeof *q ? handle(q, info.link, &value) : E_BADREQ;
-            asker->disk_requests += disk_requests - disk_before;
-            asker->to_disk += disk_requests != disk_before;
-            if (info.reply >= 0)
-                sv_reply(info.reply, status < 0 ? status : 0, value, 0, 0, DM_NO_LINK);
-        }
-        if (info.link >= 0)
-            dm_destroylink(info.link);
+        server_serve(&info, message, n, serve);
+        asker->disk_requests += disk_requests - disk_before;
+        asker->to_disk += disk_requests != disk_before;
     }
 }

@@ -19,6 +19,7 @@
 #include "dmlib.h"
 #include "fsck.h"
 #include "fsproto.h"
+#include "server.h"
 
 #define DEVICE_SLOT 3
 
@@ -29,15 +30,11 @@ static struct di_stats stats;
 /* A request to the disk driver; its status. */
 static long disk(uint32_t op, int64_t arg0, int64_t arg1, long pass, uint64_t *value)
 {
-    struct dm_kreq q = { .op = op, .arg = { arg0, arg1 } };
-    struct dm_kreply r = { .status = E_BADREQ };
-    struct dm_msg_info info;
-    long n = dm_call(DEVICE_SLOT, &q, sizeof q, pass, &r, sizeof r, &info);
-    if (n < 0)
-        return n;
+    struct kernel_request k = { .op = op, .arg = { arg0, arg1 }, .pass = pass };
+    long status = kernel_request(DEVICE_SLOT, &k);
     if (value)
-        *value = r.value;
-    return r.status;
+        *value = k.value;   /* 0 when no answer came */
+    return status;
 }
 
 /* Block I/O for the checker, through `block`: the kernel's disk driver
@@ -109,7 +106,8 @@ static void mount(void)
     sound = disk(KOP_DISK_WRITE, 0, 0, DM_NO_LINK, 0) == 0;
 }
 
-static long handle(const struct sv_request *q, long area, uint64_t *value)
+/* DI_INFO, DI_SOUND, DI_READ, DI_WRITE; its status. */
+static long handle_block(const struct sv_request *q, long area, uint64_t *value)
 {
     switch (q->op) {
     case DI_INFO:
@@ -141,6 +139,24 @@ static long handle(const struct sv_request *q, long area, uint64_t *value)
     return E_NOSYS;
 }
 
+/* One request; DI_STATS answers with the counters, every other request
+ * that fails counts as an error. */
+static void handle(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
+                   struct server_answer *answer)
+{
+    (void)len;
+    if (q->op == DI_STATS) {
+        answer->data = &stats;
+        answer->len = sizeof stats;
+        return;
+    }
+    uint64_t value = 0;
+    answer->status = handle_block(q, info->link, &value);
+    answer->value = (int64_t)value;
+    if (answer->status < 0)
+        stats.errors++;
+}
+
 int main(int argc, char **argv)
 {
     long mine = dm_createlink(0, 0, LINK_READ | LINK_WRITE, block, sizeof block);
@@ -148,32 +164,6 @@ int main(int argc, char **argv)
     if (err < 0)
         return 1;
     mount();
-    sb_register(argc > 1 ? argv[1] : "di", dm_createlink(0, 0, 0, 0, 0));
-    pm_ready();
-    static uint8_t buffer[DM_MSG_MAX];
-    for (;;) {
-        struct dm_msg_info info;
-        long n = dm_receive(&info, buffer, sizeof buffer, DM_ANY_CHANNEL);
-        if (n < 0)
-            continue;
-        const struct sv_request *q = (const struct sv_request *)buffer;
-        uint64_t value = 0;
-        long status;
-        if ((size_t)n < sizeof *q)
-            status = E_BADREQ;
-        else if (q->op == DI_STATS) {
-            if (info.link >= 0)
-                dm_destroylink(info.link);
-            if (info.reply >= 0)
-                sv_reply(info.reply, 0, 0, &stats, sizeof stats, DM_NO_LINK);
-            continue;
-        } else
-            status = handle(q, info.link, &value);
-        if (status < 0)
-            stats.errors++;
-        if (info.link >= 0)
-            dm_destroylink(info.link);
-        if (info.reply >= 0)
-            sv_reply(info.reply, status, (int64_t)value, 0, 0, DM_NO_LINK);
-    }
+    server_register(argc > 1 ? argv[1] : "di", 0);
+    server_run(handle);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include "dmlib.h"
 #include "fsproto.h"
+#include "server.h"
 
 static long bm;                          /* link to the buffer manager */
 static uint8_t block[FS_BLOCK_SIZE];     /* the block last read */
@@ -420,6 +421,66 @@ static long rename_path(const char *old_path, const char *new_path)
     return 0;
 }
 
+/* One request by path (the path is ended: server_run); the answer's data
+ * is a struct dm_stat or the listing's entries. */
+static void handle(const struct dm_msg_info *info, const struct sv_request *q, uint32_t n,
+                   struct server_answer *answer)
+{
+    (void)info;
+    static struct fs_dirent entries[(DM_MSG_MAX - sizeof(struct sv_reply)) / sizeof(struct fs_dirent)];
+    static struct dm_stat st;
+    const char *path = (const char *)(q + 1);
+    long status;
+    int64_t value = 0;
+    const void *data = 0;
+    uint32_t len = 0;
+    uint32_t ino;
+    struct fs_inode inode;
+    if (q->op < DMG_NKINDS)
+        counts.requests[q->op]++;
+    if (q->op == DMG_LOOKUP) {
+        if ((status = lookup(path, &ino, &inode)) == 0) {
+            st = stat_of(ino, &inode);
+            value = ino, data = &st, len = sizeof st;
+        }
+    } else if (q->op == DMG_LIST) {
+        status = lookup(path, &ino, &inode);
+        if (status == 0 && inode.type != FS_TYPE_DIR)
+            status = E_INVAL;
+        if (status == 0) {
+            struct listing l = { q->arg[0], entries, 0, sizeof entries / sizeof entries[0] };
+            status = each_entry(ino, &inode, add_to_listing, &l);
+            status = status < 0 ? status : 0;
+            value = l.count, data = entries, len = l.count * sizeof entries[0];
+        }
+    } else if (q->op == DMG_CREATE) {
+        if ((status = create(path, q->arg[0], &value, &st)) == 0)
+            data = &st, len = sizeof st;
+    } else if (q->op == DMG_UNLINK) {
+        status = unlink_path(path);
+    } else if (q->op == DMG_RENAME) {
+        const char *second = path + strlen(path) + 1;
+        status = second < (const char *)q + n ? rename_path(path, second) : E_INVAL;
+    } else if (q->op == DMG_STAT) {
+        uint32_t generation = FS_FILE_GENERATION(q->arg[0]);
+        ino = FS_FILE_INODE(q->arg[0]);
+        if ((status = read_inode(ino, &inode)) == 0 && generation && generation != stat_of(ino, &inode).generation)
+            status = E_NOTFOUND;   /* removed, and the inode given to another file */
+        if (status == 0) {
+            st = stat_of(ino, &inode);
+            value = ino, data = &st, len = sizeof st;
+        }
+    } else if (q->op == DMG_STATS) {
+        status = 0, data = &counts, len = sizeof counts;
+    } else {
+        status = E_NOSYS;
+    }
+    answer->status = status;
+    answer->value = value;
+    answer->data = data;
+    answer->len = len;
+}
+
 int main(void)
 {
     bm = sb_lookup_wait("bm", 5000000000ull);
@@ -427,70 +488,6 @@ int main(void)
     if (bm < 0 || block_link < 0 || bm_read(BM_READ_BLOCK, 0, 0) < 0)
         return 1;
     memcpy(&superblock, block, sizeof superblock);
-    sb_register("dm", dm_createlink(0, 0, 0, 0, 0));
-    pm_ready();
-
-    static uint8_t message[DM_MSG_MAX];
-    static struct fs_dirent entries[(DM_MSG_MAX - sizeof(struct sv_reply)) / sizeof(struct fs_dirent)];
-    for (;;) {
-        struct dm_msg_info info;
-        long n = dm_receive(&info, message, sizeof message - 1, DM_ANY_CHANNEL);
-        if (n < 0)
-            continue;
-        message[n] = 0;
-        const struct sv_request *q = (const struct sv_request *)message;
-        const char *path = (const char *)(q + 1);
-        long status = E_BADREQ;
-        int64_t value = 0;
-        const void *data = 0;
-        uint32_t len = 0;
-        uint32_t ino;
-        struct fs_inode inode;
-        struct dm_stat st;
-        if ((size_t)n >= sizeof *q && q->op < DMG_NKINDS)
-            counts.requests[q->op]++;
-        if ((size_t)n < sizeof *q) {
-            status = E_BADREQ;
-        } else if (q->op == DMG_LOOKUP) {
-            if ((status = lookup(path, &ino, &inode)) == 0) {
-                st = stat_of(ino, &inode);
-                value = ino, data = &st, len = sizeof st;
-            }
-        } else if (q->op == DMG_LIST) {
-            status = lookup(path, &ino, &inode);
-            if (status == 0 && inode.type != FS_TYPE_DIR)
-                status = E_INVAL;
-            if (status == 0) {
-                struct listing l = { q->arg[0], entries, 0, sizeof entries / sizeof entries[0] };
-                status = each_entry(ino, &inode, add_to_listing, &l);
-                status = status < 0 ? status : 0;
-                value = l.count, data = entries, len = l.count * sizeof entries[0];
-            }
-        } else if (q->op == DMG_CREATE) {
-            if ((status = create(path, q->arg[0], &value, &st)) == 0)
-                data = &st, len = sizeof st;
-        } else if (q->op == DMG_UNLINK) {
-            status = unlink_path(path);
-        } else if (q->op == DMG_RENAME) {
-            const char *second = path + strlen(path) + 1;
-            status = second < (const char *)message + n ? rename_path(path, second) : E_INVAL;
-        } else if (q->op == DMG_STAT) {
-            uint32_t generation = FS_FILE_GENERATION(q->arg[0]);
-            ino = FS_FILE_INODE(q->arg[0]);
-            if ((status = read_inode(ino, &inode)) == 0 && generation && generation != stat_of(ino, &inode).generation)
-                status = E_NOTFOUND;   /* removed, and the inode given to another file */
-            if (status == 0) {
-                st = stat_of(ino, &inode);
-                value = ino, data = &st, len = sizeof st;
-            }
-        } else if (q->op == DMG_STATS) {
-            status = 0, data = &counts, len = sizeof counts;
-        } else {
-            status = E_NOSYS;
-        }
-        if (info.link >= 0)
-            dm_destroylink(info.link);
-        if (info.reply >= 0)
-            sv_reply(info.reply, status, value, data, len, DM_NO_LINK);
-    }
+    server_register("dm", 0);
+    server_run(handle);
 }

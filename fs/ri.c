@@ -14,6 +14,7 @@
 #include <string.h>
 #include "dmlib.h"
 #include "fsproto.h"
+#include "server.h"
 
 static long bm, dm;
 static uint8_t buffer[FS_BLOCK_SIZE];
@@ -205,6 +206,28 @@ static long handle(const struct sv_request *q, const struct dm_msg_info *info, u
     return E_NOSYS;
 }
 
+/* One request (its path is ended: server_run), counted; an answer that
+ * fails carries no data and no link. */
+static void serve(const struct dm_msg_info *info, const struct sv_request *q, uint32_t n,
+                  struct server_answer *reply)
+{
+    int64_t value = 0;
+    uint32_t len = 0;
+    long pass = DM_NO_LINK;
+    if (q->op < FS_NKINDS)
+        counts.requests[q->op]++;
+    long status = handle(q, info, n, &value, &len, &pass);
+    if (status < 0 && pass >= 0) {
+        dm_destroylink(pass);
+        pass = DM_NO_LINK;
+    }
+    reply->status = status;
+    reply->value = value;
+    reply->data = answer;
+    reply->len = status < 0 ? 0 : len;
+    reply->pass = pass;
+}
+
 int main(void)
 {
     bm = sb_lookup_wait("bm", 5000000000ull);
@@ -212,34 +235,6 @@ int main(void)
     buffer_link = dm_createlink(0, 0, LINK_READ | LINK_WRITE, buffer, sizeof buffer);
     if (bm < 0 || dm < 0 || buffer_link < 0)
         return 1;
-    sb_register("fs", dm_createlink(CHANNEL_REQUEST, 0, 0, 0, 0));
-    pm_ready();
-
-    static uint8_t message[DM_MSG_MAX];
-    for (;;) {
-        struct dm_msg_info info;
-        long n = dm_receive(&info, message, sizeof message - 1, DM_ANY_CHANNEL);
-        if (n < 0)
-            continue;
-        message[n] = 0;   /* a path is always ended */
-        const struct sv_request *q = (const struct sv_request *)message;
-        long status = E_BADREQ, pass = DM_NO_LINK;
-        int64_t value = 0;
-        uint32_t len = 0;
-        if ((size_t)n >= sizeof *q) {
-            if (q->op < FS_NKINDS)
-                counts.requests[q->op]++;
-            status = handle(q, &info, (uint32_t)n, &value, &len, &pass);
-        }
-        if (info.link >= 0)
-            dm_destroylink(info.link);
-        if (status < 0 && pass >= 0) {
-            dm_destroylink(pass);
-            pass = DM_NO_LINK;
-        }
-        if (info.reply >= 0)
-            sv_reply(info.reply, status, value, answer, status < 0 ? 0 : len, pass);
-        else if (pass >= 0)
-            dm_destroylink(pass);
-    }
+    server_register("fs", CHANNEL_REQUEST);
+    server_run(serve);
 }

@@ -150,7 +150,7 @@ def causality(logs, servers, max_length=64):
 
 
 def fsstat(text):
-    """fsstat's counters (user/fsstat.c) as a dict: di_reads, di_writes,
+    """fsstat's counters (user/programs/fsstat.c) as a dict: di_reads, di_writes,
     bm_hits, bm_misses, bm_inode_reads, bm_indirect_reads, bm_bitmap_reads,
     bm_mount_reads, bm_writebacks, bm_sync_writes, bm_state_writes;
     bm_requesters [(pid or "others", requests, to_disk, disk_requests)];

@@ -7,6 +7,7 @@
  */
 #include <string.h>
 #include "dmlib.h"
+#include "server.h"
 
 #define DEVICE_SLOT      3
 #define CHANNEL_REQUEST  0
@@ -23,17 +24,13 @@ static struct { long reply; uint32_t max; } readers[NREADERS];
 static int nreaders;
 static int read_outstanding;
 
+/* Print len bytes (as many as one request holds). */
 static void device_write(const void *data, uint32_t len)
 {
-    static uint8_t out[DM_MSG_MAX], in[64];
-    struct dm_kreq *q = (struct dm_kreq *)out;
-    memset(q, 0, sizeof *q);
-    q->op = KOP_CONS_WRITE;
-    if (len > sizeof out - sizeof *q)
-        len = sizeof out - sizeof *q;
-    memcpy(q + 1, data, len);
-    struct dm_msg_info info;
-    dm_call(DEVICE_SLOT, out, sizeof *q + len, DM_NO_LINK, in, sizeof in, &info);
+    if (len > DM_MSG_MAX - sizeof(struct dm_kreq))
+        len = DM_MSG_MAX - sizeof(struct dm_kreq);
+    struct kernel_request k = { .op = KOP_CONS_WRITE, .data = data, .len = len, .pass = DM_NO_LINK };
+    kernel_request(DEVICE_SLOT, &k);
 }
 
 /* Ask the kernel for input; its answer arrives on CHANNEL_INPUT. */
@@ -119,11 +116,28 @@ static void typed(const char *p, uint32_t n)
         device_write(echo, e);
 }
 
+/* A request: CONS_WRITE is printed at once; CONS_READ waits in line for
+ * a finished line (answered by serve_readers). */
+static void handle(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
+                   struct server_answer *answer)
+{
+    if (q->op == CONS_WRITE) {
+        device_write(q + 1, len - (uint32_t)sizeof *q);
+        answer->value = (int64_t)len - (int64_t)sizeof *q;
+    } else if (q->op == CONS_READ && info->reply >= 0 && nreaders < NREADERS && q->arg[0] > 0) {
+        readers[nreaders].reply = info->reply;
+        readers[nreaders].max = q->arg[0] > (int64_t)SV_DATA_MAX ? SV_DATA_MAX : (uint32_t)q->arg[0];
+        nreaders++;
+        answer->later = 1;
+        serve_readers();
+    } else {
+        answer->status = q->op == CONS_READ ? E_QFULL : E_NOSYS;
+    }
+}
+
 int main(void)
 {
-    long self = dm_createlink(CHANNEL_REQUEST, 0, 0, 0, 0);
-    struct sv_call serve = { .op = PM_SERVE, .data = "console", .len = sizeof "console", .pass = self };
-    sv_call(SLOT_PM, &serve);
+    server_offer("console", CHANNEL_REQUEST);
     static uint8_t buffer[DM_MSG_MAX];
     for (;;) {
         if (nreaders > 0 && cooked_len == 0 && !eof_pending)
@@ -140,25 +154,6 @@ int main(void)
             serve_readers();
             continue;
         }
-        if (info.link >= 0)
-            dm_destroylink(info.link);
-        const struct sv_request *q = (const struct sv_request *)buffer;
-        if ((size_t)n < sizeof *q) {
-            if (info.reply >= 0)
-                sv_reply(info.reply, E_BADREQ, 0, 0, 0, DM_NO_LINK);
-            continue;
-        }
-        if (q->op == CONS_WRITE) {
-            device_write(q + 1, (uint32_t)(n - sizeof *q));
-            if (info.reply >= 0)
-                sv_reply(info.reply, 0, n - (long)sizeof *q, 0, 0, DM_NO_LINK);
-        } else if (q->op == CONS_READ && info.reply >= 0 && nreaders < NREADERS && q->arg[0] > 0) {
-            readers[nreaders].reply = info.reply;
-            readers[nreaders].max = q->arg[0] > (int64_t)SV_DATA_MAX ? SV_DATA_MAX : (uint32_t)q->arg[0];
-            nreaders++;
-            serve_readers();
-        } else if (info.reply >= 0) {
-            sv_reply(info.reply, q->op == CONS_READ ? E_QFULL : E_NOSYS, 0, 0, 0, DM_NO_LINK);
-        }
+        server_serve(&info, buffer, n, handle);
     }
 }

@@ -22,6 +22,7 @@
 #include "fsclient.h"
 #include "fsproto.h"
 #include "record.h"
+#include "server.h"
 
 #define CHANNEL_REQUEST 0
 #define CHANNEL_NOTICE  1
@@ -71,41 +72,28 @@ static long control[PM_MAX_MACHINES];   /* process-control link to each machine'
 static long notice_link = -1;           /* our notice channel, copied to every kernel */
 static uint8_t buffer[DM_MSG_MAX];
 
-/* A request to the kernel of `machine` over its process-control link. */
+/* A request to the kernel of `machine` over its process-control link;
+ * *value is the answer's value (0 if no answer came). */
 static long kernel_request_on(uint32_t machine, uint32_t op, dm_pid pid, int64_t arg0, int64_t arg1,
                               const void *data, uint32_t len, long pass, void *answer_data, uint32_t answer_cap,
                               uint64_t *value)
 {
-    static uint8_t out[DM_MSG_MAX], in[DM_MSG_MAX];
-    struct dm_kreq *q = (struct dm_kreq *)out;
-    memset(q, 0, sizeof *q);
-    q->op = op;
-    q->pid = pid;
-    q->arg[0] = arg0;
-    q->arg[1] = arg1;
-    if (len > sizeof out - sizeof *q)
+    if (len > DM_MSG_MAX - sizeof(struct dm_kreq))
         return E_TOOBIG;
     if (machine >= PM_MAX_MACHINES || control[machine] < 0)
         return E_NODE;
-    memcpy(q + 1, data, len);
-    struct dm_msg_info info;
-    long n = dm_call(control[machine], out, sizeof *q + len, pass, in, sizeof in, &info);
-    if (n < 0)
-        return n;
-    struct dm_kreply *r = (struct dm_kreply *)in;
+    struct kernel_request k = { .op = op, .pid = pid, .arg = { arg0, arg1 }, .data = data, .len = len,
+                                .pass = pass, .answer = answer_data, .answer_cap = answer_cap };
+    long status = kernel_request(control[machine], &k);
     if (value)
-        *value = r->value;
-    if (answer_data) {
-        uint32_t got = (uint32_t)n - sizeof *r;
-        memcpy(answer_data, r + 1, got < answer_cap ? got : answer_cap);
-    }
-    return r->status;
+        *value = k.value;
+    return status;
 }
 
 /* The same, for the requests that need only arg[0], to the kernel of the
  * machine of `pid` (of this machine when pid is 0). */
-static long kernel_request(uint32_t op, dm_pid pid, int64_t arg0, const void *data, uint32_t len, long pass,
-                           void *answer_data, uint32_t answer_cap, uint64_t *value)
+static long kernel_request_about(uint32_t op, dm_pid pid, int64_t arg0, const void *data, uint32_t len, long pass,
+                                 void *answer_data, uint32_t answer_cap, uint64_t *value)
 {
     return kernel_request_on(pid ? PID_MACHINE(pid) : dm_machine(), op, pid, arg0, 0, data, len, pass,
                              answer_data, answer_cap, value);
@@ -117,7 +105,7 @@ static long kernel_request(uint32_t op, dm_pid pid, int64_t arg0, const void *da
 void *_sbrk(ptrdiff_t increment)
 {
     uint64_t old;
-    if (kernel_request(KOP_GROW, dm_self(), increment, 0, 0, DM_NO_LINK, 0, 0, &old) < 0) {
+    if (kernel_request_about(KOP_GROW, dm_self(), increment, 0, 0, DM_NO_LINK, 0, 0, &old) < 0) {
         errno = ENOMEM;
         return (void *)-1;
     }
@@ -160,7 +148,7 @@ static struct record *new_record(dm_pid pid, const char *name)
 /* Move a link into slot `slot` of process pid (it leaves our table). */
 static long give_link(dm_pid pid, long slot, long link)
 {
-    long err = kernel_request(KOP_MOVELINK, pid, slot, 0, 0, link, 0, 0, 0);
+    long err = kernel_request_about(KOP_MOVELINK, pid, slot, 0, 0, link, 0, 0, 0);
     if (err < 0)
         dm_destroylink(link);
     return err;
@@ -269,9 +257,9 @@ static long create_process(uint32_t machine, const char *program, long image_lin
         }
     }
     if (err >= 0)
-        err = kernel_request(KOP_START, pid, 0, 0, 0, DM_NO_LINK, 0, 0, 0);
+        err = kernel_request_about(KOP_START, pid, 0, 0, 0, DM_NO_LINK, 0, 0, 0);
     if (err < 0) {
-        kernel_request(KOP_DESTROY, pid, DM_EXIT_KILLED, 0, 0, DM_NO_LINK, 0, 0, 0);
+        kernel_request_about(KOP_DESTROY, pid, DM_EXIT_KILLED, 0, 0, DM_NO_LINK, 0, 0, 0);
         return err;
     }
     *pid_out = pid;
@@ -436,33 +424,26 @@ static uint8_t disk_block[DM_DISK_BLOCK] __attribute__((aligned(4096)));
 /* Whether the disk behind device link `slot` is a trace disk. */
 static int is_trace_disk(long slot)
 {
-    struct dm_kreq q = { .op = KOP_DISK_ATTACH };
-    struct dm_kreply r = { .status = E_BADREQ };
-    struct dm_msg_info info;
     long area = dm_createlink(0, 0, LINK_READ | LINK_WRITE, disk_block, sizeof disk_block);
-    if (area < 0 || dm_call(slot, &q, sizeof q, area, &r, sizeof r, &info) < 0 || r.status < 0)
-        return 0;
-    q = (struct dm_kreq){ .op = KOP_DISK_READ, .arg = { 0, 0 } };
-    if (dm_call(slot, &q, sizeof q, DM_NO_LINK, &r, sizeof r, &info) < 0 || r.status < 0)
+    struct kernel_request attach = { .op = KOP_DISK_ATTACH, .pass = area };
+    struct kernel_request read = { .op = KOP_DISK_READ, .arg = { 0, 0 }, .pass = DM_NO_LINK };
+    if (area < 0 || kernel_request(slot, &attach) < 0 || kernel_request(slot, &read) < 0)
         return 0;
     return memcmp(disk_block, "DPMTRACE", 8) == 0;
 }
 
-/* A device link to disk `index` of machine `machine`'s kernel (KOP_DEVICE). */
-static long device_link_on(uint32_t machine, int index)
+/* A device link from the kernel of `machine` (KOP_DEVICE with arg0 and
+ * arg1: a disk's index, or 0 and KLINK_LIVE for the live trace channel). */
+static long device_link_on(uint32_t machine, int64_t arg0, int64_t arg1)
 {
-    struct dm_kreq q = { .op = KOP_DEVICE, .arg = { index } };
-    struct dm_kreply r = { .status = E_BADREQ };
-    struct dm_msg_info info;
-    long n = dm_call(control[machine], &q, sizeof q, DM_NO_LINK, &r, sizeof r, &info);
-    if (n < 0)
-        return n;
-    if (r.status < 0 || info.link < 0) {
-        if (info.link >= 0)
-            dm_destroylink(info.link);
-        return r.status < 0 ? r.status : E_BADREQ;
+    struct kernel_request k = { .op = KOP_DEVICE, .arg = { arg0, arg1 }, .pass = DM_NO_LINK };
+    long status = kernel_request(control[machine], &k);
+    if (status < 0 || k.link < 0) {
+        if (k.link >= 0)
+            dm_destroylink(k.link);
+        return status < 0 ? status : E_BADREQ;
     }
-    return info.link;
+    return k.link;
 }
 
 /* A copy of a free trace disk's device link on `machine` for a filter
@@ -475,7 +456,7 @@ static long lend_trace_disk(uint32_t machine, int *index)
     for (int i = 0; i < ntrace_disks; i++)
         known |= trace_disks[i].machine == machine;
     if (!known && machine != dm_machine() && ntrace_disks < NTRACEDISKS) {
-        long link = device_link_on(machine, REMOTE_TRACE_DISK);
+        long link = device_link_on(machine, REMOTE_TRACE_DISK, 0);
         if (link >= 0)
             trace_disks[ntrace_disks++] = (typeof(trace_disks[0])){ machine, link, 0 };
     }
@@ -509,16 +490,10 @@ static long lend_live_channel(const struct record *filter)
         return E_NODE;
     typeof(live_channels[0]) *c = &live_channels[machine];
     if (c->link < 0) {
-        struct dm_kreq q = { .op = KOP_DEVICE, .arg = { 0, KLINK_LIVE } };
-        struct dm_kreply r = { .status = E_BADREQ };
-        struct dm_msg_info info;
-        long n = dm_call(control[machine], &q, sizeof q, DM_NO_LINK, &r, sizeof r, &info);
-        if (n < 0 || r.status < 0 || info.link < 0) {
-            if (n >= 0 && info.link >= 0)
-                dm_destroylink(info.link);
-            return n < 0 ? n : r.status < 0 ? r.status : E_BADREQ;
-        }
-        c->link = info.link;
+        long link = device_link_on(machine, 0, KLINK_LIVE);
+        if (link < 0)
+            return link;
+        c->link = link;
     }
     const struct record *holder = c->filter ? find_record(c->filter) : 0;
     if (holder && holder != filter && !holder->ended)
@@ -605,205 +580,315 @@ static void flush_file_system(void)
 
 static void serve_one(void);
 
-static void handle_request(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len)
-{
-    dm_pid caller = info->code;
-    const char *data = (const char *)(q + 1);
-    uint32_t data_len = len - sizeof *q;
-    long reply = info->reply;
-    struct record *r;
-    long status = 0;
-    uint64_t value = 0;
+/* The handlers of each kind of request (servers/protocol.h, enum pm_op),
+ * below in this order. Each fills in the answer (server.h); the caller is
+ * the request link's code, info->code. */
+static server_handler run_program, meter_process, meter_system, wait_for_end, signal_process, list_processes,
+    list_peers, halt_system, lend_live, take_server_link;
 
+/* One request to the process manager, by kind. */
+static void handle_request(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
+                           struct server_answer *answer)
+{
+    struct record *r;
+    uint64_t value = 0;
     switch (q->op) {
     case PM_RUN:
     case PM_METER_RUN:
-    case PM_FILTER: {
-        const struct pm_meter *asked = 0;
-        if (q->op == PM_METER_RUN) {
-            if (data_len < sizeof *asked ||
-                strnlen(((const struct pm_meter *)data)->filter, sizeof asked->filter) == sizeof asked->filter) {
-                status = E_INVAL;
-                break;
-            }
-            asked = (const struct pm_meter *)data;
-            data += sizeof *asked;
-            data_len -= sizeof *asked;
-        }
-        uint32_t name_len = (uint32_t)strnlen(data, data_len);
-        if (name_len == 0 || name_len == data_len) {
-            status = E_INVAL;
-            break;
-        }
-        uint32_t machine = q->arg[2] > 0 ? (uint32_t)(q->arg[2] - 1) : PID_MACHINE(caller);
-        if (machine >= PM_MAX_MACHINES || control[machine] < 0) {
-            status = E_NODE;
-            break;
-        }
-        struct metering metering = { .filter = -1 };
-        int disk = -1;
-        long device = DM_NO_LINK;
-        if (q->op == PM_FILTER)    /* a filter is not metered by the machine's system setting */
-            device = lend_trace_disk(machine, &disk);
-        else
-            status = metering_for(caller, machine, asked, &metering);
-        if (device < DM_NO_LINK)
-            status = device;
-        if (status < 0)
-            break;
-        long image_link = DM_NO_LINK;
-        void *image = 0;
-        status = read_program(data, &image_link, &image);
-        if (status == E_NOTFOUND && !strchr(data, '/'))
-            status = 0;   /* not in the file system: perhaps in the boot image */
-        if (status == 0)
-            status = create_process(machine, data, image_link, data + name_len + 1, data_len - name_len - 1,
-                                    (int)q->arg[0], (int)q->arg[1], device, 3, &metering, &value);
-        else if (device >= 0)
-            dm_destroylink(device);
-        if (status == 0 && disk >= 0)
-            trace_disks[disk].filter = value;
-        struct record *started = status == 0 && q->op == PM_FILTER ? find_record(value) : 0;
-        /* The name it serves under: its first argument after argv[0] and the options (-l). */
-        const char *end = data + data_len, *filter_name = data + name_len + 1;
-        for (int i = 0; i < q->arg[0] && filter_name < end; i++) {
-            filter_name += strnlen(filter_name, (size_t)(end - filter_name)) + 1;
-            if (filter_name < end && filter_name[0] != '-')
-                break;
-        }
-        if (started && filter_name < end)
-            snprintf(started->serves_filter, sizeof started->serves_filter, "%.*s",
-                     (int)strnlen(filter_name, (size_t)(end - filter_name)), filter_name);
-        free(image);
-        /* Answer once the filter serves (its PM_READY, after it registered
-         * its name), so that `filter start` then `meter -F NAME ...` works;
-         * meanwhile serve others (the filter itself may ask for memory).
-         * `data` is not used after this: serving overwrites the buffer. */
-        while (started && !started->ended && !started->ready)
-            serve_one();
-        if (started && started->ended)
-            status = E_DEAD;     /* it refused to start: it said why on the console */
+    case PM_FILTER:
+        run_program(info, q, len, answer);
         break;
-    }
     case PM_METER:
-        if (data_len < sizeof(struct pm_meter) || !(r = target(q)) || r->ended)
-            status = data_len < sizeof(struct pm_meter) ? E_INVAL : E_NOTFOUND;
-        else
-            status = change_metering(caller, r, (const struct pm_meter *)data);
+        meter_process(info, q, len, answer);
         break;
-    case PM_METER_SYSTEM: {
-        const struct pm_meter *m = (const struct pm_meter *)data;
-        long f = 0;
-        if (data_len < sizeof *m || q->arg[0] < 0 || q->arg[0] >= PM_MAX_MACHINES ||
-            (m->flags & ~(uint32_t)METER_ALL_FLAGS))
-            status = E_INVAL;
-        else if (m->flags && (f = find_filter(m->filter)) < 0)
-            status = f;
-        else {
-            system_meter[q->arg[0]] = *m;
-            system_filter[q->arg[0]] = (int)f;
-        }
+    case PM_METER_SYSTEM:
+        meter_system(info, q, len, answer);
         break;
-    }
     case PM_WAIT:
-        if (!(r = target(q))) {
-            status = E_NOTFOUND;
-        } else if (r->ended) {
-            value = (uint64_t)r->status;
-        } else if (r->nwaiters < NWAITERS && reply >= 0) {
-            r->waiters[r->nwaiters++] = (int)reply;
-            return;   /* answered when it ends */
-        } else {
-            status = E_QFULL;
-        }
+        wait_for_end(info, q, len, answer);
         break;
     case PM_KILL:
     case PM_STOP:
     case PM_RESUME:
-        if (!(r = target(q)) || r->ended)
-            status = E_NOTFOUND;
-        else if (r->pid == dm_self())
-            status = E_INVAL;   /* not the process manager itself */
-        else
-            status = kernel_request(q->op == PM_KILL ? KOP_DESTROY : q->op == PM_STOP ? KOP_STOP : KOP_RESUME,
-                                    r->pid, DM_EXIT_KILLED, &caller, sizeof caller, DM_NO_LINK, 0, 0, 0);
+        signal_process(info, q, len, answer);
         break;
-    case PM_PS: {
-        /* From the cursor's machine and slot on; a machine with nothing
-         * more (or down) gives way to the next. */
-        static uint8_t entries[DM_MSG_MAX];
-        int64_t machine = q->arg[0] >> 16, slot = q->arg[0] & 0xffff;
-        for (; machine < PM_MAX_MACHINES; machine++, slot = 0) {
-            if (control[machine] < 0)
-                continue;
-            status = kernel_request_on((uint32_t)machine, KOP_PS, 0, slot, 0, 0, 0, DM_NO_LINK, entries,
-                                       sizeof entries, &value);
-            if (status >= 0 && value > 0)
-                break;
-        }
-        if (machine == PM_MAX_MACHINES)
-            status = 0, value = 0;
-        if (status >= 0 && reply >= 0) {
-            sv_reply(reply, 0, (int64_t)value, entries, (uint32_t)(value * sizeof(struct dm_kproc)), DM_NO_LINK);
-            return;
-        }
+    case PM_PS:
+        list_processes(info, q, len, answer);
         break;
-    }
-    case PM_NETSTAT: {
-        static uint8_t peers[DM_MSG_MAX];
-        status = q->arg[0] < 0 || q->arg[0] >= PM_MAX_MACHINES
-                     ? E_NODE
-                     : kernel_request_on((uint32_t)q->arg[0], KOP_NETSTAT, 0, 0, 0, 0, 0, DM_NO_LINK, peers,
-                                         sizeof peers, &value);
-        if (status >= 0 && reply >= 0) {
-            sv_reply(reply, 0, (int64_t)value, peers, (uint32_t)(value * sizeof(struct dm_kpeer)), DM_NO_LINK);
-            return;
-        }
+    case PM_NETSTAT:
+        list_peers(info, q, len, answer);
         break;
-    }
     case PM_SBRK:
-        status = kernel_request(KOP_GROW, caller, q->arg[0], 0, 0, DM_NO_LINK, 0, 0, &value);
+        answer->status = kernel_request_about(KOP_GROW, info->code, q->arg[0], 0, 0, DM_NO_LINK, 0, 0, &value);
+        answer->value = (int64_t)value;
         break;
     case PM_HALT:
-        flush_file_system();
-        flush_metering();
-        halt_other_machines((int)q->arg[0]);
-        kernel_request(KOP_HALT, 0, q->arg[0], 0, 0, DM_NO_LINK, 0, 0, 0);
-        status = E_STATE;   /* only reached if the kernel refused */
+        halt_system(info, q, len, answer);
         break;
     case PM_READY:
-        if ((r = find_record(caller)))
+        if ((r = find_record(info->code)))
             r->ready = 1;
         break;
     case PM_METER_FLUSH:
         flush_kernels_metering(FLUSH_AT_STOP_MS);
         break;
-    case PM_LIVE: {
-        long link = lend_live_channel(find_record(caller));
-        if (link < 0) {
-            status = link;
-            break;
-        }
-        sv_reply(reply, 0, 0, 0, 0, link);
-        return;
-    }
+    case PM_LIVE:
+        lend_live(info, q, len, answer);
+        break;
     case PM_SERVE:
-        if (info->link < 0 || strnlen(data, data_len) == data_len) {
-            status = E_INVAL;
-        } else if (strcmp(data, "switchboard") == 0 && switchboard_slot < 0) {
-            switchboard_slot = info->link;
-        } else if (strcmp(data, "console") == 0 && console_slot < 0) {
-            console_slot = info->link;
-        } else {
-            status = E_INVAL;
-            dm_destroylink(info->link);
-        }
+        take_server_link(info, q, len, answer);
         break;
     default:
-        status = E_NOSYS;
+        answer->status = E_NOSYS;
     }
-    if (reply >= 0)
-        sv_reply(reply, status, (int64_t)value, 0, 0, DM_NO_LINK);
+}
+
+/* PM_RUN, PM_METER_RUN (data: a struct pm_meter first), PM_FILTER: create
+ * a process running the program named by the data, on the machine asked
+ * or the caller's; the answer's value is its pid. A filter gets a trace
+ * disk of its machine and is answered once it serves. */
+static void run_program(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
+                        struct server_answer *answer)
+{
+    dm_pid caller = info->code;
+    const char *data = (const char *)(q + 1);
+    uint32_t data_len = len - sizeof *q;
+    long status = 0;
+    uint64_t value = 0;
+    const struct pm_meter *asked = 0;
+    if (q->op == PM_METER_RUN) {
+        if (data_len < sizeof *asked ||
+            strnlen(((const struct pm_meter *)data)->filter, sizeof asked->filter) == sizeof asked->filter) {
+            answer->status = E_INVAL;
+            return;
+        }
+        asked = (const struct pm_meter *)data;
+        data += sizeof *asked;
+        data_len -= sizeof *asked;
+    }
+    uint32_t name_len = (uint32_t)strnlen(data, data_len);
+    if (name_len == 0 || name_len == data_len) {
+        answer->status = E_INVAL;
+        return;
+    }
+    uint32_t machine = q->arg[2] > 0 ? (uint32_t)(q->arg[2] - 1) : PID_MACHINE(caller);
+    if (machine >= PM_MAX_MACHINES || control[machine] < 0) {
+        answer->status = E_NODE;
+        return;
+    }
+    struct metering metering = { .filter = -1 };
+    int disk = -1;
+    long device = DM_NO_LINK;
+    if (q->op == PM_FILTER)    /* a filter is not metered by the machine's system setting */
+        device = lend_trace_disk(machine, &disk);
+    else
+        status = metering_for(caller, machine, asked, &metering);
+    if (device < DM_NO_LINK)
+        status = device;
+    if (status < 0) {
+        answer->status = status;
+        return;
+    }
+    long image_link = DM_NO_LINK;
+    void *image = 0;
+    status = read_program(data, &image_link, &image);
+    if (status == E_NOTFOUND && !strchr(data, '/'))
+        status = 0;   /* not in the file system: perhaps in the boot image */
+    if (status == 0)
+        status = create_process(machine, data, image_link, data + name_len + 1, data_len - name_len - 1,
+                                (int)q->arg[0], (int)q->arg[1], device, 3, &metering, &value);
+    else if (device >= 0)
+        dm_destroylink(device);
+    if (status == 0 && disk >= 0)
+        trace_disks[disk].filter = value;
+    struct record *started = status == 0 && q->op == PM_FILTER ? find_record(value) : 0;
+    /* The name it serves under: its first argument after argv[0] and the options (-l). */
+    const char *end = data + data_len, *filter_name = data + name_len + 1;
+    for (int i = 0; i < q->arg[0] && filter_name < end; i++) {
+        filter_name += strnlen(filter_name, (size_t)(end - filter_name)) + 1;
+        if (filter_name < end && filter_name[0] != '-')
+            break;
+    }
+    if (started && filter_name < end)
+        snprintf(started->serves_filter, sizeof started->serves_filter, "%.*s",
+                 (int)strnlen(filter_name, (size_t)(end - filter_name)), filter_name);
+    free(image);
+    /* Answer once the filter serves (its PM_READY, after it registered
+     * its name), so that `filter start` then `meter -F NAME ...` works;
+     * meanwhile serve others (the filter itself may ask for memory).
+     * `q` and `data` are not used after this: serving overwrites the buffer. */
+    while (started && !started->ended && !started->ready)
+        serve_one();
+    if (started && started->ended)
+        status = E_DEAD;     /* it refused to start: it said why on the console */
+    answer->status = status;
+    answer->value = (int64_t)value;
+}
+
+/* PM_METER: change the metering of process arg0 (data: a struct pm_meter). */
+static void meter_process(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
+                          struct server_answer *answer)
+{
+    uint32_t data_len = len - sizeof *q;
+    struct record *r;
+    if (data_len < sizeof(struct pm_meter) || !(r = target(q)) || r->ended)
+        answer->status = data_len < sizeof(struct pm_meter) ? E_INVAL : E_NOTFOUND;
+    else
+        answer->status = change_metering(info->code, r, (const struct pm_meter *)(q + 1));
+}
+
+/* PM_METER_SYSTEM: meter every process created on machine arg0 from now
+ * on as the data (a struct pm_meter) says; flags 0: no longer. */
+static void meter_system(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
+                         struct server_answer *answer)
+{
+    (void)info;
+    const struct pm_meter *m = (const struct pm_meter *)(q + 1);
+    long f = 0;
+    if (len - sizeof *q < sizeof *m || q->arg[0] < 0 || q->arg[0] >= PM_MAX_MACHINES ||
+        (m->flags & ~(uint32_t)METER_ALL_FLAGS))
+        answer->status = E_INVAL;
+    else if (m->flags && (f = find_filter(m->filter)) < 0)
+        answer->status = f;
+    else {
+        system_meter[q->arg[0]] = *m;
+        system_filter[q->arg[0]] = (int)f;
+    }
+}
+
+/* PM_WAIT: the exit status of process arg0, answered when it ends. */
+static void wait_for_end(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
+                         struct server_answer *answer)
+{
+    (void)len;
+    struct record *r = target(q);
+    if (!r) {
+        answer->status = E_NOTFOUND;
+    } else if (r->ended) {
+        answer->value = r->status;
+    } else if (r->nwaiters < NWAITERS && info->reply >= 0) {
+        r->waiters[r->nwaiters++] = (int)info->reply;
+        answer->later = 1;   /* answered when it ends (process_ended) */
+    } else {
+        answer->status = E_QFULL;
+    }
+}
+
+/* PM_KILL, PM_STOP, PM_RESUME: of process arg0 (not the process manager). */
+static void signal_process(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
+                           struct server_answer *answer)
+{
+    (void)len;
+    dm_pid caller = info->code;
+    struct record *r = target(q);
+    if (!r || r->ended)
+        answer->status = E_NOTFOUND;
+    else if (r->pid == dm_self())
+        answer->status = E_INVAL;   /* not the process manager itself */
+    else
+        answer->status = kernel_request_about(q->op == PM_KILL   ? KOP_DESTROY
+                                              : q->op == PM_STOP ? KOP_STOP
+                                                                 : KOP_RESUME,
+                                              r->pid, DM_EXIT_KILLED, &caller, sizeof caller, DM_NO_LINK, 0, 0, 0);
+}
+
+/* The answer of PM_PS and PM_NETSTAT: `count` entries of `size` bytes
+ * each, or the error `status` (with count as its value). */
+static void answer_entries(struct server_answer *answer, long status, uint64_t count, const void *entries,
+                           size_t size)
+{
+    answer->value = (int64_t)count;
+    if (status < 0) {
+        answer->status = status;
+        return;
+    }
+    answer->data = entries;
+    answer->len = (uint32_t)(count * size);
+}
+
+/* PM_PS: a page of the list of every machine's processes, from the cursor
+ * arg0 (PM_PS_CURSOR) on; a machine with nothing more (or down) gives way
+ * to the next. The answer's value is the number of entries. */
+static void list_processes(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
+                           struct server_answer *answer)
+{
+    (void)info, (void)len;
+    static uint8_t entries[DM_MSG_MAX];
+    long status = 0;
+    uint64_t value = 0;
+    int64_t machine = q->arg[0] >> 16, slot = q->arg[0] & 0xffff;
+    for (; machine < PM_MAX_MACHINES; machine++, slot = 0) {
+        if (control[machine] < 0)
+            continue;
+        status = kernel_request_on((uint32_t)machine, KOP_PS, 0, slot, 0, 0, 0, DM_NO_LINK, entries, sizeof entries,
+                                   &value);
+        if (status >= 0 && value > 0)
+            break;
+    }
+    if (machine == PM_MAX_MACHINES)
+        status = 0, value = 0;
+    answer_entries(answer, status, value, entries, sizeof(struct dm_kproc));
+}
+
+/* PM_NETSTAT: what the kernel of machine arg0 knows of the others (struct
+ * dm_kpeer each); the answer's value is their number. */
+static void list_peers(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
+                       struct server_answer *answer)
+{
+    (void)info, (void)len;
+    static uint8_t peers[DM_MSG_MAX];
+    uint64_t value = 0;
+    long status = q->arg[0] < 0 || q->arg[0] >= PM_MAX_MACHINES
+                      ? E_NODE
+                      : kernel_request_on((uint32_t)q->arg[0], KOP_NETSTAT, 0, 0, 0, 0, 0, DM_NO_LINK, peers,
+                                          sizeof peers, &value);
+    answer_entries(answer, status, value, peers, sizeof(struct dm_kpeer));
+}
+
+/* PM_HALT: write back the file system and the metering, power every
+ * machine off with status arg0. Answered only if the kernel refuses. */
+static void halt_system(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
+                        struct server_answer *answer)
+{
+    (void)info, (void)len;
+    flush_file_system();
+    flush_metering();
+    halt_other_machines((int)q->arg[0]);
+    kernel_request_about(KOP_HALT, 0, q->arg[0], 0, 0, DM_NO_LINK, 0, 0, 0);
+    answer->status = E_STATE;
+}
+
+/* PM_LIVE: a filter server this process manager started asks for the live
+ * trace channel of its machine; answered with a copy of its device link. */
+static void lend_live(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
+                      struct server_answer *answer)
+{
+    (void)q, (void)len;
+    long link = lend_live_channel(find_record(info->code));
+    if (link < 0)
+        answer->status = link;
+    else
+        answer->pass = link;
+}
+
+/* PM_SERVE: the switchboard or the console server (the data: its name)
+ * gives its link, once; it is kept for every process created after. */
+static void take_server_link(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
+                             struct server_answer *answer)
+{
+    const char *name = (const char *)(q + 1);
+    uint32_t name_len = len - sizeof *q;
+    if (info->link < 0 || strnlen(name, name_len) == name_len) {
+        answer->status = E_INVAL;
+    } else if (strcmp(name, "switchboard") == 0 && switchboard_slot < 0) {
+        switchboard_slot = info->link;
+        answer->link_kept = 1;
+    } else if (strcmp(name, "console") == 0 && console_slot < 0) {
+        console_slot = info->link;
+        answer->link_kept = 1;
+    } else {
+        answer->status = E_INVAL;
+    }
 }
 
 /* Receive and handle one message. */
@@ -849,8 +934,8 @@ static void serve_message(const struct dm_msg_info *m, long n)
             machine_up(notice->machine, info.link);
         else if (info.link >= 0)
             dm_destroylink(info.link);
-    } else if (info.channel == CHANNEL_REQUEST && (size_t)n >= sizeof(struct sv_request)) {
-        handle_request(&info, (const struct sv_request *)buffer, (uint32_t)n);
+    } else if (info.channel == CHANNEL_REQUEST) {
+        server_serve(&info, buffer, n, handle_request);
     } else if (info.reply >= 0) {
         sv_reply(info.reply, E_BADREQ, 0, 0, 0, DM_NO_LINK);
     }
@@ -1007,7 +1092,7 @@ int main(int argc, char **argv)
     control[dm_machine()] = BOOT_SLOT_PROCESS_CONTROL;
     notice_link = dm_createlink(CHANNEL_NOTICE, 0, 0, 0, 0);
     long notice = dm_duplicatelink(notice_link);
-    kernel_request(KOP_NOTIFY, 0, 0, 0, 0, notice, 0, 0, 0);
+    kernel_request_about(KOP_NOTIFY, 0, 0, 0, 0, notice, 0, 0, 0);
 
     start_server(dm_machine(), "switchboard", 0, -1, &switchboard_slot, 0);
     take_own_slot(SLOT_SWITCHBOARD, switchboard_slot);
@@ -1056,7 +1141,7 @@ int main(int argc, char **argv)
         printf("pm: cannot start the shell (/bin/shell%s): %s; powering off\n",
                disks == 0 ? ", and there is no disk" : "", dm_error_name(err));
         flush_file_system();
-        kernel_request(KOP_HALT, 0, 1, 0, 0, DM_NO_LINK, 0, 0, 0);
+        kernel_request_about(KOP_HALT, 0, 1, 0, 0, DM_NO_LINK, 0, 0, 0);
     }
     for (;;)
         serve_one();

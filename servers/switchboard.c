@@ -6,6 +6,7 @@
  */
 #include <string.h>
 #include "dmlib.h"
+#include "server.h"
 
 #define NNAMES 48
 
@@ -19,6 +20,7 @@ static int find(const char *name)
     return -1;
 }
 
+/* A request about `name`; its status, and the link to answer with in *pass. */
 static long handle(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len, long *pass)
 {
     const char *name = (const char *)(q + 1);
@@ -55,24 +57,17 @@ static long handle(const struct dm_msg_info *info, const struct sv_request *q, u
     return E_NOSYS;
 }
 
+/* One request, answered with a copy of the named link for SB_LOOKUP; the
+ * link a successful SB_REGISTER brings is kept. */
+static void serve(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
+                  struct server_answer *answer)
+{
+    answer->status = handle(info, q, len, &answer->pass);
+    answer->link_kept = answer->status == 0 && q->op == SB_REGISTER;
+}
+
 int main(void)
 {
-    long self = dm_createlink(0, 0, 0, 0, 0);
-    struct sv_call serve = { .op = PM_SERVE, .data = "switchboard", .len = sizeof "switchboard", .pass = self };
-    sv_call(SLOT_PM, &serve);
-    static uint8_t buffer[DM_MSG_MAX];
-    for (;;) {
-        struct dm_msg_info info;
-        long n = dm_receive(&info, buffer, sizeof buffer, DM_ANY_CHANNEL);
-        long pass = DM_NO_LINK;
-        long status = (size_t)n >= sizeof(struct sv_request)
-                          ? handle(&info, (const struct sv_request *)buffer, (uint32_t)n, &pass)
-                          : E_BADREQ;
-        if (info.link >= 0 && !(status == 0 && ((const struct sv_request *)buffer)->op == SB_REGISTER))
-            dm_destroylink(info.link);
-        if (info.reply >= 0)
-            sv_reply(info.reply, status, 0, 0, 0, pass);
-        else if (pass >= 0)
-            dm_destroylink(pass);
-    }
+    server_offer("switchboard", 0);
+    server_run(serve);
 }

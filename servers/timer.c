@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "dmlib.h"
+#include "server.h"
 
 #define DEVICE_SLOT     3
 #define CHANNEL_REQUEST 0
@@ -102,64 +103,58 @@ static long add_waiting(uint64_t when, long slot, int is_alarm, int64_t cookie)
     return E_NOMEM;
 }
 
-static void handle(const struct dm_msg_info *info, const struct sv_request *q)
+/* A request: TIMER_SLEEP is answered when it is time, TIMER_ALARM keeps
+ * the alarm's link until it fires. */
+static void handle(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
+                   struct server_answer *answer)
 {
+    (void)len;
+    static uint64_t machine_ns;   /* TIMER_TIME's answer data */
     uint64_t now = dm_clock_ns();
-    long status = 0;
-    int64_t value = 0;
-    uint64_t machine_ns = 0;
-    uint32_t data_len = 0;
     switch (q->op) {
     case TIMER_TIME: {
-        struct dm_kreq k = { .op = KOP_TIME };
-        uint8_t in[64];
-        struct dm_msg_info ki;
-        long n = dm_call(DEVICE_SLOT, &k, sizeof k, DM_NO_LINK, in, sizeof in, &ki);
-        const struct dm_kreply *r = (const struct dm_kreply *)in;
-        if (n < (long)(sizeof *r + 8)) {
-            status = n < 0 ? n : E_BADREQ;
+        struct kernel_request k = { .op = KOP_TIME, .pass = DM_NO_LINK, .answer = &machine_ns,
+                                    .answer_cap = sizeof machine_ns };
+        long err = kernel_request(DEVICE_SLOT, &k);
+        if (err < 0 || k.answer_len < sizeof machine_ns) {
+            answer->status = err < 0 ? err : E_BADREQ;
             break;
         }
-        value = (int64_t)r->value;
-        memcpy(&machine_ns, r + 1, 8);
-        data_len = 8;
+        answer->value = (int64_t)k.value;
+        answer->data = &machine_ns;
+        answer->len = sizeof machine_ns;
         break;
     }
     case TIMER_SLEEP:
         if (q->arg[0] < 0 || info->reply < 0) {
-            status = E_INVAL;
+            answer->status = E_INVAL;
             break;
         }
-        if ((status = add_waiting(now + (uint64_t)q->arg[0], info->reply, 0, 0)) == 0) {
+        if ((answer->status = add_waiting(now + (uint64_t)q->arg[0], info->reply, 0, 0)) == 0) {
             arm();
-            return;   /* answered when it is time */
+            answer->later = 1;   /* answered when it is time */
         }
         break;
     case TIMER_ALARM:
         if (q->arg[0] < 0 || info->link < 0) {
-            status = E_INVAL;
+            answer->status = E_INVAL;
             break;
         }
-        status = add_waiting(now + (uint64_t)q->arg[0], info->link, 1, q->arg[1]);
-        if (status == 0)
+        answer->status = add_waiting(now + (uint64_t)q->arg[0], info->link, 1, q->arg[1]);
+        if (answer->status == 0)
             arm();
         else
             dm_destroylink(info->link);
+        answer->link_kept = 1;
         break;
     default:
-        status = E_NOSYS;
+        answer->status = E_NOSYS;
     }
-    if (info->link >= 0 && q->op != TIMER_ALARM)
-        dm_destroylink(info->link);
-    if (info->reply >= 0)
-        sv_reply(info->reply, status, value, &machine_ns, data_len, DM_NO_LINK);
 }
 
 int main(void)
 {
-    long self = dm_createlink(CHANNEL_REQUEST, 0, 0, 0, 0);
-    sb_register("timer", self);
-    pm_ready();
+    server_register("timer", CHANNEL_REQUEST);
     static uint8_t buffer[DM_MSG_MAX];
     for (;;) {
         struct dm_msg_info info;
@@ -169,10 +164,8 @@ int main(void)
         if (info.channel == CHANNEL_TICK && (info.flags & DM_MSG_FROM_KERNEL)) {
             wakeup_came();
             fire_expired();
-        } else if ((size_t)n >= sizeof(struct sv_request)) {
-            handle(&info, (const struct sv_request *)buffer);
-        } else if (info.reply >= 0) {
-            sv_reply(info.reply, E_BADREQ, 0, 0, 0, DM_NO_LINK);
+        } else {
+            server_serve(&info, buffer, n, handle);
         }
         arm();
     }

@@ -112,7 +112,7 @@ def test_user_breakpoint_in_hello_main():
     node.type("run hello\n")
     out = finish(gdb, out_path)
     assert re.search(r"^Breakpoint 1, main \(", out, re.M), out
-    frame(out, 0, "main", "user/hello.c")
+    frame(out, 0, "main", "user/programs/hello.c")
     frame(out, 1, "dm_start", "user/lib/syscalls.c")
     assert re.search(r"^hello$", out, re.M), "proc-name did not print hello:\n" + out
     node.expect(r"hello from process \S+ on machine 0\n", 10)   # runs on after detach

@@ -23,7 +23,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "fsck.h"
 #include "fsimage.h"
 
@@ -40,7 +40,7 @@
 enum {
     STATUS_OK = 0,       /* done; check: the image is clean */
     STATUS_FAILED = 1,   /* the operation failed; check: problems found */
-    STATUS_ERROR = 2,    /* bad usage, or an image or host file unreadable */
+    STATUS_ERROR = CLI_STATUS_USAGE,   /* bad usage (usage()), or an image or host file unreadable */
 };
 
 static const char help_text[] =
@@ -172,7 +172,7 @@ static const char help_text[] =
 "    2  bad usage, or the image or a host file could not be read or written\n"
 "\n"
 "EXAMPLES\n"
-"    dmfs mkfs disk.img 64 build/user/hello.elf=/bin/hello notes.txt\n"
+"    dmfs mkfs disk.img 64 build/user/programs/hello.elf=/bin/hello notes.txt\n"
 "    dmfs ls -lR disk.img\n"
 "    dmfs get disk.img /trace/log trace.log\n"
 "    dmfs check --repair disk.img\n";
@@ -181,31 +181,7 @@ static const char help_text[] =
 /* Errors                                                              */
 /* ------------------------------------------------------------------ */
 
-/* Prints `dmfs: ` and the message to stderr and exits with `status`. */
-static void die(int status, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
-static void die(int status, const char *fmt, ...)
-{
-    va_list ap;
-    fputs("dmfs: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    exit(status);
-}
-
-/* A usage error: says what is wrong and where the help is; status 2. */
-static void usage(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-static void usage(const char *fmt, ...)
-{
-    va_list ap;
-    fputs("dmfs: usage: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputs(" (see dmfs --help)\n", stderr);
-    exit(STATUS_ERROR);
-}
+const char cli_program[] = "dmfs";   /* in every error message (cli.h) */
 
 /* calloc that ends the program when memory runs out. */
 static void *xcalloc(size_t count, size_t size)
@@ -1029,23 +1005,9 @@ static int cmd_check(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    static const struct {
-        const char *name;
-        int (*run)(int argc, char **argv);
-    } commands[] = {
+    static const struct cli_command commands[] = {
         { "mkfs", cmd_mkfs }, { "ls", cmd_ls }, { "get", cmd_get }, { "put", cmd_put },
         { "mkdir", cmd_mkdir }, { "rm", cmd_rm }, { "check", cmd_check },
     };
-
-    if (argc < 2)
-        usage("dmfs COMMAND ARGS, where COMMAND is mkfs, ls, get, put, mkdir, rm or check");
-    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-        if (strcmp(argv[i], "--help") == 0 || (i == 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0))) {
-            fputs(help_text, stdout);
-            return STATUS_OK;
-        }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].run(argc - 2, argv + 2);
-    usage("unknown command '%s'; the commands are mkfs, ls, get, put, mkdir, rm and check", argv[1]);
+    return cli_main(argc, argv, commands, sizeof commands / sizeof commands[0], help_text, 1);
 }

@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "meter.h"
 #include "print.h"
 #include "rules.h"
@@ -29,7 +29,7 @@
 enum {
     STATUS_OK = 0,
     STATUS_BAD_INPUT = 1,
-    STATUS_USAGE = 2,
+    STATUS_USAGE = CLI_STATUS_USAGE,   /* usage() */
 };
 
 #define DEFAULT_SIZE_MB 64
@@ -129,31 +129,7 @@ static const char help_text[] =
 
 /* ---- errors ---- */
 
-/* Prints `dmtrace: ` and the message to stderr and exits with `status`. */
-static void die(int status, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
-static void die(int status, const char *fmt, ...)
-{
-    va_list ap;
-    fputs("dmtrace: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    exit(status);
-}
-
-/* A usage error: says what is wrong and where the help is. */
-static void usage(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-static void usage(const char *fmt, ...)
-{
-    va_list ap;
-    fputs("dmtrace: usage: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputs(" (see dmtrace --help)\n", stderr);
-    exit(STATUS_USAGE);
-}
+const char cli_program[] = "dmtrace";   /* in every error message (cli.h) */
 
 /* ---- files ---- */
 
@@ -401,21 +377,8 @@ static int cmd_dump(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    static const struct {
-        const char *name;
-        int (*run)(int argc, char **argv);
-    } commands[] = {
+    static const struct cli_command commands[] = {
         { "blank", cmd_blank }, { "extract", cmd_extract }, { "unstream", cmd_unstream }, { "dump", cmd_dump },
     };
-    if (argc < 2)
-        usage("dmtrace COMMAND ARGS, where COMMAND is blank, extract, unstream or dump");
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || (i == 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0))) {
-            fputs(help_text, stdout);
-            return STATUS_OK;
-        }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].run(argc - 2, argv + 2);
-    usage("unknown command '%s'; the commands are blank, extract, unstream and dump", argv[1]);
+    return cli_main(argc, argv, commands, sizeof commands / sizeof commands[0], help_text, 0);
 }
