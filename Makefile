@@ -156,7 +156,7 @@ $(B)/user/tspserver.elf: EXTRA_OBJS := $(TSP_OBJS)
 # The filter server selects records with meter/'s rule engine and writes
 # meter/'s trace-log container: the same C as the host tools', compiled
 # for the guest.
-METER_GUEST_OBJS := $(B)/meter/meter.o $(B)/meter/rules.o
+METER_GUEST_OBJS := $(B)/meter/tracelog.o $(B)/meter/rules.o
 $(B)/filter/filter.elf: $(METER_GUEST_OBJS)
 $(B)/filter/filter.elf: EXTRA_OBJS := $(METER_GUEST_OBJS)
 
@@ -169,15 +169,15 @@ $(B)/tools/dmfs: tools/dmfs.c fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck.h fs/f
 # Trace disks and trace logs on the host (meter/'s container and rule
 # engine, compiled for the host); tracegen writes logs of known records
 # for its tests (tests/test_dmtrace.py).
-METER_HOST := meter/meter.c meter/rules.c meter/meter.h meter/rules.h meter/record.h meter/print.c meter/print.h
+METER_HOST := meter/tracelog.c meter/rules.c meter/tracelog.h meter/rules.h meter/record.h meter/print.c meter/print.h
 $(B)/tools/dmtrace: tools/dmtrace.c $(METER_HOST)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
-	@$(HOSTCC) -Imeter -o $@ tools/dmtrace.c meter/meter.c meter/rules.c meter/print.c
+	@$(HOSTCC) -Imeter -o $@ tools/dmtrace.c meter/tracelog.c meter/rules.c meter/print.c
 $(B)/tools/tracegen: tests/tracegen.c $(METER_HOST)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
-	@$(HOSTCC) -Imeter -o $@ tests/tracegen.c meter/meter.c meter/rules.c
+	@$(HOSTCC) -Imeter -o $@ tests/tracegen.c meter/tracelog.c meter/rules.c
 
 # The host analyzer: every analysis/*.c (the subcommands in files of their
 # own, analysis/commands.h), over meter/'s container and rule engine; and
@@ -188,12 +188,12 @@ DPM_DEPS := $(DPM_SRCS) $(wildcard analysis/*.h) $(METER_HOST)
 $(B)/tools/dpm: $(DPM_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
-	@$(HOSTCC) -Imeter -Ianalysis -o $@ $(DPM_SRCS) meter/meter.c meter/rules.c meter/print.c -lm
+	@$(HOSTCC) -Imeter -Ianalysis -o $@ $(DPM_SRCS) meter/tracelog.c meter/rules.c meter/print.c -lm
 $(B)/tools/dpm-sanitized: $(DPM_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Imeter -Ianalysis -o $@ \
-	    $(DPM_SRCS) meter/meter.c meter/rules.c meter/print.c -lm
+	    $(DPM_SRCS) meter/tracelog.c meter/rules.c meter/print.c -lm
 
 # The kernel's frame parser (plain C) under a host unit test with the
 # sanitizers (tests/test_net.py).
@@ -206,20 +206,20 @@ $(B)/tools/netframe_test: tests/netframe_test.c tests/host_check.h kernel/netfra
 # DPM's record tables, description and trace-log container (meter/, plain C
 # shared by guest and host) under a host unit test with the sanitizers
 # (tests/test_meter.py).
-$(B)/tools/meter_test: tests/meter_test.c tests/host_check.h meter/meter.c meter/meter.h meter/record.h \
+$(B)/tools/meter_test: tests/meter_test.c tests/host_check.h meter/tracelog.c meter/tracelog.h meter/record.h \
                       meter/rules.c meter/rules.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Imeter -o $@ \
-	    tests/meter_test.c meter/meter.c meter/rules.c
+	    tests/meter_test.c meter/tracelog.c meter/rules.c
 
 # The description parser and the rule engine (meter/rules.c), the same
 # code the filter and the analyzer use, under the sanitizers (tests/test_meter.py).
-$(B)/tools/rules_test: tests/rules_test.c tests/host_check.h meter/rules.c meter/rules.h meter/meter.c meter/meter.h meter/record.h
+$(B)/tools/rules_test: tests/rules_test.c tests/host_check.h meter/rules.c meter/rules.h meter/tracelog.c meter/tracelog.h meter/record.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Imeter -o $@ \
-	    tests/rules_test.c meter/rules.c meter/meter.c
+	    tests/rules_test.c meter/rules.c meter/tracelog.c
 
 # The transport engine (plain C) between simulated kernels on a faulty
 # simulated network, under the sanitizers (tests/test_transport.py).
@@ -254,7 +254,7 @@ $(B)/tools/dmfs-sanitized: tools/dmfs.c fs/fsimage.c fs/fsck.c fs/fsimage.h fs/f
 $(B)/tools/dmtrace-sanitized: tools/dmtrace.c $(METER_HOST)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
-	@$(HOSTCC) $(SANITIZE) -Imeter -o $@ tools/dmtrace.c meter/meter.c meter/rules.c meter/print.c
+	@$(HOSTCC) $(SANITIZE) -Imeter -o $@ tools/dmtrace.c meter/tracelog.c meter/rules.c meter/print.c
 
 # The fuzzers (tests/fuzz/, README "Fuzzing"): clang's libFuzzer with the
 # sanitizers, one binary per target. `make fuzz` runs each for FUZZ_SECONDS
@@ -263,8 +263,8 @@ $(B)/tools/dmtrace-sanitized: tools/dmtrace.c $(METER_HOST)
 FUZZ_CC := clang -std=c11 -Wall -Wextra -Werror -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_SECONDS ?= 600
 FUZZ_TARGETS := rules tracelog fsimage netframe
-FUZZ_rules    := meter/rules.c meter/meter.c
-FUZZ_tracelog := meter/rules.c meter/meter.c analysis/stream.c analysis/fields.c analysis/trace.c analysis/table.c
+FUZZ_rules    := meter/rules.c meter/tracelog.c
+FUZZ_tracelog := meter/rules.c meter/tracelog.c analysis/stream.c analysis/fields.c analysis/trace.c analysis/table.c
 FUZZ_fsimage  := fs/fsimage.c fs/fsck.c
 FUZZ_netframe := kernel/netframe.c kernel/transport.c
 FUZZ_HDRS := $(wildcard meter/*.h analysis/*.h fs/*.h kernel/netframe.h kernel/transport.h)

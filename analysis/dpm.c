@@ -28,7 +28,7 @@ static const char help_text[] =
 "    dpm --help               dpm COMMAND --help\n"
 "\n"
 "DESCRIPTION\n"
-"    A trace log is what a DPM filter server writes (meter/meter.h): a\n"
+"    A trace log is what a DPM filter server writes (meter/tracelog.h): a\n"
 "    header with the trace description in DPM's format (thesis Fig. 3.3),\n"
 "    then blocks of the records its selection rules kept, each with the\n"
 "    fields the rules kept, and the count of records lost on the way. dpm\n"

@@ -13,7 +13,7 @@
 
 #include "commands.h"
 #include "event.h"
-#include "meter.h"
+#include "tracelog.h"
 #include "print.h"
 #include "table.h"
 

@@ -1,6 +1,6 @@
 /*
  * event.h — the analyzer's view of a trace: every record of one or more
- * trace logs, read by each log's own description (meter/meter.h,
+ * trace logs, read by each log's own description (meter/tracelog.h,
  * tracelog_next_values) and turned into one fixed struct, whatever fields
  * the filter's rules kept. Every analysis of `dpm` works on these; none of
  * them reads a log's bytes itself.

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "meter.h"
+#include "tracelog.h"
 #include "report.h"
 #include "stats.h"
 #include "table.h"

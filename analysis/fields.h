@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "event.h"
-#include "meter.h"
+#include "tracelog.h"
 
 /* Where a field of a log's layout goes in struct dpm_event: at `offset`,
  * as a number of `size` bytes (4 or 8; 0 for the halves of the program's

@@ -1,5 +1,5 @@
 /*
- * live.h — `dpm live`: following a filter's live stream (meter/meter.h,
+ * live.h — `dpm live`: following a filter's live stream (meter/tracelog.h,
  * "the live stream": a log's blocks as the filter writes them, the block
  * being filled coming again each time it grows) while the cluster runs,
  * and DPM's real-time displays of it.
@@ -19,7 +19,7 @@
 
 #include "event.h"
 #include "fields.h"
-#include "meter.h"
+#include "tracelog.h"
 #include "stats.h"
 
 /* ---- the follower (live_follow.c) ---- */

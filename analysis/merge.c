@@ -15,7 +15,7 @@
 
 #include "commands.h"
 #include "event.h"
-#include "meter.h"
+#include "tracelog.h"
 #include "table.h"
 
 static const char merge_help[] =

@@ -21,7 +21,7 @@
 
 #include <stdint.h>
 
-#include "meter.h"
+#include "tracelog.h"
 
 #define SIM_MACHINES 256
 
@@ -65,7 +65,7 @@ struct simulation {
 
 /* Start a log called `log_id` in the file `path` (made or emptied); 0,
  * or -1 with s->error. Logs written over each other on a trace disk must
- * have different ids, as a filter's have (meter/meter.h). */
+ * have different ids, as a filter's have (meter/tracelog.h). */
 int sim_begin(struct simulation *s, const char *path, uint32_t log_id);
 /* Write the last block and close the file; 0, or -1 with s->error. */
 int sim_end(struct simulation *s);

@@ -2,7 +2,7 @@
  * stream.c — reading one trace log record by record in bounded memory
  * (event.h, "streaming"): the log is read with pread a few blocks at a
  * time, whatever its length, and each record, read by the log's own
- * description (meter/meter.h, tracelog_next_values), becomes a struct
+ * description (meter/tracelog.h, tracelog_next_values), becomes a struct
  * dpm_event by its fields' names (fields.h).
  */
 #define _XOPEN_SOURCE 700
@@ -18,7 +18,7 @@
 
 #include "event.h"
 #include "fields.h"
-#include "meter.h"
+#include "tracelog.h"
 
 #define CHUNK_BLOCKS 32          /* blocks read at once: 128 KiB */
 #define MAX_HEADER_BLOCKS 64     /* a description is far smaller (meter_describe's is 2 blocks) */

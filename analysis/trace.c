@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 
 #include "event.h"
-#include "meter.h"
+#include "tracelog.h"
 #include "table.h"
 
 const char *dpm_pid_string(uint64_t pid, char out[24])

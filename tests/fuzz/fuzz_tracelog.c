@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "event.h"
-#include "meter.h"
+#include "tracelog.h"
 
 #define REQUIRE(cond) ((cond) ? (void)0 : fail(__FILE__, __LINE__, #cond))
 

@@ -1,9 +1,9 @@
 /*
- * meter.c — the field tables made from record.h's lists, the trace
- * description written from them, and the trace-log container (meter.h),
+ * meter/tracelog.c — the field tables made from record.h's lists, the trace
+ * description written from them, and the trace-log container (tracelog.h),
  * which reads a log by the description it carries (rules.c parses it).
  */
-#include "meter.h"
+#include "tracelog.h"
 
 /* No library: small helpers of our own. */
 /* A word that may alias anything: so that the compiler, which cannot know

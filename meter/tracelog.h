@@ -1,14 +1,15 @@
 /*
- * meter.h — what the filter, the host tools and the analyzer share about
- * trace records beyond their C layouts (record.h): each type's fields as a
- * table (name, offset, size, display base), the trace description in DPM's
- * format made from those tables, and the trace-log container.
+ * meter/tracelog.h — the trace-log container, and what it carries: what
+ * the filter, the host tools and the analyzer share about trace records
+ * beyond their C layouts (record.h): each type's fields as a table (name,
+ * offset, size, display base), the trace description in DPM's format made
+ * from those tables, and the trace log that holds it and the records.
  *
  * Plain C with fixed-width types and no library calls, so that it builds
  * for the guest (the filter) and the host alike.
  */
-#ifndef METER_METER_H
-#define METER_METER_H
+#ifndef METER_TRACELOG_H
+#define METER_TRACELOG_H
 
 #include <stddef.h>
 #include <stdint.h>
