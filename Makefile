@@ -179,12 +179,14 @@ $(B)/tools/tracegen: tests/tracegen.c $(METER_HOST)
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -Imeter -o $@ tests/tracegen.c meter/tracelog.c meter/rules.c
 
-# The host analyzer: every analysis/*.c (the subcommands in files of their
-# own, analysis/commands.h), over meter/'s container and rule engine; and
-# the same under the sanitizers, which the analyzer's tests run on damaged
-# logs (tests/test_dpm.py).
-DPM_SRCS := $(wildcard analysis/*.c)
-DPM_DEPS := $(DPM_SRCS) $(wildcard analysis/*.h) $(METER_HOST)
+# The host analyzer: analysis/dpm.c and every analysis/*/*.c (load/ reads
+# the logs, models/ analyses them, report/ writes the HTML report's sections,
+# commands/ holds each subcommand, cmd_NAME.c for `dpm NAME`), over meter/'s
+# container and rule engine; and the same under the sanitizers, which the
+# analyzer's tests run on damaged logs (tests/test_dpm.py). Includes within
+# analysis/ name a header by its path from there ("models/history.h").
+DPM_SRCS := $(wildcard analysis/*.c analysis/*/*.c)
+DPM_DEPS := $(DPM_SRCS) $(wildcard analysis/*/*.h) $(METER_HOST)
 $(B)/tools/dpm: $(DPM_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
@@ -229,15 +231,18 @@ $(B)/tools/transport_test: tests/transport_test.c tests/host_check.h kernel/tran
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Ikernel -o $@ \
 	    tests/transport_test.c kernel/transport.c kernel/netframe.c
 
-# The analyzer's graph analyses (analysis/: the history graph, parallelism
-# and contention, the critical path, causality, the ELF symbol reader) on
-# traces built in memory, under the sanitizers (tests/test_dpm_graph.py).
-# They are library code over analysis/event.h's struct dpm_trace, which the
-# test fills itself, so the test needs no trace log and no `dpm` main.
-DPM_GRAPH_SRCS := analysis/history.c analysis/table.c analysis/delays.c analysis/parallel.c analysis/contention.c \
-                  analysis/critpath.c analysis/causality.c analysis/tally.c analysis/elfsym.c
-DPM_GRAPH_HDRS := analysis/history.h analysis/parallel.h analysis/critpath.h analysis/causality.h \
-                  analysis/tally.h analysis/elfsym.h analysis/event.h meter/record.h
+# The analyzer's graph analyses (analysis/models/: the history graph,
+# parallelism and contention, the critical path, causality; and
+# analysis/load/'s ELF symbol reader) on traces built in memory, under the
+# sanitizers (tests/test_dpm_graph.py). They are library code over
+# analysis/load/event.h's struct dpm_trace, which the test fills itself, so
+# the test needs no trace log and no `dpm` main.
+DPM_GRAPH_SRCS := analysis/models/history.c analysis/load/table.c analysis/models/delays.c analysis/models/parallel.c \
+                  analysis/models/contention.c analysis/models/critpath.c analysis/models/causality.c \
+                  analysis/models/tally.c analysis/load/elfsym.c
+DPM_GRAPH_HDRS := analysis/models/history.h analysis/models/parallel.h analysis/models/critpath.h \
+                  analysis/models/causality.h analysis/models/tally.h analysis/load/elfsym.h analysis/load/event.h \
+                  analysis/load/table.h meter/record.h
 $(B)/tools/dpm_graph_test: tests/dpm_graph_test.c tests/host_check.h $(DPM_GRAPH_SRCS) $(DPM_GRAPH_HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
@@ -264,10 +269,11 @@ FUZZ_CC := clang -std=c11 -Wall -Wextra -Werror -O1 -g -fsanitize=fuzzer,address
 FUZZ_SECONDS ?= 600
 FUZZ_TARGETS := rules tracelog fsimage netframe
 FUZZ_rules    := meter/rules.c meter/tracelog.c
-FUZZ_tracelog := meter/rules.c meter/tracelog.c analysis/stream.c analysis/fields.c analysis/trace.c analysis/table.c
+FUZZ_tracelog := meter/rules.c meter/tracelog.c analysis/load/stream.c analysis/load/fields.c analysis/load/trace.c \
+                 analysis/load/table.c
 FUZZ_fsimage  := fs/fsimage.c fs/fsck.c
 FUZZ_netframe := kernel/netframe.c kernel/transport.c
-FUZZ_HDRS := $(wildcard meter/*.h analysis/*.h fs/*.h kernel/netframe.h kernel/transport.h)
+FUZZ_HDRS := $(wildcard meter/*.h analysis/*/*.h fs/*.h kernel/netframe.h kernel/transport.h)
 $(foreach t,$(FUZZ_TARGETS),$(eval $(B)/fuzz/fuzz_$(t): $(FUZZ_$(t))))
 $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%): $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)

@@ -29,11 +29,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "causality.h"
-#include "critpath.h"
-#include "elfsym.h"
-#include "history.h"
-#include "parallel.h"
+#include "load/elfsym.h"
+#include "models/causality.h"
+#include "models/critpath.h"
+#include "models/history.h"
+#include "models/parallel.h"
 
 #define TEST_NAME "dpm_graph_test"
 #include "host_check.h"

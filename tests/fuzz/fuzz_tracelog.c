@@ -31,7 +31,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "event.h"
+#include "load/event.h"
 #include "tracelog.h"
 
 #define REQUIRE(cond) ((cond) ? (void)0 : fail(__FILE__, __LINE__, #cond))
