@@ -1,7 +1,7 @@
 /*
- * dpm.c — the host analyzer's entry point: `dpm COMMAND ARGS`, the
+ * analysis/dpm.c — the host analyzer's entry point: `dpm COMMAND ARGS`, the
  * overview help, and the helpers every subcommand uses for errors and
- * usage (commands.h). Each subcommand lives in a file of its own.
+ * usage (commands/commands.h). Each subcommand lives in a file of its own.
  */
 #include <stdarg.h>
 #include <stdio.h>

@@ -265,7 +265,8 @@ int tracelog_next_values(struct tracelog_reader *r, struct trace_values *out);
  * the reader past it. 2 when the entry keeps fewer fields: nothing is
  * read, and tracelog_next_values reads it. 0 at the end, or an enum
  * tracelog_error. For readers that decode whole records by a plan of
- * their own (the analyzer's: fields.c), without a value array per record. */
+ * their own (the analyzer's: analysis/load/fields.c), without a value
+ * array per record. */
 int tracelog_next_whole(struct tracelog_reader *r, const struct desc_layout **body, const uint8_t **fields_at);
 
 /* The little-endian number of `length` bytes (1, 2, 4 or 8) at p: how a

@@ -1,8 +1,8 @@
 /*
- * causality_report.c — `dpm causality`: the paths of causality through a
- * set of server processes (thesis §5.2.4, DPM paper §IV-B), their counts,
- * the "receives from X, then sends to Y" tables, the branching
- * probabilities, and the state diagram as Graphviz DOT (and SVG).
+ * analysis/commands/cmd_causality.c — `dpm causality`: the paths of
+ * causality through a set of server processes (thesis §5.2.4, DPM paper
+ * §IV-B), their counts, the "receives from X, then sends to Y" tables, the
+ * branching probabilities, and the state diagram as Graphviz DOT (and SVG).
  */
 #define _POSIX_C_SOURCE 200809L   /* posix_spawnp, waitpid */
 

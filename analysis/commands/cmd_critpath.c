@@ -1,7 +1,8 @@
 /*
- * critpath_report.c — `dpm critpath`: the critical path of a trace (thesis
- * §5.2.3): the processes that hold it, in order and in total, and the
- * functions it runs through, named from the programs' ELF symbol tables.
+ * analysis/commands/cmd_critpath.c — `dpm critpath`: the critical path of a
+ * trace (thesis §5.2.3): the processes that hold it, in order and in total,
+ * and the functions it runs through, named from the programs' ELF symbol
+ * tables.
  */
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /*
- * dump.c — `dpm dump`: every record of the logs, one line each, in the
- * fields' display bases, optionally selected with DPM's selection rules
- * (meter/rules.c, the engine the filter server runs).
+ * analysis/commands/cmd_dump.c — `dpm dump`: every record of the logs, one
+ * line each, in the fields' display bases, optionally selected with DPM's
+ * selection rules (meter/rules.c, the engine the filter server runs).
  */
 #define _XOPEN_SOURCE 700
 

@@ -1,8 +1,8 @@
 /*
- * export.c — `dpm export`: a trace in formats that existing viewers read:
- * Chrome/Perfetto trace-event JSON (a timeline per process, message
- * arrows), Graphviz DOT (the communication graph, its hot spots in red),
- * and the statistics' CSV tables (report.c).
+ * analysis/commands/cmd_export.c — `dpm export`: a trace in formats that
+ * existing viewers read: Chrome/Perfetto trace-event JSON (a timeline per
+ * process, message arrows), Graphviz DOT (the communication graph, its hot
+ * spots in red), and the statistics' CSV tables (models/stats_output.c).
  */
 #define _XOPEN_SOURCE 700
 

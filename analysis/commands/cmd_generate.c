@@ -1,8 +1,8 @@
 /*
- * generate.c — `dpm generate`: trace logs made by the model of simulate.h,
- * from a scenario script (scenario.c) or as random traffic among a small
- * file-system-like set of processes, for the analyzer's tests and its
- * benchmark.
+ * analysis/commands/cmd_generate.c — `dpm generate`: trace logs made by the
+ * model of models/simulate.h, from a scenario script (models/scenario.c) or
+ * as random traffic among a small file-system-like set of processes, for
+ * the analyzer's tests and its benchmark.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -1,7 +1,7 @@
 /*
- * live.c — `dpm live`: follows a filter's live stream as the cluster
- * writes it and redraws DPM's real-time displays every interval
- * (live.h: live_follow.c reads the stream, live_view.c draws).
+ * analysis/commands/cmd_live.c — `dpm live`: follows a filter's live stream
+ * as the cluster writes it and redraws DPM's real-time displays every
+ * interval (load/live_follow.h reads the stream, models/live_view.h draws).
  */
 #define _POSIX_C_SOURCE 200809L   /* nanosleep */
 

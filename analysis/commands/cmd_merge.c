@@ -1,7 +1,7 @@
 /*
- * merge.c — `dpm merge`: several filters' logs into one log, written with
- * meter/'s own writer in this build's layouts, each record with the
- * fields its log kept, ordered by time within each machine.
+ * analysis/commands/cmd_merge.c — `dpm merge`: several filters' logs into
+ * one log, written with meter/'s own writer in this build's layouts, each
+ * record with the fields its log kept, ordered by time within each machine.
  */
 #define _XOPEN_SOURCE 700
 

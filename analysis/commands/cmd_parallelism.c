@@ -1,6 +1,6 @@
 /*
- * parallelism_report.c — `dpm parallelism`: DPM's measure of parallelism
- * in its three steps (thesis §5.2.3, Appendix A) for the measured
+ * analysis/commands/cmd_parallelism.c — `dpm parallelism`: DPM's measure of
+ * parallelism in its three steps (thesis §5.2.3, Appendix A) for the measured
  * placement or a predicted one, as a table or CSV.
  */
 #include <inttypes.h>

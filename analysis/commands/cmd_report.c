@@ -1,10 +1,10 @@
 /*
- * html_report.c — `dpm report`: one self-contained HTML page of a trace:
- * every table of `dpm stats`, the communication graph, the traffic
- * matrix, the message rate over time, parallelism's steps, the critical
- * path on a timeline and, with --server, the paths of causality and their
- * state diagram. Inline CSS and inline SVG drawn by dpm itself: the page
- * needs nothing else to be read, and no Graphviz to be made.
+ * analysis/commands/cmd_report.c — `dpm report`: one self-contained HTML
+ * page of a trace: every table of `dpm stats`, the communication graph, the
+ * traffic matrix, the message rate over time, parallelism's steps, the
+ * critical path on a timeline and, with --server, the paths of causality
+ * and their state diagram. Inline CSS and inline SVG drawn by dpm itself:
+ * the page needs nothing else to be read, and no Graphviz to be made.
  */
 #define _POSIX_C_SOURCE 200809L   /* unlink, rename */
 

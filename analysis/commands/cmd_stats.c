@@ -1,7 +1,7 @@
 /*
- * commands/cmd_stats.c — `dpm stats`: DPM's communication statistics of
- * trace logs (models/stats.h), printed as text and, with --csv, written as
- * CSV tables (models/stats_output.h).
+ * analysis/commands/cmd_stats.c — `dpm stats`: DPM's communication
+ * statistics of trace logs (models/stats.h), printed as text and, with
+ * --csv, written as CSV tables (models/stats_output.h).
  */
 #include <string.h>
 

@@ -1,7 +1,9 @@
 /*
- * commands.h — the subcommands of `dpm` and what they share: each
- * cmd_NAME(argc, argv) runs `dpm NAME ...` with argv[0] the subcommand's
- * name, parses its own options (and --help), and returns the exit status.
+ * analysis/commands/commands.h — the subcommands of `dpm` and what they
+ * share: each cmd_NAME(argc, argv), in commands/cmd_NAME.c, runs `dpm NAME
+ * ...` with argv[0] the subcommand's name, parses its own options (and
+ * --help), and returns the exit status. dpm.c dispatches to them and holds
+ * the helpers declared at the end.
  *
  * Exit statuses are the same for every subcommand: DPM_OK, DPM_BAD_INPUT
  * (a file that cannot be read or written, a damaged log, a scenario or
@@ -12,19 +14,19 @@
 
 enum { DPM_OK = 0, DPM_BAD_INPUT = 1, DPM_USAGE = 2 };
 
-/* Reading, summing and converting logs (analysis/dump.c, report.c, merge.c, export.c, generate.c). */
+/* Reading, summing and converting logs. */
 int cmd_dump(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
 
-/* The graph analyses (analysis/causality_report.c, parallelism_report.c, critpath_report.c). */
+/* The graph analyses. */
 int cmd_causality(int argc, char **argv);
 int cmd_parallelism(int argc, char **argv);
 int cmd_critpath(int argc, char **argv);
 
-/* The HTML report (analysis/html_report.c) and the live view of a filter's stream (analysis/live.c). */
+/* The HTML report and the live view of a filter's stream. */
 int cmd_report(int argc, char **argv);
 int cmd_live(int argc, char **argv);
 

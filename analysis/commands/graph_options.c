@@ -1,6 +1,7 @@
 /*
- * graph_options.c — options, loading and process names shared by the
- * subcommands parallelism, critpath and causality (graph_options.h).
+ * analysis/commands/graph_options.c — options, loading and process names
+ * shared by the subcommands parallelism, critpath and causality
+ * (commands/graph_options.h).
  */
 #define _POSIX_C_SOURCE 200809L   /* strdup, strtok_r */
 
@@ -12,7 +13,7 @@
 
 #include "commands/graph_options.h"
 
-/* The value of option `name` at argv[*i] (graph_options.h). */
+/* The value of option `name` at argv[*i] (commands/graph_options.h). */
 const char *graph_option(int argc, char **argv, int *i, const char *name, int *missing)
 {
     size_t n = strlen(name);
@@ -29,7 +30,7 @@ const char *graph_option(int argc, char **argv, int *i, const char *name, int *m
     return argv[++*i];
 }
 
-/* Read a subcommand's command line (graph_options.h). */
+/* Read a subcommand's command line (commands/graph_options.h). */
 int graph_arguments(const char *command, int argc, char **argv, graph_option_fn take, void *options, char **logs,
                     int *nlogs, int *help)
 {
@@ -52,7 +53,7 @@ int graph_arguments(const char *command, int argc, char **argv, graph_option_fn 
     return EXIT_OK;
 }
 
-/* Take a placement option (graph_options.h). */
+/* Take a placement option (commands/graph_options.h). */
 int placement_option(struct placement_options *o, const char *command, int argc, char **argv, int *i)
 {
     int missing = 0;
@@ -70,7 +71,7 @@ int placement_option(struct placement_options *o, const char *command, int argc,
     return missing ? -1 : value != 0;
 }
 
-/* Load the logs and build the history graph (graph_options.h). */
+/* Load the logs and build the history graph (commands/graph_options.h). */
 int graph_load(struct graph_input *in, const char *command, char **logs, int n)
 {
     struct dpm_error e;
@@ -112,7 +113,7 @@ static int names_process(const struct dpm_trace *t, size_t p, const char *what)
            (pid_part && strcmp(pid_part + 1, what) == 0) || (!errno && end != what && !*end && number == pr->pid);
 }
 
-/* The processes `what` names (graph_options.h). */
+/* The processes `what` names (commands/graph_options.h). */
 int graph_select(const struct dpm_trace *t, const char *what, uint32_t *out, size_t cap)
 {
     size_t n = 0;
@@ -152,7 +153,7 @@ static int apply_place(const char *spec, const char *command, const struct dpm_t
     return ok;
 }
 
-/* The placement and the delivery table (graph_options.h). */
+/* The placement and the delivery table (commands/graph_options.h). */
 int placement_choose(const struct placement_options *o, const char *command, const struct graph_input *in,
                      uint32_t *machine, char *how, size_t cap, struct delay_table *d)
 {
@@ -223,7 +224,7 @@ static int mark_roles(const struct dpm_trace *t, const char *command, const char
     return status;
 }
 
-/* The roles of --server and --system (graph_options.h). */
+/* The roles of --server and --system (commands/graph_options.h). */
 int causality_roles_choose(struct causality_roles *r, const struct dpm_trace *t, const char *command,
                            const char *servers, const char *system)
 {

@@ -1,12 +1,13 @@
 /*
- * graph_options.h — what the subcommands parallelism, critpath and
- * causality share: reading their options, loading the logs into a history
- * graph, naming processes on the command line, and choosing a placement
- * and a delivery-time table. They print `dpm COMMAND: what is wrong`.
+ * analysis/commands/graph_options.h — what the subcommands parallelism,
+ * critpath and causality share: reading their options, loading the logs
+ * into a history graph, naming processes on the command line, and choosing
+ * a placement and a delivery-time table. They print `dpm COMMAND: what is
+ * wrong`.
  *
  * The subcommands themselves (dpm.c dispatches to them; the core's
- * commands.h declares them too): argv[0] is the subcommand's name; each
- * returns 0, 1 (bad input: a log or file that cannot be read or used) or
+ * commands/commands.h declares them too): argv[0] is the subcommand's name;
+ * each returns 0, 1 (bad input: a log or file that cannot be read or used) or
  * 2 (usage).
  */
 #ifndef ANALYSIS_COMMANDS_GRAPH_OPTIONS_H

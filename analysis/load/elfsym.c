@@ -1,8 +1,8 @@
 /*
- * elfsym.c — an ELF64 little-endian symbol-table reader (elfsym.h): the
- * whole file is read into memory, and every field is read byte by byte
- * from an offset first checked to lie inside it (ELF: the System V ABI's
- * "Object Files" chapter gives the layouts used below).
+ * analysis/load/elfsym.c — an ELF64 little-endian symbol-table reader
+ * (load/elfsym.h): the whole file is read into memory, and every field is
+ * read byte by byte from an offset first checked to lie inside it (ELF: the
+ * System V ABI's "Object Files" chapter gives the layouts used below).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -173,7 +173,7 @@ static int collect(struct elf_symbols *s, const struct elf_file *f, const struct
     return 0;
 }
 
-/* Read the functions of `path` (elfsym.h). */
+/* Read the functions of `path` (load/elfsym.h). */
 int elfsym_load(struct elf_symbols *s, const char *path, char *err, size_t cap)
 {
     struct elf_file f = { path, 0, 0, err, cap };

@@ -1,6 +1,6 @@
 /*
- * elfsym.h — function names from an ELF file's symbol table, to name the
- * PCs of trace records (the critical path's functions). ELF64,
+ * analysis/load/elfsym.h — function names from an ELF file's symbol table,
+ * to name the PCs of trace records (the critical path's functions). ELF64,
  * little-endian (riscv64 and x86-64 alike); only SHT_SYMTAB's STT_FUNC
  * symbols, so a stripped program has none. Every offset in the file is
  * checked before it is read: a damaged file is refused, never followed.

@@ -1,9 +1,9 @@
 /*
- * event.h — the analyzer's view of a trace: every record of one or more
- * trace logs, read by each log's own description (meter/tracelog.h,
- * tracelog_next_values) and turned into one fixed struct, whatever fields
- * the filter's rules kept. Every analysis of `dpm` works on these; none of
- * them reads a log's bytes itself.
+ * analysis/load/event.h — the analyzer's view of a trace: every record of
+ * one or more trace logs, read by each log's own description
+ * (meter/tracelog.h, tracelog_next_values) and turned into one fixed
+ * struct, whatever fields the filter's rules kept. Every analysis of `dpm`
+ * works on these; none of them reads a log's bytes itself.
  *
  * Field meanings are meter/record.h's; this file only says where each of
  * them lands. A field the log does not hold is 0 here and its bit in

@@ -1,5 +1,6 @@
 /*
- * fields.c — a log's fields as event members, by name (fields.h).
+ * analysis/load/fields.c — a log's fields as event members, by name
+ * (load/fields.h).
  */
 #include <stddef.h>
 #include <string.h>
@@ -124,7 +125,7 @@ static void put_field(struct dpm_event *ev, const struct field_destination *to, 
     ev->present |= to->present;
 }
 
-/* The record v as an event (fields.h). */
+/* The record v as an event (load/fields.h). */
 void dpm_field_map_event(const struct dpm_field_map *m, const struct description *d, const struct trace_values *v,
                          struct dpm_event *ev)
 {

@@ -1,10 +1,11 @@
 /*
- * fields.h — a trace log's records as struct dpm_event (event.h): which
- * field of which layout of the log's own description lands in which member
- * of the event, by the fields' names (meter/record.h). Worked out once per
- * log, when its description is known, so that a record costs a table walk
- * and no name lookup. The streaming reader (stream.c) and the live
- * stream's follower (live_follow.c) both read records through it.
+ * analysis/load/fields.h — a trace log's records as struct dpm_event
+ * (load/event.h): which field of which layout of the log's own description
+ * lands in which member of the event, by the fields' names
+ * (meter/record.h). Worked out once per log, when its description is known,
+ * so that a record costs a table walk and no name lookup. The streaming
+ * reader (load/stream.c) and the live stream's follower
+ * (load/live_follow.c) both read records through it.
  */
 #ifndef ANALYSIS_LOAD_FIELDS_H
 #define ANALYSIS_LOAD_FIELDS_H

@@ -1,5 +1,6 @@
 /*
- * live_follow.c — following a live stream file as it grows (live.h).
+ * analysis/load/live_follow.c — following a live stream file as it grows
+ * (load/live_follow.h).
  *
  * The file is read a whole block at a time from where the last call
  * stopped; a block cut short at the end is left for the next call, when
@@ -23,7 +24,7 @@
 
 #include "load/live_follow.h"
 
-#define MAX_HEADER_BLOCKS 64       /* as for a log file (stream.c) */
+#define MAX_HEADER_BLOCKS 64       /* as for a log file (load/stream.c) */
 
 int live_open(struct live_follower *l, const char *path, struct dpm_error *e)
 {
@@ -177,7 +178,7 @@ static int emptied(const struct live_follower *l)
     return fstat(l->fd, &st) == 0 && (uint64_t)st.st_size < l->blocks_read * TRACELOG_BLOCK;
 }
 
-/* Take the whole blocks written since the last call (live.h). */
+/* Take the whole blocks written since the last call (load/live_follow.h). */
 int live_poll(struct live_follower *l, const struct live_sink *sink, uint64_t most, struct dpm_error *e)
 {
     _Alignas(uint64_t) uint8_t block[TRACELOG_BLOCK];

@@ -1,10 +1,10 @@
 /*
- * load/live_follow.h — following a filter's live stream (meter/tracelog.h,
- * "the live stream": a log's blocks as the filter writes them, the block
- * being filled coming again each time it grows) while the cluster runs:
- * the stream file is read as it grows, like `tail -f`, and each record is
- * handed on once to a sink (`dpm live`: commands/cmd_live.c; its displays:
- * models/live_view.h).
+ * analysis/load/live_follow.h — following a filter's live stream
+ * (meter/tracelog.h, "the live stream": a log's blocks as the filter writes
+ * them, the block being filled coming again each time it grows) while the
+ * cluster runs: the stream file is read as it grows, like `tail -f`, and
+ * each record is handed on once to a sink (`dpm live`: commands/cmd_live.c;
+ * its displays: models/live_view.h).
  */
 #ifndef ANALYSIS_LOAD_LIVE_FOLLOW_H
 #define ANALYSIS_LOAD_LIVE_FOLLOW_H

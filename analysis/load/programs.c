@@ -1,5 +1,6 @@
 /*
- * programs.c — the processes' programs as ELF symbol tables (programs.h).
+ * analysis/load/programs.c — the processes' programs as ELF symbol tables
+ * (load/programs.h).
  */
 #define _POSIX_C_SOURCE 200809L   /* opendir, stat */
 
@@ -52,7 +53,7 @@ static const char *elf_for(const struct program_options *o, const char *name, ch
     return o->elf_dir && name[0] && find_elf(o->elf_dir, file, ELF_DIR_DEPTH, path, cap) == 0 ? path : 0;
 }
 
-/* Load each program once (programs.h). */
+/* Load each program once (load/programs.h). */
 int programs_load(struct program_symbols *s, const struct program_options *o, const struct dpm_trace *t,
                   const char *command)
 {
@@ -87,7 +88,7 @@ void programs_free(struct program_symbols *s)
     free(s->of);
 }
 
-/* critpath_namer over the programs' symbols (programs.h). */
+/* critpath_namer over the programs' symbols (load/programs.h). */
 const char *programs_name_pc(void *context, uint32_t process, uint64_t pc, uint64_t *start)
 {
     const struct program_symbols *s = context;

@@ -1,8 +1,8 @@
 /*
- * programs.h — the programs of a trace's processes, as ELF symbol tables
- * (elfsym.h), found by the processes' names: for naming the PCs of trace
- * records by function (the critical path's functions in `dpm critpath`
- * and `dpm report`).
+ * analysis/load/programs.h — the programs of a trace's processes, as ELF
+ * symbol tables (load/elfsym.h), found by the processes' names: for naming
+ * the PCs of trace records by function (the critical path's functions in
+ * `dpm critpath` and `dpm report`).
  */
 #ifndef ANALYSIS_LOAD_PROGRAMS_H
 #define ANALYSIS_LOAD_PROGRAMS_H
@@ -32,7 +32,7 @@ int programs_load(struct program_symbols *s, const struct program_options *o, co
                   const char *command);
 void programs_free(struct program_symbols *s);
 
-/* A critpath_namer (critpath.h) over the symbols: context is the struct program_symbols. */
+/* A critpath_namer (models/critpath.h) over the symbols: context is the struct program_symbols. */
 const char *programs_name_pc(void *context, uint32_t process, uint64_t pc, uint64_t *start);
 
 #endif

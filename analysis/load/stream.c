@@ -1,9 +1,9 @@
 /*
- * stream.c — reading one trace log record by record in bounded memory
- * (event.h, "streaming"): the log is read with pread a few blocks at a
- * time, whatever its length, and each record, read by the log's own
- * description (meter/tracelog.h, tracelog_next_values), becomes a struct
- * dpm_event by its fields' names (fields.h).
+ * analysis/load/stream.c — reading one trace log record by record in
+ * bounded memory (load/event.h, "streaming"): the log is read with pread a
+ * few blocks at a time, whatever its length, and each record, read by the
+ * log's own description (meter/tracelog.h, tracelog_next_values), becomes a
+ * struct dpm_event by its fields' names (load/fields.h).
  */
 #define _XOPEN_SOURCE 700
 

@@ -1,5 +1,6 @@
 /*
- * table.c — the analyzer's hash table and growing arrays (table.h).
+ * analysis/load/table.c — the analyzer's hash table and growing arrays
+ * (load/table.h).
  */
 #include "load/table.h"
 

@@ -1,10 +1,10 @@
 /*
- * table.h — a hash table from a pair of 64-bit keys to a 32-bit value, for
- * the analyzer's per-process and per-message tables: a process by its pid
- * (second key 0), a pair of processes, a message by its receiver and its
- * message id. Open addressing with linear probing; removal shifts the
- * entries after it back, so a table of messages in flight stays as small
- * as the number in flight however long the log is.
+ * analysis/load/table.h — a hash table from a pair of 64-bit keys to a
+ * 32-bit value, for the analyzer's per-process and per-message tables: a
+ * process by its pid (second key 0), a pair of processes, a message by its
+ * receiver and its message id. Open addressing with linear probing; removal
+ * shifts the entries after it back, so a table of messages in flight stays
+ * as small as the number in flight however long the log is.
  */
 #ifndef ANALYSIS_LOAD_TABLE_H
 #define ANALYSIS_LOAD_TABLE_H

@@ -1,8 +1,9 @@
 /*
- * trace.c — a whole trace in memory (event.h): every record of one or more
- * logs as events, the processes seen, each process's events in the order
- * of its own stream, and the records lost and missing. Also the small
- * helpers every analysis shares: pids as text, and sequence gaps.
+ * analysis/load/trace.c — a whole trace in memory (load/event.h): every
+ * record of one or more logs as events, the processes seen, each process's
+ * events in the order of its own stream, and the records lost and missing.
+ * Also the small helpers every analysis shares: pids as text, and sequence
+ * gaps.
  */
 #define _DEFAULT_SOURCE   /* MAP_NORESERVE, madvise */
 

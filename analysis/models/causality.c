@@ -1,9 +1,10 @@
 /*
- * causality.c — paths of causality (thesis §5.2.4; causality.h says what
- * is counted and the decisions taken). Over the history graph: its
- * message arcs say who received what, its process order says which
- * RECEIVE a SEND follows. The forest is kept as one parent and one depth
- * per history node; no recursion, so chains of any length are safe.
+ * analysis/models/causality.c — paths of causality (thesis §5.2.4;
+ * models/causality.h says what is counted and the decisions taken). Over
+ * the history graph: its message arcs say who received what, its process
+ * order says which RECEIVE a SEND follows. The forest is kept as one parent
+ * and one depth per history node; no recursion, so chains of any length are
+ * safe.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,7 +119,7 @@ static int count_at(struct causality *c, const struct forest *f, const struct hi
 }
 
 /* The "receives from X, then sends to Y" counts of every server, over
- * every RECEIVE in the trace (causality.h). */
+ * every RECEIVE in the trace (models/causality.h). */
 static void count_transitions(struct causality *c, const struct forest *f, const struct history *h,
                               const struct causality_roles *role)
 {
@@ -163,7 +164,7 @@ static int name_servers(struct causality *c, struct forest *f, const struct hist
     return 0;
 }
 
-/* The whole analysis (causality.h). */
+/* The whole analysis (models/causality.h). */
 int causality_analyze(struct causality *c, const struct history *h, const struct causality_roles *role,
                       uint32_t max_length,
                       char *err, size_t cap)
@@ -209,7 +210,7 @@ uint64_t causality_count(const struct causality *c, uint32_t a, uint32_t x, uint
     return c->matrix[(a * (c->nservers + 1) + x) * c->nservers + y];
 }
 
-/* The branching probability (causality.h). */
+/* The branching probability (models/causality.h). */
 double causality_probability(const struct causality *c, uint32_t a, uint32_t x, uint32_t y)
 {
     uint64_t all = 0;

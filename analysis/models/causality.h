@@ -1,8 +1,8 @@
 /*
- * causality.h — paths of causality (thesis §5.2.4, DPM paper §IV-B): which
- * chains of messages a request to a set of server processes sets off,
- * written as strings of the servers' letters, the most travelled paths,
- * and the branching probabilities of a state diagram.
+ * analysis/models/causality.h — paths of causality (thesis §5.2.4, DPM
+ * paper §IV-B): which chains of messages a request to a set of server
+ * processes sets off, written as strings of the servers' letters, the most
+ * travelled paths, and the branching probabilities of a state diagram.
  *
  * Processes are servers (the computation studied), requestors (its
  * clients: every other traced process) and system processes (named so,
@@ -58,7 +58,7 @@ struct causality {
 /* Who plays which part: traced[p] for each traced process p; a process
  * outside the trace is a system process if it is a kernel, is one of
  * system_pids, or was CALLed by the process it talks with (the RECEIVE of
- * the answer is an outside arc); else a requestor (causality.c,
+ * the answer is an outside arc); else a requestor (models/causality.c,
  * outside_role). */
 struct causality_roles {
     const uint8_t *traced;           /* enum causality_role, by process index */

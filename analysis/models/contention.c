@@ -1,8 +1,9 @@
 /*
- * contention.c — parallelism's step 3 (thesis §5.2.3): processes placed on
- * one machine share its CPU, so each arc within a process is reweighed by
- * simulating the run over the history graph. A process is runnable unless
- * it waits in a RECEIVE whose message has not arrived, or has ended.
+ * analysis/models/contention.c — parallelism's step 3 (thesis §5.2.3):
+ * processes placed on one machine share its CPU, so each arc within a
+ * process is reweighed by simulating the run over the history graph. A
+ * process is runnable unless it waits in a RECEIVE whose message has not
+ * arrived, or has ended.
  *
  * Two simulations, reported side by side (DPM-ANALYSES.md §2, Decision):
  *   - contention_thesis: the thesis's algorithm (Appendix A), faithfully:

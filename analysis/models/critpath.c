@@ -1,6 +1,7 @@
 /*
- * critpath.c — the critical path (critpath.h): walked back from the end
- * of the longest path, then summed by process and by function.
+ * analysis/models/critpath.c — the critical path (models/critpath.h):
+ * walked back from the end of the longest path, then summed by process and
+ * by function.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +63,7 @@ static int sum_up(struct critpath *c, const struct history *h)
     return 0;
 }
 
-/* The critical path under `step` (critpath.h). */
+/* The critical path under `step` (models/critpath.h). */
 int critpath_find(struct critpath *c, const struct history *h, enum parallel_step step, const uint32_t *machine,
                   const struct delay_table *d, char *err, size_t cap)
 {
@@ -113,8 +114,9 @@ static int by_time_held(const void *a, const void *b)
     return by_process_and_start(a, b);
 }
 
-/* The path's time per function (critpath.h): one entry per arc within a
- * process, sorted by (process, function) and merged, then sorted by time. */
+/* The path's time per function (models/critpath.h): one entry per arc
+ * within a process, sorted by (process, function) and merged, then sorted
+ * by time. */
 int critpath_functions(const struct critpath *c, const struct history *h, critpath_namer *namer, void *context,
                        struct critpath_function **out, uint32_t *n)
 {

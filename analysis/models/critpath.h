@@ -1,7 +1,7 @@
 /*
- * critpath.h — the critical path itself (thesis §5.2.3: t_max is its
- * length): the arcs of the longest path through the history graph, who
- * holds it for how long, and the functions it runs through.
+ * analysis/models/critpath.h — the critical path itself (thesis §5.2.3:
+ * t_max is its length): the arcs of the longest path through the history
+ * graph, who holds it for how long, and the functions it runs through.
  */
 #ifndef ANALYSIS_MODELS_CRITPATH_H
 #define ANALYSIS_MODELS_CRITPATH_H
@@ -41,7 +41,7 @@ struct critpath {
 };
 
 /* The critical path under `step` for the placement and delivery table
- * (parallel.h). 0, or -1 with err. */
+ * (models/parallel.h). 0, or -1 with err. */
 int critpath_find(struct critpath *c, const struct history *h, enum parallel_step step, const uint32_t *machine,
                   const struct delay_table *d, char *err, size_t cap);
 void critpath_free(struct critpath *c);

@@ -1,8 +1,8 @@
 /*
- * delays.c — the delivery-time table of parallelism's step 2 (thesis
- * §5.2.3; the thesis's own is Fig. 5.11): how long a message of a given
- * size takes from SEND to RECEIVE, on one machine and between two. It is
- * measured by a ping-pong benchmark in guest time, not taken from the
+ * analysis/models/delays.c — the delivery-time table of parallelism's step
+ * 2 (thesis §5.2.3; the thesis's own is Fig. 5.11): how long a message of a
+ * given size takes from SEND to RECEIVE, on one machine and between two. It
+ * is measured by a ping-pong benchmark in guest time, not taken from the
  * trace, so that a placement that was never run can be predicted.
  */
 #include <errno.h>
@@ -64,7 +64,7 @@ static int parse_row(char *line, struct delay_row *row)
     return line[strspn(line, " \t\r\n")] ? -1 : 1;
 }
 
-/* Read a table file (parallel.h). Sizes must rise from line to line. */
+/* Read a table file (models/parallel.h). Sizes must rise from line to line. */
 int delay_table_read(struct delay_table *d, const char *path, char *err, size_t cap)
 {
     FILE *f = fopen(path, "r");
@@ -100,7 +100,7 @@ int delay_table_read(struct delay_table *d, const char *path, char *err, size_t 
     return bad ? -1 : 0;
 }
 
-/* Delivery time of `size` bytes (parallel.h): linear interpolation
+/* Delivery time of `size` bytes (models/parallel.h): linear interpolation
  * between the two rows around it; below the first row or above the last,
  * that row's time (no extrapolation: a line through two measurements
  * says nothing reliable about sizes never measured). */

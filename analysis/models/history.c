@@ -1,6 +1,7 @@
 /*
- * history.c — the program history graph (thesis §5.2.3; history.h says
- * what its nodes and arcs are), its arc weights and its longest paths.
+ * analysis/models/history.c — the program history graph (thesis §5.2.3;
+ * models/history.h says what its nodes and arcs are), its arc weights and
+ * its longest paths.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -279,7 +280,7 @@ static int topological_order(struct history *h)
     return placed == h->nnodes ? 0 : -1;
 }
 
-/* Build the graph of trace t (history.h). */
+/* Build the graph of trace t (models/history.h). */
 int history_build(struct history *h, const struct dpm_trace *t, char *err, size_t cap)
 {
     memset(h, 0, sizeof *h);

@@ -1,7 +1,7 @@
 /*
- * history.h — the program history graph of a trace (thesis §5.2.3, DPM
- * paper §IV-C), on which parallelism, the critical path and the contention
- * simulations work.
+ * analysis/models/history.h — the program history graph of a trace (thesis
+ * §5.2.3, DPM paper §IV-C), on which parallelism, the critical path and the
+ * contention simulations work.
  *
  * A node per SEND (that sent something) and per RECEIVE of every traced
  * process, plus a start node (at the process's first record) and an end

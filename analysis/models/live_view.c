@@ -1,11 +1,12 @@
 /*
- * live_view.c — DPM's real-time displays of a live stream (live.h): for
- * each interval between two frames, the traffic between processes, each
- * process's send and receive rates per second of guest time and its queue
- * length now, the change of each rate since the interval before (a phase
- * change is marked), and a history line of one figure over the frames.
+ * analysis/models/live_view.c — DPM's real-time displays of a live stream
+ * (models/live_view.h): for each interval between two frames, the traffic
+ * between processes, each process's send and receive rates per second of
+ * guest time and its queue length now, the change of each rate since the
+ * interval before (a phase change is marked), and a history line of one
+ * figure over the frames.
  *
- * The counting is `dpm stats`'s own (stats.h: its accumulators, never
+ * The counting is `dpm stats`'s own (models/stats.h: its accumulators, never
  * finished); an interval's figures are the differences of its cumulative
  * counts between two frames. Memory: stats' per-process and per-pair
  * tables and the messages in flight, a row of the figures before per
@@ -22,7 +23,7 @@
 #define PROCESSES_SHOWN 40
 #define LABEL 28
 
-/* The view before any log, with the options (live.h). */
+/* The view before any log, with the options (models/live_view.h). */
 int live_view_init(struct live_view *v, unsigned top, double threshold, const char *figure)
 {
     memset(v, 0, sizeof *v);
@@ -82,7 +83,7 @@ static void view_record(void *context, const struct dpm_event *ev)
     v->now[m] = ev->time > v->now[m] ? ev->time : v->now[m];
 }
 
-/* The follower's sink into the view (live.h). */
+/* The follower's sink into the view (models/live_view.h). */
 struct live_sink live_view_sink(struct live_view *v)
 {
     return (struct live_sink){ view_begin, view_record, v };
@@ -321,7 +322,7 @@ static void next_interval(struct live_view *v)
 }
 
 /* A frame: the figure of the history line, the drawing, then the next
- * interval (live.h). */
+ * interval (models/live_view.h). */
 void live_view_frame(struct live_view *v, const struct live_follower *f, FILE *out)
 {
     if (!v->have_header) {

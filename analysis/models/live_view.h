@@ -1,6 +1,6 @@
 /*
- * models/live_view.h — DPM's real-time displays of a live stream (`dpm
- * live`, commands/cmd_live.c): the figures of each interval and their
+ * analysis/models/live_view.h — DPM's real-time displays of a live stream
+ * (`dpm live`, commands/cmd_live.c): the figures of each interval and their
  * drawing: the traffic matrix, per-process rates and queue lengths, their
  * change (phase changes), a history line. Fed record by record by the
  * follower (load/live_follow.h).

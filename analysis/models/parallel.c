@@ -1,8 +1,8 @@
 /*
- * parallel.c — parallelism P = T / t_max in DPM's three steps (thesis
- * §5.2.3; parallel.h lists them): the weights of each step over the
- * history graph, the longest path under them, and the placements that
- * steps 2 and 3 are run for.
+ * analysis/models/parallel.c — parallelism P = T / t_max in DPM's three
+ * steps (thesis §5.2.3; models/parallel.h lists them): the weights of each
+ * step over the history graph, the longest path under them, and the
+ * placements that steps 2 and 3 are run for.
  */
 #include <stdio.h>
 
@@ -18,7 +18,7 @@ static uint64_t delivery_time(const struct history *h, uint32_t v, const uint32_
     return delay_of(d, h->message_size[v], machine[h->process[from]] != machine[h->process[v]]);
 }
 
-/* The weights of `step` (parallel.h). */
+/* The weights of `step` (models/parallel.h). */
 int parallel_weigh(struct history_weights *w, const struct history *h, enum parallel_step step,
                    const uint32_t *machine, const struct delay_table *d, char *err, size_t cap)
 {
@@ -35,7 +35,7 @@ int parallel_weigh(struct history_weights *w, const struct history *h, enum para
     return 0;
 }
 
-/* Run one step: weigh, find the longest path, divide (parallel.h). */
+/* Run one step: weigh, find the longest path, divide (models/parallel.h). */
 int parallel_step_run(struct parallel_result *r, struct history_paths *paths, const struct history *h,
                       enum parallel_step step, const uint32_t *machine, const struct delay_table *d, char *err,
                       size_t cap)

@@ -1,6 +1,6 @@
 /*
- * parallel.h — DPM's measure of parallelism, P = T / t_max, in the
- * thesis's three steps (thesis §5.2.3 and Appendix A):
+ * analysis/models/parallel.h — DPM's measure of parallelism, P = T / t_max,
+ * in the thesis's three steps (thesis §5.2.3 and Appendix A):
  *   1. the upper bound: message arcs weigh 0, no contention;
  *   2. message arcs weigh their delivery time for a placement of the
  *      processes on machines (a table measured by a benchmark), still no
@@ -8,7 +8,7 @@
  *   3. processes sharing a machine share its CPU: the arcs within
  *      processes are reweighed by simulating the run, either by the
  *      thesis's own algorithm (Appendix A) or by a discrete-event
- *      simulation in elapsed time (contention.c says why both).
+ *      simulation in elapsed time (models/contention.c says why both).
  * A placement other than the measured one predicts P for it.
  */
 #ifndef ANALYSIS_MODELS_PARALLEL_H
@@ -19,7 +19,7 @@
 
 #include "models/history.h"
 
-/* ---- delivery times (delays.c) ---- */
+/* ---- delivery times (models/delays.c) ---- */
 
 #define DELAY_ROWS_MAX 64
 
@@ -41,7 +41,7 @@ int delay_table_read(struct delay_table *d, const char *path, char *err, size_t 
  * table's sizes, the first or last row's beyond them. */
 uint64_t delay_of(const struct delay_table *d, uint64_t size, int remote);
 
-/* ---- the steps (parallel.c, contention.c) ---- */
+/* ---- the steps (models/parallel.c, models/contention.c) ---- */
 
 enum parallel_step {
     STEP_UPPER_BOUND = 1,      /* step 1 */
@@ -70,8 +70,8 @@ int parallel_step_run(struct parallel_result *r, struct history_paths *paths, co
 /* The step's name for reports. */
 const char *parallel_step_name(enum parallel_step step);
 
-/* Step 3's reweighing of the arcs within processes (contention.c), given
- * the cross weights of step 2 in w->cross: w->chain becomes each arc's
+/* Step 3's reweighing of the arcs within processes (models/contention.c),
+ * given the cross weights of step 2 in w->cross: w->chain becomes each arc's
  * time under contention. 0, or -1 with err. */
 int contention_thesis(struct history_weights *w, const struct history *h, const uint32_t *machine, char *err,
                       size_t cap);

@@ -1,8 +1,8 @@
 /*
- * scenario.c — parsing and running `dpm generate` scenarios (scenario.h).
- * A scenario is parsed whole into statements first, so that a mistake
- * anywhere is found before anything is written, and `repeat` blocks can
- * run their statements again.
+ * analysis/models/scenario.c — parsing and running `dpm generate` scenarios
+ * (models/scenario.h). A scenario is parsed whole into statements first, so
+ * that a mistake anywhere is found before anything is written, and `repeat`
+ * blocks can run their statements again.
  */
 #include <errno.h>
 #include <inttypes.h>

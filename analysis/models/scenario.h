@@ -1,8 +1,8 @@
 /*
- * scenario.h — the scenario language of `dpm generate`: a script of
- * processes and their steps, run by the model of simulate.h into a trace
- * log whose statistics can be worked out by hand. `dpm generate --help`
- * documents the language.
+ * analysis/models/scenario.h — the scenario language of `dpm generate`: a
+ * script of processes and their steps, run by the model of
+ * models/simulate.h into a trace log whose statistics can be worked out by
+ * hand. `dpm generate --help` documents the language.
  */
 #ifndef ANALYSIS_MODELS_SCENARIO_H
 #define ANALYSIS_MODELS_SCENARIO_H

@@ -1,6 +1,7 @@
 /*
- * simulate.c — the model of processes and messages that `dpm generate`
- * runs, writing the records their meter would write (simulate.h).
+ * analysis/models/simulate.c — the model of processes and messages that
+ * `dpm generate` runs, writing the records their meter would write
+ * (models/simulate.h).
  */
 #define _XOPEN_SOURCE 700
 

@@ -1,10 +1,10 @@
 /*
- * simulate.h — a deterministic model of DEMOS/MP processes exchanging
- * messages, writing the trace log their meter would have written: SEND,
- * MESSAGEQUEUED, RECEIVECALL, RECEIVE, CREATEPROCESS and DESTROYPROCESS
- * records in this build's layouts (meter/record.h), through meter/'s own
- * log writer. `dpm generate` drives it from a scenario script or with
- * random traffic, to make logs whose statistics are known.
+ * analysis/models/simulate.h — a deterministic model of DEMOS/MP processes
+ * exchanging messages, writing the trace log their meter would have
+ * written: SEND, MESSAGEQUEUED, RECEIVECALL, RECEIVE, CREATEPROCESS and
+ * DESTROYPROCESS records in this build's layouts (meter/record.h), through
+ * meter/'s own log writer. `dpm generate` drives it from a scenario script
+ * or with random traffic, to make logs whose statistics are known.
  *
  * The model: each machine has a clock (ns) and each process a CPU time
  * (PROCTIME). Only `compute` (a process runs) and `idle` (a machine waits)

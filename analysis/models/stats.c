@@ -1,5 +1,6 @@
 /*
- * stats.c — DPM's communication statistics, one event at a time (stats.h).
+ * analysis/models/stats.c — DPM's communication statistics, one event at a
+ * time (models/stats.h).
  */
 #include <stdlib.h>
 #include <string.h>

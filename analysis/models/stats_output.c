@@ -1,7 +1,8 @@
 /*
- * report.c — the statistics as text and as CSV (report.h). Every report
- * states the records lost (the logs' own count) and the records missing
- * from the processes' numbering (sequence gaps).
+ * analysis/models/stats_output.c — the statistics as text and as CSV
+ * (models/stats_output.h). Every report states the records lost (the logs'
+ * own count) and the records missing from the processes' numbering
+ * (sequence gaps).
  */
 #define _XOPEN_SOURCE 700
 

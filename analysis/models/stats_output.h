@@ -1,7 +1,7 @@
 /*
- * report.h — the communication statistics (stats.h) as a text report and
- * as CSV tables: what `dpm stats` prints and what `dpm stats --csv` and
- * `dpm export --csv` write.
+ * analysis/models/stats_output.h — the communication statistics
+ * (models/stats.h) as a text report and as CSV tables: what `dpm stats`
+ * prints and what `dpm stats --csv` and `dpm export --csv` write.
  */
 #ifndef ANALYSIS_MODELS_STATS_OUTPUT_H
 #define ANALYSIS_MODELS_STATS_OUTPUT_H

@@ -1,6 +1,6 @@
 /*
- * tally.c — counts of short strings (tally.h): linear probing in a table
- * kept at most half full, FNV-1a hashes.
+ * analysis/models/tally.c — counts of short strings (models/tally.h):
+ * linear probing in a table kept at most half full, FNV-1a hashes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +58,7 @@ static size_t keep_text(struct tally *t, const char *s, uint32_t length)
     return offset;
 }
 
-/* Count one more s (tally.h). */
+/* Count one more s (models/tally.h). */
 int tally_add(struct tally *t, const char *s, uint32_t length)
 {
     if ((t->used + 1) * 2 > t->capacity && grow(t) < 0)
@@ -82,7 +82,7 @@ int tally_add(struct tally *t, const char *s, uint32_t length)
     return 0;
 }
 
-/* The distinct strings (tally.h). */
+/* The distinct strings (models/tally.h). */
 struct tally_item *tally_items(const struct tally *t)
 {
     struct tally_item *items = malloc((size_t)t->used * sizeof *items + 1);

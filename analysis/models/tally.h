@@ -1,7 +1,7 @@
 /*
- * tally.h — counts of short strings (the causality strings and their
- * substrings, thesis §5.2.4): an open-addressing hash table over one text
- * arena, so that millions of additions make no allocation each.
+ * analysis/models/tally.h — counts of short strings (the causality strings
+ * and their substrings, thesis §5.2.4): an open-addressing hash table over
+ * one text arena, so that millions of additions make no allocation each.
  */
 #ifndef ANALYSIS_MODELS_TALLY_H
 #define ANALYSIS_MODELS_TALLY_H

@@ -1,11 +1,11 @@
 /*
- * report_causality.c — the report's section on paths of causality
- * through the servers --server names (thesis §5.2.4, causality.h): the
- * strings and paths with their counts, "receives from X, then sends to Y"
- * with the branching probabilities, and the state diagram as SVG of its
- * own layout: the servers on a circle, the requestors (U) in the corner
- * above it, each transition labelled with its probabilities beside its
- * curve.
+ * analysis/report/causality_paths.c — the report's section on paths of
+ * causality through the servers --server names (thesis §5.2.4,
+ * models/causality.h): the strings and paths with their counts, "receives
+ * from X, then sends to Y" with the branching probabilities, and the state
+ * diagram as SVG of its own layout: the servers on a circle, the requestors
+ * (U) in the corner above it, each transition labelled with its
+ * probabilities beside its curve.
  */
 #define _XOPEN_SOURCE 700   /* M_PI */
 
@@ -198,7 +198,7 @@ static int causality_section(FILE *f, const struct causality *c, const struct dp
     return strings && paths ? EXIT_OK : EXIT_BAD_INPUT;
 }
 
-/* The causality section (html_report.h): the roles from --server and
+/* The causality section (report/sections.h): the roles from --server and
  * --system, the analysis, its tables and diagram. */
 int report_causality(FILE *f, const struct report_input *r)
 {

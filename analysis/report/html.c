@@ -1,12 +1,13 @@
 /*
- * html.c — HTML and SVG writing for the report (html.h).
+ * analysis/report/html.c — HTML and SVG writing for the report
+ * (report/html.h).
  */
 #include <inttypes.h>
 #include <stdio.h>
 
 #include "report/html.h"
 
-/* The text escaped for HTML (html.h). */
+/* The text escaped for HTML (report/html.h). */
 void html_text(FILE *f, const char *s)
 {
     for (; *s; s++) {
@@ -22,7 +23,7 @@ void html_text(FILE *f, const char *s)
     }
 }
 
-/* A time in ns in the unit that suits it (html.h). */
+/* A time in ns in the unit that suits it (report/html.h). */
 const char *html_ns(uint64_t ns, char *out, size_t cap)
 {
     if (ns < 1000)
@@ -54,19 +55,19 @@ static const char *between(unsigned a, unsigned b, double t, char out[8])
     return out;
 }
 
-/* A heat-map colour (html.h). */
+/* A heat-map colour (report/html.h). */
 const char *html_heat(double t, char out[8])
 {
     return between(0xfff7d6, 0xa50f15, t, out);
 }
 
-/* An edge colour (html.h). */
+/* An edge colour (report/html.h). */
 const char *html_blue_red(double t, char out[8])
 {
     return between(0x3060c0, 0xd02020, t, out);
 }
 
-/* The k-th line colour (html.h). */
+/* The k-th line colour (report/html.h). */
 const char *html_palette(unsigned k)
 {
     static const char *const colours[] = { "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf",
@@ -74,7 +75,7 @@ const char *html_palette(unsigned k)
     return colours[k % (sizeof colours / sizeof colours[0])];
 }
 
-/* An <svg> element's start with its title (html.h). */
+/* An <svg> element's start with its title (report/html.h). */
 void svg_begin(FILE *f, int width, int height, const char *title)
 {
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
@@ -89,7 +90,7 @@ void svg_end(FILE *f)
     fputs("</svg>\n", f);
 }
 
-/* A text element (html.h). */
+/* A text element (report/html.h). */
 void svg_text(FILE *f, double x, double y, const char *anchor, const char *text)
 {
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">", x, y, anchor);
@@ -104,7 +105,7 @@ void svg_line(FILE *f, double x1, double y1, double x2, double y2, const char *c
             y1, x2, y2, colour, width);
 }
 
-/* A rectangle, with a title shown on hover when there is one (html.h). */
+/* A rectangle, with a title shown on hover when there is one (report/html.h). */
 void svg_rect(FILE *f, double x, double y, double w, double h, const char *fill, const char *title)
 {
     fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"", x, y, w, h, fill);
@@ -118,7 +119,7 @@ void svg_rect(FILE *f, double x, double y, double w, double h, const char *fill,
 }
 
 /* An arrowhead marker of a fixed size, whatever the width of the lines it
- * ends (html.h). */
+ * ends (report/html.h). */
 void svg_arrow_marker(FILE *f, const char *id, const char *colour)
 {
     fprintf(f, "<defs><marker id=\"%s\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"9\" "

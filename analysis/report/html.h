@@ -1,9 +1,9 @@
 /*
- * html.h — writing the HTML report (`dpm report`): text escaped for HTML
- * and SVG, numbers and times in a readable form, colour scales, and the
- * few SVG elements the pictures are drawn with. Every string that comes
- * from a trace log (a program's name) goes through html_text, so a log
- * cannot put markup into the page.
+ * analysis/report/html.h — writing the HTML report (`dpm report`): text
+ * escaped for HTML and SVG, numbers and times in a readable form, colour
+ * scales, and the few SVG elements the pictures are drawn with. Every
+ * string that comes from a trace log (a program's name) goes through
+ * html_text, so a log cannot put markup into the page.
  */
 #ifndef ANALYSIS_REPORT_HTML_H
 #define ANALYSIS_REPORT_HTML_H

@@ -1,8 +1,8 @@
 /*
- * report_paths.c — the report's sections on the history graph: DPM's
- * parallelism in its steps (thesis §5.2.3), and the critical path as
- * tables and on a timeline (SVG drawn here). The figures come from
- * parallel.h and critpath.h.
+ * analysis/report/parallelism.c — the report's sections on the history
+ * graph: DPM's parallelism in its steps (thesis §5.2.3), and the critical
+ * path as tables and on a timeline (SVG drawn here). The figures come from
+ * models/parallel.h and models/critpath.h.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -262,7 +262,7 @@ static int path_functions(FILE *f, const struct report_input *r, const struct cr
     return EXIT_OK;
 }
 
-/* The critical path's section (html_report.h): the figures, the timeline,
+/* The critical path's section (report/sections.h): the figures, the timeline,
  * who holds it, its functions. */
 int report_critical_path(FILE *f, const struct report_input *r)
 {

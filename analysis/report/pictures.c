@@ -1,6 +1,6 @@
 /*
- * report_pictures.c — the report's pictures of communication, drawn as
- * SVG by this code alone (no Graphviz): the communication graph (who
+ * analysis/report/pictures.c — the report's pictures of communication,
+ * drawn as SVG by this code alone (no Graphviz): the communication graph (who
  * talks to whom) with the processes on a circle grouped by machine, the
  * traffic matrix as a heat map, and the message rate over time on each
  * machine's clock.
@@ -117,8 +117,8 @@ static void graph_node(FILE *f, const struct stats_process *p, double angle, dou
     fputs("</g>\n", f);
 }
 
-/* The communication graph as SVG (html_report.h): the machines' bands, the
- * edges, then the nodes over them. */
+/* The communication graph as SVG (report/sections.h): the machines' bands,
+ * the edges, then the nodes over them. */
 void report_communication_graph(FILE *f, const struct stats *st)
 {
     size_t n = st->nprocesses ? st->nprocesses : 1;

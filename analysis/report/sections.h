@@ -1,11 +1,11 @@
 /*
- * html_report.h — what the files of `dpm report` share: the analyses of
- * the logs, done once, and the page's sections, each written by a
- * function of its own (html_report.c: the command and the page;
- * report_tables.c: the statistics' tables; report_pictures.c: the
+ * analysis/report/sections.h — what the files of `dpm report` share: the
+ * analyses of the logs, done once, and the page's sections, each written by a
+ * function of its own (commands/cmd_report.c: the command and the page;
+ * report/tables.c: the statistics' tables; report/pictures.c: the
  * communication graph, the traffic matrix and the message rate;
- * report_paths.c: parallelism and the critical path; report_causality.c:
- * causality).
+ * report/parallelism.c: parallelism and the critical path;
+ * report/causality_paths.c: causality).
  */
 #ifndef ANALYSIS_REPORT_SECTIONS_H
 #define ANALYSIS_REPORT_SECTIONS_H
@@ -29,16 +29,16 @@ struct report_input {
     const char *servers, *system;  /* --server and --system, or NULL */
 };
 
-/* report_tables.c: the statistics of `dpm stats`, table by table. */
+/* report/tables.c: the statistics of `dpm stats`, table by table. */
 void report_stats_tables(FILE *f, const struct report_input *r);
 
-/* report_pictures.c */
+/* report/pictures.c */
 void report_communication_graph(FILE *f, const struct stats *st);
 void report_traffic_heatmap(FILE *f, const struct stats *st);
 void report_message_rate(FILE *f, const struct dpm_trace *t);
 
-/* report_paths.c and report_causality.c: each 0, or an exit status after
- * saying why on stderr. */
+/* report/parallelism.c and report/causality_paths.c: each 0, or an exit
+ * status after saying why on stderr. */
 int report_parallelism(FILE *f, const struct report_input *r);
 int report_critical_path(FILE *f, const struct report_input *r);
 int report_causality(FILE *f, const struct report_input *r);

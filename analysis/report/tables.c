@@ -1,8 +1,8 @@
 /*
- * report_tables.c — the communication statistics (stats.h) as the HTML
- * report's tables: the same figures `dpm stats` prints (report.c), from
- * the same accumulators, one <table> each, each in a section whose id
- * names it.
+ * analysis/report/tables.c — the communication statistics (models/stats.h)
+ * as the HTML report's tables: the same figures `dpm stats` prints
+ * (models/stats_output.c), from the same accumulators, one <table> each,
+ * each in a section whose id names it.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -195,7 +195,7 @@ static void figure_table(FILE *f, const struct stats *st)
     fputs("</table>\n</section>\n", f);
 }
 
-/* Every table of `dpm stats`, in its order (html_report.h). */
+/* Every table of `dpm stats`, in its order (report/sections.h). */
 void report_stats_tables(FILE *f, const struct report_input *r)
 {
     const struct stats *st = &r->stats;
