@@ -165,7 +165,7 @@ $(B)/user/workloads/tspserver.elf: EXTRA_OBJS := $(TSP_OBJS)
 # The filter server selects records with meter/'s rule engine and writes
 # meter/'s trace-log container: the same C as the host tools', compiled
 # for the guest.
-METER_GUEST_OBJS := $(B)/meter/meter.o $(B)/meter/rules.o
+METER_GUEST_OBJS := $(B)/meter/tracelog.o $(B)/meter/rules.o
 $(B)/filter/filter.elf: $(METER_GUEST_OBJS)
 $(B)/filter/filter.elf: EXTRA_OBJS := $(METER_GUEST_OBJS)
 
@@ -180,31 +180,33 @@ $(B)/tools/dmfs: tools/dmfs.c $(CLI) fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck
 # Trace disks and trace logs on the host (meter/'s container and rule
 # engine, compiled for the host); tracegen writes logs of known records
 # for its tests (tests/test_dmtrace.py).
-METER_HOST := meter/meter.c meter/rules.c meter/meter.h meter/rules.h meter/record.h meter/print.c meter/print.h
+METER_HOST := meter/tracelog.c meter/rules.c meter/tracelog.h meter/rules.h meter/record.h meter/print.c meter/print.h
 $(B)/tools/dmtrace: tools/dmtrace.c $(CLI) $(METER_HOST)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
-	@$(HOSTCC) -Imeter -o $@ tools/dmtrace.c tools/cli.c meter/meter.c meter/rules.c meter/print.c
+	@$(HOSTCC) -Imeter -o $@ tools/dmtrace.c tools/cli.c meter/tracelog.c meter/rules.c meter/print.c
 $(B)/tools/tracegen: tests/tracegen.c $(METER_HOST)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
-	@$(HOSTCC) -Imeter -o $@ tests/tracegen.c meter/meter.c meter/rules.c
+	@$(HOSTCC) -Imeter -o $@ tests/tracegen.c meter/tracelog.c meter/rules.c
 
-# The host analyzer: every analysis/*.c (the subcommands in files of their
-# own, analysis/commands.h), over meter/'s container and rule engine; and
-# the same under the sanitizers, which the analyzer's tests run on damaged
-# logs (tests/test_dpm.py).
-DPM_SRCS := $(wildcard analysis/*.c)
-DPM_DEPS := $(DPM_SRCS) $(wildcard analysis/*.h) $(METER_HOST) kernel/demos.h
+# The host analyzer: analysis/dpm.c and every analysis/*/*.c (load/ reads
+# the logs, models/ analyses them, report/ writes the HTML report's sections,
+# commands/ holds each subcommand, cmd_NAME.c for `dpm NAME`), over meter/'s
+# container and rule engine; and the same under the sanitizers, which the
+# analyzer's tests run on damaged logs (tests/test_dpm.py). Includes within
+# analysis/ name a header by its path from there ("models/history.h").
+DPM_SRCS := $(wildcard analysis/*.c analysis/*/*.c)
+DPM_DEPS := $(DPM_SRCS) $(wildcard analysis/*/*.h) $(METER_HOST) kernel/demos.h
 $(B)/tools/dpm: $(DPM_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
-	@$(HOSTCC) -Imeter -Ianalysis -Ikernel -o $@ $(DPM_SRCS) meter/meter.c meter/rules.c meter/print.c -lm
+	@$(HOSTCC) -Imeter -Ianalysis -Ikernel -o $@ $(DPM_SRCS) meter/tracelog.c meter/rules.c meter/print.c -lm
 $(B)/tools/dpm-sanitized: $(DPM_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Imeter -Ianalysis -Ikernel -o $@ \
-	    $(DPM_SRCS) meter/meter.c meter/rules.c meter/print.c -lm
+	    $(DPM_SRCS) meter/tracelog.c meter/rules.c meter/print.c -lm
 
 # The kernel's frame parser (plain C) under a host unit test with the
 # sanitizers (tests/test_net.py).
@@ -217,20 +219,20 @@ $(B)/tools/netframe_test: tests/netframe_test.c tests/host_check.h kernel/net/ne
 # DPM's record tables, description and trace-log container (meter/, plain C
 # shared by guest and host) under a host unit test with the sanitizers
 # (tests/test_meter.py).
-$(B)/tools/meter_test: tests/meter_test.c tests/host_check.h meter/meter.c meter/meter.h meter/record.h \
+$(B)/tools/meter_test: tests/meter_test.c tests/host_check.h meter/tracelog.c meter/tracelog.h meter/record.h \
                       meter/rules.c meter/rules.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Imeter -o $@ \
-	    tests/meter_test.c meter/meter.c meter/rules.c
+	    tests/meter_test.c meter/tracelog.c meter/rules.c
 
 # The description parser and the rule engine (meter/rules.c), the same
 # code the filter and the analyzer use, under the sanitizers (tests/test_meter.py).
-$(B)/tools/rules_test: tests/rules_test.c tests/host_check.h meter/rules.c meter/rules.h meter/meter.c meter/meter.h meter/record.h
+$(B)/tools/rules_test: tests/rules_test.c tests/host_check.h meter/rules.c meter/rules.h meter/tracelog.c meter/tracelog.h meter/record.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Imeter -o $@ \
-	    tests/rules_test.c meter/rules.c meter/meter.c
+	    tests/rules_test.c meter/rules.c meter/tracelog.c
 
 # The transport engine (plain C) between simulated kernels on a faulty
 # simulated network, under the sanitizers (tests/test_transport.py).
@@ -241,15 +243,18 @@ $(B)/tools/transport_test: tests/transport_test.c tests/host_check.h kernel/net/
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Ikernel/net -o $@ \
 	    tests/transport_test.c kernel/net/transport.c kernel/net/netframe.c
 
-# The analyzer's graph analyses (analysis/: the history graph, parallelism
-# and contention, the critical path, causality, the ELF symbol reader) on
-# traces built in memory, under the sanitizers (tests/test_dpm_graph.py).
-# They are library code over analysis/event.h's struct dpm_trace, which the
-# test fills itself, so the test needs no trace log and no `dpm` main.
-DPM_GRAPH_SRCS := analysis/history.c analysis/table.c analysis/delays.c analysis/parallel.c analysis/contention.c \
-                  analysis/critpath.c analysis/causality.c analysis/tally.c analysis/elfsym.c
-DPM_GRAPH_HDRS := analysis/history.h analysis/parallel.h analysis/critpath.h analysis/causality.h \
-                  analysis/tally.h analysis/elfsym.h analysis/event.h meter/record.h
+# The analyzer's graph analyses (analysis/models/: the history graph,
+# parallelism and contention, the critical path, causality; and
+# analysis/load/'s ELF symbol reader) on traces built in memory, under the
+# sanitizers (tests/test_dpm_graph.py). They are library code over
+# analysis/load/event.h's struct dpm_trace, which the test fills itself, so
+# the test needs no trace log and no `dpm` main.
+DPM_GRAPH_SRCS := analysis/models/history.c analysis/load/table.c analysis/models/delays.c analysis/models/parallel.c \
+                  analysis/models/contention.c analysis/models/critpath.c analysis/models/causality.c \
+                  analysis/models/tally.c analysis/load/elfsym.c
+DPM_GRAPH_HDRS := analysis/models/history.h analysis/models/parallel.h analysis/models/critpath.h \
+                  analysis/models/causality.h analysis/models/tally.h analysis/load/elfsym.h analysis/load/event.h \
+                  analysis/load/table.h meter/record.h
 $(B)/tools/dpm_graph_test: tests/dpm_graph_test.c tests/host_check.h $(DPM_GRAPH_SRCS) $(DPM_GRAPH_HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
@@ -266,7 +271,7 @@ $(B)/tools/dmfs-sanitized: tools/dmfs.c $(CLI) fs/fsimage.c fs/fsck.c fs/fsimage
 $(B)/tools/dmtrace-sanitized: tools/dmtrace.c $(CLI) $(METER_HOST)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
-	@$(HOSTCC) $(SANITIZE) -Imeter -o $@ tools/dmtrace.c tools/cli.c meter/meter.c meter/rules.c meter/print.c
+	@$(HOSTCC) $(SANITIZE) -Imeter -o $@ tools/dmtrace.c tools/cli.c meter/tracelog.c meter/rules.c meter/print.c
 
 # The fuzzers (tests/fuzz/, README "Fuzzing"): clang's libFuzzer with the
 # sanitizers, one binary per target. `make fuzz` runs each for FUZZ_SECONDS
@@ -275,11 +280,12 @@ $(B)/tools/dmtrace-sanitized: tools/dmtrace.c $(CLI) $(METER_HOST)
 FUZZ_CC := clang -std=c11 -Wall -Wextra -Werror -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_SECONDS ?= 600
 FUZZ_TARGETS := rules tracelog fsimage netframe
-FUZZ_rules    := meter/rules.c meter/meter.c
-FUZZ_tracelog := meter/rules.c meter/meter.c analysis/stream.c analysis/fields.c analysis/trace.c analysis/table.c
+FUZZ_rules    := meter/rules.c meter/tracelog.c
+FUZZ_tracelog := meter/rules.c meter/tracelog.c analysis/load/stream.c analysis/load/fields.c analysis/load/trace.c \
+                 analysis/load/table.c
 FUZZ_fsimage  := fs/fsimage.c fs/fsck.c
 FUZZ_netframe := kernel/net/netframe.c kernel/net/transport.c
-FUZZ_HDRS := $(wildcard meter/*.h analysis/*.h fs/*.h kernel/net/netframe.h kernel/net/transport.h)
+FUZZ_HDRS := $(wildcard meter/*.h analysis/*/*.h fs/*.h kernel/net/netframe.h kernel/net/transport.h)
 $(foreach t,$(FUZZ_TARGETS),$(eval $(B)/fuzz/fuzz_$(t): $(FUZZ_$(t))))
 $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%): $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)

@@ -1,14 +1,14 @@
 /*
- * dpm.c — the host analyzer's entry point: `dpm COMMAND ARGS`, the
+ * analysis/dpm.c — the host analyzer's entry point: `dpm COMMAND ARGS`, the
  * overview help, and the helpers every subcommand uses for errors and
- * usage (commands.h). Each subcommand lives in a file of its own.
+ * usage (commands/commands.h). Each subcommand lives in a file of its own.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "commands.h"
+#include "commands/commands.h"
 
 static const char help_text[] =
 "NAME\n"
@@ -28,7 +28,7 @@ static const char help_text[] =
 "    dpm --help               dpm COMMAND --help\n"
 "\n"
 "DESCRIPTION\n"
-"    A trace log is what a DPM filter server writes (meter/meter.h): a\n"
+"    A trace log is what a DPM filter server writes (meter/tracelog.h): a\n"
 "    header with the trace description in DPM's format (thesis Fig. 3.3),\n"
 "    then blocks of the records its selection rules kept, each with the\n"
 "    fields the rules kept, and the count of records lost on the way. dpm\n"

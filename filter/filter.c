@@ -2,14 +2,14 @@
  * filter.c — a DPM filter server (thesis ch. 3; DESIGN.md, "Metering"):
  * it takes the meter batches that kernels send for metered processes,
  * keeps the records its selection rules select, with the fields they
- * keep, and appends them to a trace log (meter/meter.h).
+ * keep, and appends them to a trace log (meter/tracelog.h).
  *
  *     filter [-l] NAME DESCRIPTION RULES [LOGFILE]
  *
  * -l          also stream the log live to the host, through the live trace
  *             channel of this machine (PM_LIVE; kernel/dev/virtio_console.c):
  *             every block as it is written, so a block being filled comes
- *             again each time it is rewritten (meter/meter.h, "the live
+ *             again each time it is rewritten (meter/tracelog.h, "the live
  *             stream").
  * NAME        the name it registers its link under at the switchboard; the
  *             process manager gives metered processes copies of that link
@@ -46,7 +46,7 @@
 #include <string.h>
 #include "dmlib.h"
 #include "fsclient.h"
-#include "meter.h"
+#include "tracelog.h"
 #include "rules.h"
 #include "server.h"
 
@@ -72,7 +72,7 @@ static struct description description;
 static struct ruleset rules;
 static int keep_everything;            /* RULES was `-` */
 
-/* Where the description's fields are in this build's layouts (meter.h's
+/* Where the description's fields are in this build's layouts (tracelog.h's
  * field numbering, header first): the rule engine numbers the fields of a
  * record by the description, the log by the kernel's layouts. */
 static uint8_t header_field[DESC_MAX_FIELDS];
@@ -223,7 +223,7 @@ static void load_rules(const char *path)
         refuse("filter: %s:%u:%u: %s", path, e.line, e.column, e.reason);
 }
 
-/* The fields of a record of `type` to keep in the log (meter.h's
+/* The fields of a record of `type` to keep in the log (tracelog.h's
  * numbering), from the rule engine's answer (the description's
  * numbering). A field the description does not name is kept. */
 static uint32_t kept_fields(uint32_t type, uint32_t described)
@@ -381,7 +381,7 @@ static void lose(uint64_t n)
     unwritten = 1;
 }
 
-/* Appends a record (its `fields`, meter.h's numbering) to the log. */
+/* Appends a record (its `fields`, tracelog.h's numbering) to the log. */
 static void keep(const struct meter_header *h, uint32_t fields)
 {
     if (log_state != LOG_WRITING) {

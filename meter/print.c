@@ -1,5 +1,5 @@
 /*
- * print.c — a trace record as one line of text (print.h).
+ * meter/print.c — a trace record as one line of text (print.h).
  */
 #include <inttypes.h>
 #include "print.h"

@@ -1,14 +1,14 @@
 /*
- * print.h — a trace record as one line of text, `TYPE field=value ...`:
+ * meter/print.h — a trace record as one line of text, `TYPE field=value ...`:
  * what `dmtrace dump` and `dpm dump` both print. Host only (stdio), beside
- * meter.h's reader, so that the two tools print records one way.
+ * tracelog.h's reader, so that the two tools print records one way.
  */
 #ifndef METER_PRINT_H
 #define METER_PRINT_H
 
 #include <stdint.h>
 #include <stdio.h>
-#include "meter.h"
+#include "tracelog.h"
 
 /* The record v read from r: its type's name, then each field of `shown`
  * (bit i: the i-th field, the header's first) in its display base: 0x

@@ -1,13 +1,13 @@
 /*
- * record.h — DPM's trace records: the one definition of their layouts, for
- * the kernel (which writes them), the filter (which selects them), and the
- * host tools and the analyzer (which read them).
+ * meter/record.h — DPM's trace records: the one definition of their
+ * layouts, for the kernel (which writes them), the filter (which selects
+ * them), and the host tools and the analyzer (which read them).
  *
  * Every record is a header (struct meter_header) followed by the body of
  * its type. Each layout is written once, below, as a list of fields
  *     F(C type, name, display base)
  * from which both the C struct and the trace description are made
- * (meter/describe.c writes the description in DPM's format, thesis Fig.
+ * (meter/tracelog.c writes the description in DPM's format, thesis Fig.
  * 3.3, with each field's offset and size as the compiler lays them out), so
  * the two can never disagree. Field names are those the selection rules use.
  *

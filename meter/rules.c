@@ -1,5 +1,5 @@
 /*
- * rules.c — the description parser and the rule engine (rules.h).
+ * meter/rules.c — the description parser and the rule engine (rules.h).
  */
 #include "rules.h"
 

@@ -1,7 +1,7 @@
 /*
- * rules.h — DPM's trace descriptions and selection rules: the parser and the
- * rule engine, one C code for the filter server (in the OS) and the host
- * analyzer alike. Plain C, fixed-width types, no library calls and no
+ * meter/rules.h — DPM's trace descriptions and selection rules: the parser
+ * and the rule engine, one C code for the filter server (in the OS) and the
+ * host analyzer alike. Plain C, fixed-width types, no library calls and no
  * allocation.
  *
  * A DESCRIPTION (thesis Fig. 3.3) is a list of layouts, each

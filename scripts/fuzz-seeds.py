@@ -56,7 +56,7 @@ def run(*args):
     subprocess.run(list(args), check=True, stdout=subprocess.DEVNULL)
 
 
-# ---- trace logs (meter/meter.h) ----
+# ---- trace logs (meter/tracelog.h) ----
 
 LOG_HEADER = struct.Struct("<8sIIIIII32s")      # struct tracelog_header
 RECORD_BLOCK = struct.Struct("<IIIIIIQ")         # struct tracelog_block

@@ -54,7 +54,7 @@ static struct { char name[32]; long link; } filters[NFILTERS];
 static struct pm_meter system_meter[PM_MAX_MACHINES];   /* meter every new process there (flags 0: no) */
 static int system_filter[PM_MAX_MACHINES];
 
-/* Trace disks (a disk whose block 0 begins "DPMTRACE": meter/meter.h):
+/* Trace disks (a disk whose block 0 begins "DPMTRACE": meter/tracelog.h):
  * their machine, a device link to each, and the filter each is lent to.
  * This machine's are found at start; another machine's (its disk 1, as
  * the launcher attaches it) is asked for the first time a filter is

@@ -1,7 +1,8 @@
 /*
- * dpm_graph_test.c — the analyzer's graph analyses (analysis/history.c,
- * parallel.c, contention.c, delays.c, critpath.c, causality.c, tally.c,
- * elfsym.c) on traces built in memory, under the sanitizers:
+ * dpm_graph_test.c — the analyzer's graph analyses (analysis/models/:
+ * history.c, parallel.c, contention.c, delays.c, critpath.c, causality.c,
+ * tally.c; analysis/load/elfsym.c) on traces built in memory, under the
+ * sanitizers:
  *   - DPM-ANALYSES.md §2's hand-checkable cases of parallelism, in every
  *     step and with both contention algorithms;
  *   - the longest path against a brute force over every path, on many
@@ -29,11 +30,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "causality.h"
-#include "critpath.h"
-#include "elfsym.h"
-#include "history.h"
-#include "parallel.h"
+#include "load/elfsym.h"
+#include "models/causality.h"
+#include "models/critpath.h"
+#include "models/history.h"
+#include "models/parallel.h"
 
 #define TEST_NAME "dpm_graph_test"
 #include "host_check.h"

@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "meter.h"
+#include "tracelog.h"
 
 #define TEST_NAME "meter_test"
 #include "host_check.h"

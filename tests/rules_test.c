@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include "meter.h"
+#include "tracelog.h"
 #include "rules.h"
 
 #define TEST_NAME "rules_test"

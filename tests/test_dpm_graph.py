@@ -1,5 +1,6 @@
-"""The analyzer's graph analyses (analysis/history.c, parallel.c,
-contention.c, delays.c, critpath.c, causality.c, tally.c, elfsym.c):
+"""The analyzer's graph analyses (analysis/models/: history.c,
+parallel.c, contention.c, delays.c, critpath.c, causality.c, tally.c;
+analysis/load/elfsym.c):
 tests/dpm_graph_test.c, built with the sanitizers, checks DPM-ANALYSES.md's
 hand-checkable cases of parallelism in all three steps and both contention
 algorithms, the longest path against a brute force on hundreds of random

@@ -1,4 +1,5 @@
-"""dpm report and dpm live (analysis/html_report.c, report_*.c, live*.c),
+"""dpm report and dpm live (analysis/commands/cmd_report.c, analysis/report/,
+commands/cmd_live.c, load/live_follow.c, models/live_view.c),
 under the sanitizers' build, on logs `dpm generate` writes from scenarios
 whose figures are worked out by hand (tests/test_dpm.py's KNOWN scenario,
 DPM's Fig. 2 shape ABCBA):

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "meter.h"
+#include "tracelog.h"
 
 static int fd;
 

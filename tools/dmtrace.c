@@ -2,7 +2,7 @@
  * dmtrace.c — the host tool for DPM trace logs and trace disks: make a
  * blank trace disk image for a node, copy the log a filter wrote on one
  * into a file, and print a log record by record. The log's format is
- * meter/meter.h's container and nothing else; the log's own description
+ * meter/tracelog.h's container and nothing else; the log's own description
  * says how to read its records (meter/rules.c parses it), and selection
  * rules are DPM's, run by the same engine as the filter server's.
  * `dmtrace --help` documents the commands and exit statuses.
@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "meter.h"
+#include "tracelog.h"
 #include "print.h"
 #include "rules.h"
 
@@ -47,7 +47,7 @@ static const char help_text[] =
 "    dmtrace --help\n"
 "\n"
 "DESCRIPTION\n"
-"    A trace log is what a DPM filter server writes (meter/meter.h): a\n"
+"    A trace log is what a DPM filter server writes (meter/tracelog.h): a\n"
 "    header with the filter's name, its machine, the log's identity and\n"
 "    the trace description in DPM's format (thesis Fig. 3.3), then blocks\n"
 "    of the records its selection rules kept, each record with the fields\n"
@@ -82,7 +82,7 @@ static const char help_text[] =
 "        sent through its machine's live trace channel, which the launcher\n"
 "        puts in the file DIR/liveK.bin (make run TRACE=DIR). The stream is\n"
 "        the log's blocks as the filter wrote them, a block being filled\n"
-"        coming again each time it grew (meter/meter.h). OUT gets the last\n"
+"        coming again each time it grew (meter/tracelog.h). OUT gets the last\n"
 "        log the stream holds, block for block as a trace disk holds it,\n"
 "        written and checked as extract does; one line is printed:\n"
 "            STREAM: N blocks, R records, L lost (of K logs in the stream) -> OUT\n"

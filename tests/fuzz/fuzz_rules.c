@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "meter.h"
+#include "tracelog.h"
 #include "rules.h"
 
 /* Stop the run with `what`: libFuzzer saves the input as a crash. */

@@ -10,10 +10,10 @@
  *     build's own, tracelog_next reads the same records;
  *   - the same reader fetching block by block (tracelog_open_fetch) reads
  *     the same records;
- *   - the analyzer's reader (analysis/stream.c, dpm_stream_*), the input
+ *   - the analyzer's reader (analysis/load/stream.c, dpm_stream_*), the input
  *     as a file: it opens the log when meter's reader does, delivers the
  *     same records, and reports damage only where meter's reader stops;
- *     the whole trace (analysis/trace.c, dpm_trace_load) loads exactly
+ *     the whole trace (analysis/load/trace.c, dpm_trace_load) loads exactly
  *     those records, and its processes list every event with a pid once;
  *   - the input as a live stream (tracelog_unstream): the log rebuilt from
  *     it is whole blocks within the input, opens (or has a description
@@ -31,8 +31,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "event.h"
-#include "meter.h"
+#include "load/event.h"
+#include "tracelog.h"
 
 #define REQUIRE(cond) ((cond) ? (void)0 : fail(__FILE__, __LINE__, #cond))
 

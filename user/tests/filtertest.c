@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "dmlib.h"
-#include "meter.h"
+#include "tracelog.h"
 
 static long filter;   /* a link to the filter under test */
 

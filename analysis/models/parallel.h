@@ -1,0 +1,90 @@
+/*
+ * analysis/models/parallel.h — DPM's measure of parallelism, P = T / t_max,
+ * in the thesis's three steps (thesis §5.2.3 and Appendix A):
+ *   1. the upper bound: message arcs weigh 0, no contention;
+ *   2. message arcs weigh their delivery time for a placement of the
+ *      processes on machines (a table measured by a benchmark), still no
+ *      contention;
+ *   3. processes sharing a machine share its CPU: the arcs within
+ *      processes are reweighed by simulating the run, either by the
+ *      thesis's own algorithm (Appendix A) or by a discrete-event
+ *      simulation in elapsed time (models/contention.c says why both).
+ * A placement other than the measured one predicts P for it.
+ */
+#ifndef ANALYSIS_MODELS_PARALLEL_H
+#define ANALYSIS_MODELS_PARALLEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "models/history.h"
+
+/* ---- delivery times (models/delays.c) ---- */
+
+#define DELAY_ROWS_MAX 64
+
+/* Delivery time of one message by size, local (same machine) and remote,
+ * in guest ns; rows sorted by size. */
+struct delay_table {
+    size_t nrows;
+    struct delay_row {
+        uint64_t size, local_ns, remote_ns;
+    } row[DELAY_ROWS_MAX];
+};
+
+/* This system's table, measured by `make bench` (netbench, guest ns). */
+void delay_table_default(struct delay_table *d);
+/* Read a table from `path`: lines `SIZE LOCAL_NS REMOTE_NS`, '#' starts a
+ * comment. 0, or -1 with err saying "FILE:LINE: what is wrong". */
+int delay_table_read(struct delay_table *d, const char *path, char *err, size_t cap);
+/* The delivery time of a message of `size` bytes: linear between the
+ * table's sizes, the first or last row's beyond them. */
+uint64_t delay_of(const struct delay_table *d, uint64_t size, int remote);
+
+/* ---- the steps (models/parallel.c, models/contention.c) ---- */
+
+enum parallel_step {
+    STEP_UPPER_BOUND = 1,      /* step 1 */
+    STEP_DELIVERY,             /* step 2 */
+    STEP_CONTENTION_THESIS,    /* step 3, Appendix A's algorithm */
+    STEP_CONTENTION_SIMULATED, /* step 3, the elapsed-time simulation */
+};
+
+/* What a step computes. */
+struct parallel_result {
+    uint64_t total_cpu;        /* T */
+    uint64_t t_max;            /* the critical path */
+    double parallelism;        /* P = T / t_max (0 when t_max is 0) */
+};
+
+/* The weights of `step` for the placement machine[p] (a machine number
+ * per process of h; unused by step 1) and delivery table d (unused by
+ * step 1). 0, or -1 with err saying why. */
+int parallel_weigh(struct history_weights *w, const struct history *h, enum parallel_step step,
+                   const uint32_t *machine, const struct delay_table *d, char *err, size_t cap);
+/* Run `step`: T, t_max and P; with `paths` non-NULL the longest paths
+ * are left there (the caller frees them). 0, or -1 with err. */
+int parallel_step_run(struct parallel_result *r, struct history_paths *paths, const struct history *h,
+                      enum parallel_step step, const uint32_t *machine, const struct delay_table *d, char *err,
+                      size_t cap);
+/* The step's name for reports. */
+const char *parallel_step_name(enum parallel_step step);
+
+/* Step 3's reweighing of the arcs within processes (models/contention.c),
+ * given the cross weights of step 2 in w->cross: w->chain becomes each arc's
+ * time under contention. 0, or -1 with err. */
+int contention_thesis(struct history_weights *w, const struct history *h, const uint32_t *machine, char *err,
+                      size_t cap);
+int contention_simulated(struct history_weights *w, const struct history *h, const uint32_t *machine, char *err,
+                         size_t cap);
+
+/* ---- placements ---- */
+
+/* The measured placement: each process on the machine that wrote its records. */
+void placement_measured(uint32_t *machine, const struct history *h);
+/* Every process on a machine of its own. */
+void placement_each_own(uint32_t *machine, const struct history *h);
+/* Every process on one machine. */
+void placement_all_one(uint32_t *machine, const struct history *h);
+
+#endif
