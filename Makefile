@@ -15,7 +15,7 @@ KERNEL_CFLAGS := $(ARCH) $(WARN) -O3 -flto -g -ffreestanding -fno-builtin -nostd
                  -fno-stack-protector -Ikernel -MMD -MP
 USER_CFLAGS    = $(ARCH) $(WARN) -O2 -g -fno-omit-frame-pointer -nostdinc \
                  -isystem $(NEWLIB)/include -isystem $(shell $(CC) -print-file-name=include 2>/dev/null) \
-                 -Ikernel -Iservers -Ifs -Iuser/lib -Imeter -MMD -MP
+                 -Ikernel -Ifs -Iuser/lib -Imeter -MMD -MP
 
 KERNEL_SRCS := $(wildcard kernel/*.c kernel/dev/*.c kernel/net/*.c)
 KERNEL_ASMS := kernel/entry.S
@@ -172,10 +172,10 @@ $(B)/filter/filter.elf: EXTRA_OBJS := $(METER_GUEST_OBJS)
 # Host tools (tools/): built with the host's compiler; dmfs and dmtrace
 # end on errors through tools/cli.c.
 CLI := tools/cli.c tools/cli.h
-$(B)/tools/dmfs: tools/dmfs.c $(CLI) fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck.h fs/fsformat.h
+$(B)/tools/dmfs: tools/dmfs.c $(CLI) fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck.h user/lib/fs_format.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
-	@$(HOSTCC) -Ifs -o $@ tools/dmfs.c tools/cli.c fs/fsimage.c fs/fsck.c
+	@$(HOSTCC) -Ifs -Iuser/lib -o $@ tools/dmfs.c tools/cli.c fs/fsimage.c fs/fsck.c
 
 # Trace disks and trace logs on the host (meter/'s container and rule
 # engine, compiled for the host); tracegen writes logs of known records
@@ -264,10 +264,10 @@ $(B)/tools/dpm_graph_test: tests/dpm_graph_test.c tests/host_check.h $(DPM_GRAPH
 # dmfs and dmtrace under the address and undefined-behaviour sanitizers:
 # what their suites run (tests/test_tools.py, tests/test_dmtrace.py).
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all
-$(B)/tools/dmfs-sanitized: tools/dmfs.c $(CLI) fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck.h fs/fsformat.h
+$(B)/tools/dmfs-sanitized: tools/dmfs.c $(CLI) fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck.h user/lib/fs_format.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
-	@$(HOSTCC) $(SANITIZE) -Ifs -o $@ tools/dmfs.c tools/cli.c fs/fsimage.c fs/fsck.c
+	@$(HOSTCC) $(SANITIZE) -Ifs -Iuser/lib -o $@ tools/dmfs.c tools/cli.c fs/fsimage.c fs/fsck.c
 $(B)/tools/dmtrace-sanitized: tools/dmtrace.c $(CLI) $(METER_HOST)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
@@ -285,12 +285,12 @@ FUZZ_tracelog := meter/rules.c meter/tracelog.c analysis/load/stream.c analysis/
                  analysis/load/table.c
 FUZZ_fsimage  := fs/fsimage.c fs/fsck.c
 FUZZ_netframe := kernel/net/netframe.c kernel/net/transport.c
-FUZZ_HDRS := $(wildcard meter/*.h analysis/*/*.h fs/*.h kernel/net/netframe.h kernel/net/transport.h)
+FUZZ_HDRS := $(wildcard meter/*.h analysis/*/*.h fs/*.h user/lib/fs_format.h kernel/net/netframe.h kernel/net/transport.h)
 $(foreach t,$(FUZZ_TARGETS),$(eval $(B)/fuzz/fuzz_$(t): $(FUZZ_$(t))))
 $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%): $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZCC  $@"
-	@$(FUZZ_CC) -Imeter -Ianalysis -Ifs -Ikernel/net -o $@ $< $(FUZZ_$*)
+	@$(FUZZ_CC) -Imeter -Ianalysis -Ifs -Iuser/lib -Ikernel/net -o $@ $< $(FUZZ_$*)
 
 fuzz: setup
 	@python3 scripts/fuzz.py $(FUZZ_SECONDS)

@@ -1,5 +1,5 @@
 /*
- * filter.c — a DPM filter server (thesis ch. 3; DESIGN.md, "Metering"):
+ * filter.c — a DPM filter server (thesis ch. 3; docs/architecture.md, "Metering"):
  * it takes the meter batches that kernels send for metered processes,
  * keeps the records its selection rules select, with the fields they
  * keep, and appends them to a trace log (meter/tracelog.h).
@@ -29,7 +29,7 @@
  *
  * One link, registered as NAME, brings both meter batches (from kernels:
  * DM_MSG_FROM_KERNEL, which no process can forge) and requests (FILTER_*,
- * servers/protocol.h). A second link, on CHANNEL_ALARM, is lent to the
+ * user/lib/server_protocol.h). A second link, on CHANNEL_ALARM, is lent to the
  * timer server so that a partly filled block is written within about a
  * second of its first record: a crash then loses at most that second.
  *

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "dmlib.h"
-#include "fsproto.h"
+#include "fs_protocol.h"
 #include "server.h"
 
 struct buffer {

@@ -18,7 +18,7 @@
 #include <string.h>
 #include "dmlib.h"
 #include "fsck.h"
-#include "fsproto.h"
+#include "fs_protocol.h"
 #include "server.h"
 
 #define DEVICE_SLOT 3

@@ -11,7 +11,7 @@
  */
 #include <string.h>
 #include "dmlib.h"
-#include "fsproto.h"
+#include "fs_protocol.h"
 #include "server.h"
 
 static long bm;                          /* link to the buffer manager */

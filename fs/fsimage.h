@@ -26,7 +26,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "fsformat.h"
+#include "fs_format.h"
 
 #define DIRENT_SIZE ((uint32_t)sizeof(struct fs_dirent))
 

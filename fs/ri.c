@@ -9,11 +9,11 @@
  *
  * Requests by path come over the registered link; opening a file answers
  * with a file link, whose code names the inode and the access granted, and
- * the file's reads and writes come over that (fs/fsproto.h).
+ * the file's reads and writes come over that (user/lib/fs_protocol.h).
  */
 #include <string.h>
 #include "dmlib.h"
-#include "fsproto.h"
+#include "fs_protocol.h"
 #include "server.h"
 
 static long bm, dm;

@@ -13,7 +13,7 @@
  *
  * All fields are little-endian, naturally aligned; a body's offsets count
  * from the end of the header, as in DPM. Which record goes to whose stream,
- * and when, is DESIGN.md's table ("Metering").
+ * and when, is docs/architecture.md's table ("Metering").
  */
 #ifndef METER_RECORD_H
 #define METER_RECORD_H

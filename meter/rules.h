@@ -10,7 +10,7 @@
  * a body's offsets count from the end of the header. meter_describe()
  * writes the one of meter/record.h; a trace log carries it.
  *
- * SELECTION RULES (thesis Figs. 3.4-3.5, as DESIGN.md spells them): each
+ * SELECTION RULES (thesis Figs. 3.4-3.5, in this project's syntax): each
  * rule is terms `field op value` joined by `,` and ended by `;`, with op one
  * of = != < > <= >=. A value is a number (decimal, 0x hexadecimal, or
  * negative), a trace type's name (traceType=SEND), `*` (anything), or

@@ -171,7 +171,7 @@ int tracelog_flush(struct tracelog_writer *w);
 /* ---- the live stream ----
  *
  * A filter started with -l streams its log to the host as it writes it
- * (DESIGN.md, "Where the log goes"): the stream is the log's blocks, each
+ * (docs/architecture.md, "Where the log goes"): the stream is the log's blocks, each
  * TRACELOG_BLOCK bytes, in the order the filter writes them: its header
  * blocks, then record blocks. The record block being filled is written
  * again each time it is rewritten (within a second of a new record, and at

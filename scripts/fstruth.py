@@ -3,7 +3,7 @@ set against what the file system counted itself (fsstat).
 
 The inference is the thesis's (§5.2.4, Fig. 5.18): from the causality
 table, how often a process sent to Y right after receiving from X. The
-truth is fsstat's counters (fs/fsproto.h), read after the workload and a
+truth is fsstat's counters (user/lib/fs_protocol.h), read after the workload and a
 `sync`, before `halt`. Each check compares two counts that must be equal
 and the fraction each side makes of them; docs/fs-study.md defines them.
 

@@ -120,7 +120,7 @@ def tracelog_and_rules_seeds():
     seed("rules", "own-split.txt", own + b"\n%%\ntraceType=RECEIVE, fromTask=#*;\nload>2;\n")
 
 
-# ---- file-system images (fs/fsformat.h) ----
+# ---- file-system images (user/lib/fs_format.h) ----
 
 SUPERBLOCK = struct.Struct("<16I")
 INODE = struct.Struct("<HHIQQ12III12I")

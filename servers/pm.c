@@ -11,7 +11,7 @@
  *
  * Every process's link to the process manager (slot SLOT_PM) carries that
  * process's own id as its code, so a request always says who sent it
- * (DEMOS's way; DESIGN.md). A new process is created stopped, given its
+ * (DEMOS's way; docs/architecture.md). A new process is created stopped, given its
  * standard links, then started.
  */
 #include <errno.h>
@@ -20,7 +20,7 @@
 #include <string.h>
 #include "dmlib.h"
 #include "fsclient.h"
-#include "fsproto.h"
+#include "fs_protocol.h"
 #include "record.h"
 #include "server.h"
 
@@ -580,7 +580,7 @@ static void flush_file_system(void)
 
 static void serve_one(void);
 
-/* The handlers of each kind of request (servers/protocol.h, enum pm_op),
+/* The handlers of each kind of request (user/lib/server_protocol.h, enum pm_op),
  * below in this order. Each fills in the answer (server.h); the caller is
  * the request link's code, info->code. */
 static server_handler run_program, meter_process, meter_system, wait_for_end, signal_process, list_processes,

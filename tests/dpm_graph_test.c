@@ -3,7 +3,7 @@
  * history.c, parallel.c, contention.c, delays.c, critpath.c, causality.c,
  * tally.c; analysis/load/elfsym.c) on traces built in memory, under the
  * sanitizers:
- *   - DPM-ANALYSES.md §2's hand-checkable cases of parallelism, in every
+ *   - hand-checkable cases of parallelism (thesis §5.2.3), in every
  *     step and with both contention algorithms;
  *   - the longest path against a brute force over every path, on many
  *     random small traces, and step 3's invariants on them;
@@ -196,7 +196,7 @@ static void check_step(const struct dpm_trace *t, int step, const uint32_t *plac
     CHECK(fabs(p - expect_p) < 1e-9);
 }
 
-/* DPM-ANALYSES.md §2, the hand-checkable cases. */
+/* The hand-checkable cases of parallelism (thesis §5.2.3). */
 static void check_hand_cases(void)
 {
     struct builder b = { 0 };

@@ -1,7 +1,7 @@
 """The analyzer's graph analyses (analysis/models/: history.c,
 parallel.c, contention.c, delays.c, critpath.c, causality.c, tally.c;
 analysis/load/elfsym.c):
-tests/dpm_graph_test.c, built with the sanitizers, checks DPM-ANALYSES.md's
+tests/dpm_graph_test.c, built with the sanitizers, checks the thesis's
 hand-checkable cases of parallelism in all three steps and both contention
 algorithms, the longest path against a brute force on hundreds of random
 traces, the arc for requests outside the trace, odd traces, the critical
@@ -28,7 +28,7 @@ DPM = os.path.join(ROOT, "build", "tools", "dpm-sanitized")
 BLOCK = 4096
 workdir = tempfile.mkdtemp(prefix="dm-dpm-graph-")
 
-# DPM-ANALYSES.md's hand case: A computes 4, sends to B, computes 6; B
+# A hand case (thesis §5.2.3): A computes 4, sends to B, computes 6; B
 # starts with a RECEIVE, then computes 6 (in thousands of instructions).
 # T = 16; with no delivery time, t_max = 16 and P = 1 when they share one
 # machine (step 3), t_max = 10 and P = 1.6 on two.

@@ -19,7 +19,7 @@ SANITIZER_ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
 BLOCK = 4096
 workdir = tempfile.mkdtemp(prefix="dm-tools-")
 
-# The on-disk structures of fs/fsformat.h, to read and damage images here.
+# The on-disk structures of user/lib/fs_format.h, to read and damage images here.
 SUPERBLOCK = struct.Struct("<16I")
 INODE = struct.Struct("<HHIQQ12III12I")
 DIRENT = struct.Struct("<I60s")

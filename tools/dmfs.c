@@ -1,7 +1,7 @@
 /*
  * dmfs.c — the host tool for DEMOS/MP file-system disk images: make an image
  * holding given files, list it, copy files out of it and into it, and check
- * and repair it (issue 3). The on-disk format is fs/fsformat.h and nothing
+ * and repair it (issue 3). The on-disk format is user/lib/fs_format.h and nothing
  * else; `dmfs --help` documents the commands, exit statuses and the repair
  * policy.
  *
@@ -59,7 +59,7 @@ static const char help_text[] =
 "\n"
 "DESCRIPTION\n"
 "    An IMAGE is a host file holding a whole file system in the format of\n"
-"    fs/fsformat.h, to attach to a node as its disk (make run DISK=IMAGE).\n"
+"    user/lib/fs_format.h, to attach to a node as its disk (make run DISK=IMAGE).\n"
 "    A PATH inside the image names directories from the root, separated by\n"
 "    '/' (a leading '/' is optional); a name is 1 to 59 bytes. Options may\n"
 "    come anywhere after the command; '--' ends them.\n"
@@ -152,7 +152,7 @@ static const char help_text[] =
 "    - nlink is set to the number of entries naming the inode.\n"
 "\n"
 "FORMAT CONVENTIONS\n"
-"    Beyond fs/fsformat.h, dmfs assumes: bit i of a bitmap is bit i % 8 of\n"
+"    Beyond user/lib/fs_format.h, dmfs assumes: bit i of a bitmap is bit i % 8 of\n"
 "    byte i / 8; bit 0 of the inode bitmap is set (inode 0 reserved); bits\n"
 "    past block_count or inode_count are ignored; a directory's size is a\n"
 "    multiple of 64 and it grows one entry at a time, a new entry taking\n"

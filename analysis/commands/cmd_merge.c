@@ -35,7 +35,7 @@ static const char merge_help[] =
 "    Order: records are grouped by machine (0, 1, ...) and ordered by time\n"
 "    within each machine, ties by pid and record number, then by their\n"
 "    place in the inputs. Clocks of different machines are never compared\n"
-"    (DPM-ANALYSES.md §1), so no order across machines would mean more;\n"
+"    (thesis §5.2.2), so no order across machines would mean more;\n"
 "    within a machine this is the order things happened, and every\n"
 "    process's records stay in the order of its own stream. A record whose\n"
 "    log did not keep its time sorts at the time of the record\n"

@@ -18,7 +18,7 @@ static const char stats_help[] =
 "DESCRIPTION\n"
 "    Reads the logs as one trace (several filters' logs together) in one\n"
 "    pass, in memory that does not grow with their length, and prints the\n"
-"    statistics of thesis §5.2.2 (shared/DPM-ANALYSES.md §1):\n"
+"    statistics of thesis §5.2.2:\n"
 "\n"
 "    - the records, the records lost (the logs' own count) and the records\n"
 "      missing in sequence gaps (a process's records are numbered from 0;\n"

@@ -14,13 +14,13 @@
  * by servers, of the messages that server sends after it and before its
  * next RECEIVE (from a server or a requestor). Every string is a path
  * from a root to a leaf, so a fan-out makes separate strings sharing a
- * prefix (DPM-ANALYSES.md §3, Decision). A substring occurrence is a
+ * prefix (this project's reading of thesis §5.2.4). A substring occurrence is a
  * downward path in the forest, and is counted once even when several
- * strings share it (Decision: a shared prefix happened once).
+ * strings share it (a shared prefix happened once).
  *
  * The "receives from X, then sends to Y" counts (the thesis's Fig. 5.18)
  * and the branching probabilities are counted over every RECEIVE of a
- * server in the trace, not only those in the forest (Decision: a chain
+ * server in the trace, not only those in the forest (this project's choice: a chain
  * whose request came before the trace began, or that a server began on
  * its own, still shows how the server branches). Within the forest they
  * equal the counts of the substrings XAY.

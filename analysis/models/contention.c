@@ -5,7 +5,7 @@
  * process is runnable unless it waits in a RECEIVE whose message has not
  * arrived, or has ended.
  *
- * Two simulations, reported side by side (DPM-ANALYSES.md §2, Decision):
+ * Two simulations, reported side by side (the second is this project's):
  *   - contention_thesis: the thesis's algorithm (Appendix A), faithfully:
  *     time advances in steps of `decr`, the least CPU any running process
  *     still needs for its current arc, and each running process's arc

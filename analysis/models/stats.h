@@ -1,6 +1,6 @@
 /*
- * analysis/models/stats.h — DPM's communication statistics (thesis §5.2.2;
- * the project's reference is shared/DPM-ANALYSES.md §1), computed in one
+ * analysis/models/stats.h — DPM's communication statistics (thesis §5.2.2),
+ * computed in one
  * pass over the events of one or more logs in memory that does not grow
  * with the logs: a row per process, a cell per pair of processes that
  * talked, and an entry per message in flight (queued and not yet received).

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "demos.h"
-#include "protocol.h"
+#include "server_protocol.h"
 
 /* Kernel calls: each returns >= 0, or a negative dm_error. The prototypes
  * come from demos.h's list of calls, DM_CALLS, where each is documented:
@@ -115,7 +115,7 @@ long pm_ready(void);   /* a system server tells the process manager it is servin
 /* The switchboard. */
 long sb_register(const char *name, long slot);     /* moves the link in `slot` */
 long sb_lookup(const char *name);                  /* a new slot, or E_NOTFOUND */
-/* The same for a filter server's name (servers/protocol.h, FILTER_NAME_PREFIX);
+/* The same for a filter server's name (user/lib/server_protocol.h, FILTER_NAME_PREFIX);
  * E_INVAL for a name longer than FILTER_NAME_MAX. */
 long filter_register(const char *name, long slot);
 long filter_lookup(const char *name);

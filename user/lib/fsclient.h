@@ -1,6 +1,6 @@
 /*
  * fsclient.h — the client side of the file system's request interpreter
- * ("fs", fs/fsproto.h). Each call returns 0 or more, or a negative dm_error.
+ * ("fs", user/lib/fs_protocol.h). Each call returns 0 or more, or a negative dm_error.
  *
  * Opening a file gives a file link (a slot in the caller's link table): the
  * reads and writes of that file go over it, with the access it was opened
@@ -10,7 +10,7 @@
 #define FSCLIENT_H
 
 #include <stdint.h>
-#include "fsproto.h"
+#include "fs_protocol.h"
 
 /* A file link to path with access FS_ACCESS_READ and/or FS_ACCESS_WRITE,
  * and its details in *st (if st). E_STATE: write access to a directory. */

@@ -1,6 +1,6 @@
 /*
  * server.h — what the system servers (servers/, fs/, filter/) share: saying
- * they serve, answering one request (struct sv_request, servers/protocol.h)
+ * they serve, answering one request (struct sv_request, user/lib/server_protocol.h)
  * as its handler says, the receive-and-answer loop of a server with one
  * kind of message, and a request to a kernel over a kernel link (struct
  * dm_kreq, kernel/demos.h). Linked into the servers only (Makefile,

@@ -1,11 +1,11 @@
 /*
  * fsstat — what the file system's processes have counted: the disk
- * interface, the buffer manager and the directory manager (fs/fsproto.h
+ * interface, the buffer manager and the directory manager (user/lib/fs_protocol.h
  * defines each counter as the message-level event it stands for).
  */
 #include <stdio.h>
 #include "dmlib.h"
-#include "fsproto.h"
+#include "fs_protocol.h"
 
 /* Ask server `name` for its counters (op) into buf; 0 or an error. */
 static long counters(const char *name, uint32_t op, void *buf, uint32_t len)

@@ -3,7 +3,7 @@
  */
 #include <stdio.h>
 #include "dmlib.h"
-#include "fsproto.h"
+#include "fs_protocol.h"
 
 int main(void)
 {

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "dmlib.h"
-#include "fsproto.h"
+#include "fs_protocol.h"
 
 static uint8_t area[2 * FS_BLOCK_SIZE];   /* blocks land in the second half */
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "dmlib.h"
-#include "fsproto.h"
+#include "fs_protocol.h"
 
 
 static uint64_t fnv1a(const uint8_t *p, size_t n)

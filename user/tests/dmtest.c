@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "dmlib.h"
-#include "fsproto.h"
+#include "fs_protocol.h"
 
 int main(int argc, char **argv)
 {

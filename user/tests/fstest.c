@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "dmlib.h"
-#include "fsproto.h"
+#include "fs_protocol.h"
 
 static long file_link = -1;   /* the file link the last open or create passed */
 static long fs;

@@ -1,8 +1,10 @@
 /*
- * fsformat.h — the on-disk format of the DEMOS/MP file system, the one
+ * fs_format.h — the on-disk format of the DEMOS/MP file system, the one
  * definition shared by the file-system processes (fs/, in the OS) and the
  * host tools (tools/dmfs). Plain C with fixed-size types; little-endian, as
- * both riscv64 and the host are.
+ * both riscv64 and the host are. It sits with the user library because the
+ * file system's messages (fs_protocol.h) carry its directory entries and
+ * types to every client.
  *
  * Layout, in 4096-byte blocks:
  *
@@ -31,8 +33,8 @@
  *   - nlink counts the directory entries naming an inode, "." and ".."
  *     included: a file has one per name, a directory 2 + its subdirectories.
  */
-#ifndef FSFORMAT_H
-#define FSFORMAT_H
+#ifndef FS_FORMAT_H
+#define FS_FORMAT_H
 
 #include <stdint.h>
 
@@ -76,7 +78,7 @@ struct fs_inode {
     uint32_t generation;          /* 1 up, bumped each time the inode is made anew
                                      (0 in an image made by dmfs: the same as 1), so
                                      that a file link to a removed file cannot reach
-                                     the next file given its inode (fs/fsproto.h) */
+                                     the next file given its inode (user/lib/fs_protocol.h) */
     uint64_t size;                /* bytes */
     uint64_t mtime_ns;            /* last change, ns since 1970 */
     uint32_t direct[FS_NDIRECT];

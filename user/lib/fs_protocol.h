@@ -1,13 +1,14 @@
 /*
- * fsproto.h — the messages of the file system's processes. Requests are
- * struct sv_request (servers/protocol.h) sent by CALL; block data moves by
+ * fs_protocol.h — the messages of the file system's processes (kept with
+ * the user library, which its clients and its processes link). Requests are
+ * struct sv_request (user/lib/server_protocol.h) sent by CALL; block data moves by
  * MOVEDATA through a link to the requester's data area passed with the
  * request.
  */
 #ifndef FS_PROTOCOL_H
 #define FS_PROTOCOL_H
 
-#include "fsformat.h"
+#include "fs_format.h"
 
 /* The disk interface ("di" in the switchboard): the only process that
  * talks to the kernel's disk driver. */

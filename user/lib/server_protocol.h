@@ -1,5 +1,8 @@
 /*
- * protocol.h — the messages the system processes understand.
+ * server_protocol.h — the messages the system processes understand: the
+ * process manager, the switchboard, the console and timer servers, and the
+ * filters. Kept with the user library, which every client links and every
+ * server is built on.
  *
  * Every request is a struct sv_request, then data; every answer a struct
  * sv_reply, then data. Requests go by CALL, so the answer comes back over
