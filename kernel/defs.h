@@ -38,20 +38,35 @@ struct link {
     uint64_t reply_id;    /* a CALL's reply link: the id its caller waits for */
 };
 
-/* ---- messages ---- */
-struct msg {
-    struct msg *next;
-    dm_pid   sender;
-    uint64_t code;
+/* ---- messages ----
+ * A message in flight, from the SEND (or the kernel's own message) that
+ * makes it to the buffer or the queue of its receiver: the one shape every
+ * path hands on (msg.c, net/remote.c, meter.c, kreq.c). */
+struct message {
+    dm_pid   sender;          /* the sending process, or a kernel */
+    uint64_t code;            /* the code and the channel of the link it went over */
     uint32_t channel;
-    uint32_t flags;        /* DM_MSG_FROM_KERNEL */
-    uint32_t length;
-    uint64_t msgid;        /* the meter's message id, or 0 */
-    uint8_t  has_link, has_reply;
-    struct link link;      /* a passed link */
-    struct link reply;     /* a CALL's reply link */
-    uint8_t *data;         /* inline_data, or a page */
-    uint8_t  inline_data[MSG_INLINE];
+    uint32_t flags;           /* DM_MSG_FROM_KERNEL; MSG_DONATED_PAGE */
+    uint32_t length;          /* bytes of data */
+    uint64_t msgid;           /* the meter's message id, or 0 (meter_message_id) */
+    const uint8_t *data;      /* the data where the kernel can read it; or 0, and then */
+    struct proc *data_owner;  /*   length bytes at data_address in data_owner's memory */
+    uint64_t data_address;
+    struct link *link;        /* a link passed with it, or 0 */
+    struct link *reply;       /* a CALL's reply link, or 0 */
+};
+/* In a message's flags, never seen by a process: data is a whole kernel
+ * page the queue may keep instead of copying it (meter batches); enqueue
+ * clears the bit when it took the page. */
+#define MSG_DONATED_PAGE 0x80000000u
+
+/* A message waiting in its receiver's queue, with its data and the links it
+ * carries kept here (message.link and .reply point at them). */
+struct queued {
+    struct queued *next;
+    struct message message;
+    struct link link, reply;
+    uint8_t inline_data[MSG_INLINE];   /* the data, when it fits; else a page */
 };
 
 /* ---- processes ---- */
@@ -129,7 +144,7 @@ struct proc {
     struct dm_info *info;  /* kernel address of its info page */
     struct meter_state meter;  /* near the start: the probes' test needs no address arithmetic */
     struct link links[DM_NLINKS];
-    struct msg *queue_head, *queue_tail;
+    struct queued *queue_head, *queue_tail;
     uint32_t queue_len;
     uint32_t sent_queued;    /* its messages waiting in queues on this machine (DM_SENT_QUEUED_MAX) */
     uint64_t wait_reply_id;  /* PS_CALLING: the reply id awaited */
@@ -343,40 +358,18 @@ void link_clear(struct link *l);
 uint32_t link_count(struct proc *p);
 
 /* msg.c */
-/* What a message delivered to a process is made of (msg_deliver). */
-struct delivery {
-    dm_pid   sender;
-    uint64_t code;
-    uint32_t channel;
-    uint32_t flags;
-    uint32_t length;
-    uint64_t msgid;              /* the meter's message id, or 0 (meter_message_id) */
-    struct proc *data_proc;      /* data in this process's memory at data_uva ... */
-    uint64_t data_uva;
-    const uint8_t *data_kernel;  /* ... or here, as the kernel sees it */
-    struct link *link;           /* passed link, or 0 */
-    struct link *reply;          /* reply link, or 0 */
+/* A message being sent: the message, the link it goes over, and who sends
+ * it (a process, kernel_proc, or 0 for a request from another machine). */
+struct outgoing {
+    struct proc *from;
+    const struct link *via;
+    struct message message;
 };
 #define SEND_PENDING 1           /* msg_send: the sender now waits for another machine */
-/* In struct delivery's flags, never seen by a process: data_kernel is a
- * whole kernel page the queue may keep instead of copying it (meter
- * batches); enqueue clears the bit when it took the page. */
-#define MSG_DONATED_PAGE 0x80000000u
-
-struct outgoing {
-    struct proc *sender;       /* a process, or kernel_proc */
-    const void *kdata;         /* data in kernel memory, or 0: then udata */
-    uint64_t udata;            /* data at this address in sender's memory */
-    uint32_t len;
-    const struct link *via;    /* the link sent over */
-    struct link *pass;         /* a link to move into the message, or 0 */
-    struct link *reply;        /* a CALL's reply link, or 0 */
-    uint64_t msgid;            /* the meter's id: set by msg_send_with_id for remote.c only */
-};
 void msg_init(void);
 int msg_send(struct outgoing *o);
-int msg_send_with_id(struct outgoing *o, uint64_t msgid);
-int msg_deliver(struct proc *r, struct delivery *d, uint64_t reply_id);
+int msg_send_from_kernel(const struct link *via, const void *data, uint32_t length, struct link *pass);
+int msg_deliver(struct proc *r, struct message *m, uint64_t reply_id);
 int set_receive_target(struct proc *p, uint64_t info, uint64_t buf, uint64_t cap, uint32_t channel);
 int64_t msg_receive(struct proc *p, uint32_t channel, int block);
 int msg_queue_has(struct proc *p, uint32_t channel);

@@ -29,15 +29,16 @@ static int64_t process_control(struct dm_kreq *q, uint32_t len, struct link *pas
  * 0 once accepted, or the request's error when there is no reply link. */
 int kreq_handle(struct outgoing *o)
 {
-    if (o->sender == kernel_proc)
+    struct message *m = &o->message;
+    if (o->from == kernel_proc)
         return E_INVAL;
-    uint32_t len = o->len;
-    if (o->kdata && len <= sizeof request)
-        memcpy(request, o->kdata, len);
-    if (len < sizeof(struct dm_kreq) || (!o->kdata && copy_in(o->sender, request, o->udata, len))) {
-        if (o->reply)
-            answer_over(o->reply, E_BADREQ, 0, 0, 0);
-        return o->reply ? 0 : E_BADREQ;
+    uint32_t len = m->length;
+    if (m->data && len <= sizeof request)
+        memcpy(request, m->data, len);
+    if (len < sizeof(struct dm_kreq) || (!m->data && copy_in(m->data_owner, request, m->data_address, len))) {
+        if (m->reply)
+            answer_over(m->reply, E_BADREQ, 0, 0, 0);
+        return m->reply ? 0 : E_BADREQ;
     }
     struct dm_kreq *q = (struct dm_kreq *)request;
     uint64_t value = 0;
@@ -47,44 +48,44 @@ int kreq_handle(struct outgoing *o)
     switch (KLINK_KIND(o->via->code)) {
     case KLINK_PROCESS_CONTROL:
         status = (q->op >= KOP_CREATE && q->op <= KOP_PROCESS_CONTROL_LAST)
-                     ? process_control(q, len, o->pass, o->reply, &value, &answer_len, &later, o->sender != 0)
+                     ? process_control(q, len, m->link, m->reply, &value, &answer_len, &later, o->from != 0)
                      : E_BADREQ;
         break;
     case KLINK_CONSOLE:
     case KLINK_TIMER:
         /* A request sent with SEND may pass the link to answer over (so
          * that a server need not wait for the answer): it moves here. */
-        if (!o->reply && o->pass) {
-            passed_answer_link = *o->pass;
-            link_clear(o->pass);
-            o->pass = 0;
-            o->reply = &passed_answer_link;
+        if (!m->reply && m->link) {
+            passed_answer_link = *m->link;
+            link_clear(m->link);
+            m->link = 0;
+            m->reply = &passed_answer_link;
         }
         if (KLINK_KIND(o->via->code) == KLINK_CONSOLE)
-            status = console_request(q, len, o->reply, &value, &answer_len, &later);
+            status = console_request(q, len, m->reply, &value, &answer_len, &later);
         else
-            status = timer_request(q, o->reply, &value, &answer_len, &later);
+            status = timer_request(q, m->reply, &value, &answer_len, &later);
         break;
     case KLINK_DISK:
-        status = disk_request(KLINK_INDEX(o->via->code), q, o->pass, o->reply, &value, &later);
+        status = disk_request(KLINK_INDEX(o->via->code), q, m->link, m->reply, &value, &later);
         break;
     case KLINK_LIVE:
-        status = live_request(q, o->pass, o->reply, &later);
+        status = live_request(q, m->link, m->reply, &later);
         break;
     default:
         status = E_BADREQ;
     }
-    if (o->pass && o->pass->state == LINK_EMPTY)
-        o->pass = 0;   /* the request took the passed link */
-    if (o->pass && (o->reply || status >= 0)) {
-        link_drop(o->pass);   /* it travelled with the request, as to a process, and ends here */
-        o->pass = 0;
+    if (m->link && m->link->state == LINK_EMPTY)
+        m->link = 0;   /* the request took the passed link */
+    if (m->link && (m->reply || status >= 0)) {
+        link_drop(m->link);   /* it travelled with the request, as to a process, and ends here */
+        m->link = 0;
     }
-    if (later || !o->reply) {
+    if (later || !m->reply) {
         link_clear(&answer_link);       /* no answer now: nothing to pass */
         return later ? 0 : (int)(status < 0 ? status : 0);
     }
-    answer_over(o->reply, status, value, answer + sizeof(struct dm_kreply), answer_len);
+    answer_over(m->reply, status, value, answer + sizeof(struct dm_kreply), answer_len);
     return 0;
 }
 
@@ -376,8 +377,7 @@ static void answer_over(struct link *reply, int64_t status, uint64_t value, cons
         memcpy(answer + sizeof *r, data, total - sizeof *r);
     r->status = status;
     r->value = value;
-    struct outgoing o = { kernel_proc, answer, 0, total, reply, answer_link.state ? &answer_link : 0, 0, 0 };
-    msg_send(&o);
+    msg_send_from_kernel(reply, answer, total, answer_link.state ? &answer_link : 0);
     link_clear(&answer_link);     /* gone with the answer, or dropped with it */
 }
 

@@ -225,18 +225,19 @@ static inline __attribute__((always_inline)) void record_end(struct proc *p)
  * meter_send_end, while their batch is still being filled. */
 void meter_send_begin(struct proc *p, struct outgoing *o, int call, struct meter_sending *s)
 {
-    o->msgid = meter_message_id();
+    struct message *m = &o->message;
+    m->msgid = meter_message_id();
     s->via_slot = (int32_t)(o->via - p->links);
     s->via_to = o->via->dest;
     s->via_reply = (o->via->flags & LINK_REPLY) != 0;
-    s->pass_slot = o->pass ? (int32_t)(o->pass - p->links) : -1;
-    s->pass_to = o->pass ? o->pass->dest : 0;
+    s->pass_slot = m->link ? (int32_t)(m->link - p->links) : -1;
+    s->pass_to = m->link ? m->link->dest : 0;
     s->send = METERED(p, MT_SEND) ? record_begin(p, MT_SEND, sizeof *s->send, machine_clock_ns(), p->tf.sepc - 4)
                                   : 0;
     if (s->send) {
         *s->send = (struct meter_SEND){
-            .toTask = s->via_to, .messageId = o->msgid, .code = o->via->code, .passTask = s->pass_to,
-            .channel = o->via->channel, .size = o->len, .sendLink = s->via_slot, .passLink = s->pass_slot,
+            .toTask = s->via_to, .messageId = m->msgid, .code = m->code, .passTask = s->pass_to,
+            .channel = m->channel, .size = m->length, .sendLink = s->via_slot, .passLink = s->pass_slot,
             .call = (uint32_t)call,
         };
         record_end(p);
@@ -275,14 +276,14 @@ struct meter_RECEIVECALL *meter_receivecall(struct proc *p, uint32_t channel, ui
     return b;
 }
 
-/* The message d is handed to r; its links went to these slots (or -1). */
-void meter_receive(struct proc *r, const struct delivery *d, int32_t link_slot, int32_t reply_slot)
+/* Message m is handed to r; its links went to these slots (or -1). */
+void meter_receive(struct proc *r, const struct message *m, int32_t link_slot, int32_t reply_slot)
 {
     uint64_t now = machine_clock_ns();
     struct meter_RECEIVE *b = record_begin(r, MT_RECEIVE, sizeof *b, now, r->tf.sepc - 4);
     if (b) {
-        *b = (struct meter_RECEIVE){ .fromTask = d->sender, .messageId = d->msgid ? d->msgid : meter_message_id(),
-                                     .code = d->code, .channel = d->channel, .size = d->length,
+        *b = (struct meter_RECEIVE){ .fromTask = m->sender, .messageId = m->msgid ? m->msgid : meter_message_id(),
+                                     .code = m->code, .channel = m->channel, .size = m->length,
                                      .linkSlot = link_slot, .replySlot = reply_slot };
         record_end(r);
     }
@@ -290,7 +291,7 @@ void meter_receive(struct proc *r, const struct delivery *d, int32_t link_slot, 
 
 /* Message m entered r's queue (r was not waiting for it): it gets an id
  * now if its sender gave it none, for r's RECEIVE of it to match. */
-void meter_queued(struct proc *r, struct msg *m, uint32_t queue_length)
+void meter_queued(struct proc *r, struct message *m, uint32_t queue_length)
 {
     if (!m->msgid)
         m->msgid = meter_message_id();
@@ -530,13 +531,13 @@ static int send_local(struct sealed *e)
     struct proc *r = proc_lookup(e->link.dest);
     if (!r)
         return E_DEAD;
-    struct delivery d = {   /* (a page goes only to a queue: a waiting receiver must not see the bit) */
+    struct message m = {   /* (a page goes only to a queue: a waiting receiver must not see the bit) */
         .sender = kernel_proc->pid, .code = e->link.code, .channel = e->link.channel,
         .flags = DM_MSG_FROM_KERNEL | (r->state == PS_RECEIVING ? 0 : MSG_DONATED_PAGE), .length = e->length,
-        .data_kernel = e->page,
+        .data = e->page,
     };
-    int err = msg_deliver(r, &d, e->link.reply_id);
-    if (err == 0 && !(d.flags & MSG_DONATED_PAGE))
+    int err = msg_deliver(r, &m, e->link.reply_id);
+    if (err == 0 && !(m.flags & MSG_DONATED_PAGE))
         e->page = 0;
     return err;
 }

@@ -1,65 +1,88 @@
 /*
  * msg.c — messages: SEND's delivery, RECEIVE's queue, CALL's reply.
  *
- * A message goes straight into the receiver's buffer when the receiver is
- * already waiting for it (in RECEIVE on a matching channel, or in CALL for
- * exactly this reply); otherwise it is copied into a kernel buffer and
- * queued. Links travel with messages: a passed link and a CALL's reply link
- * leave the sender and enter the receiver's table when the message is
- * received.
+ * A message (struct message, defs.h) goes straight into the receiver's
+ * buffer when the receiver is already waiting for it (in RECEIVE on a
+ * matching channel, or in CALL for exactly this reply); otherwise it is
+ * copied into a kernel buffer and queued. Links travel with messages: a
+ * passed link and a CALL's reply link leave the sender and enter the
+ * receiver's table when the message is received.
+ *
+ * A process that blocks in RECEIVE or CALL gets its result later: the path
+ * that delivers a message to it writes its a0 (deliver_to_waiting), and the
+ * scheduler returns to it.
  */
 #include "defs.h"
 #include "probes.h"
 
-static struct msg msg_pool[NMSG];
-static struct msg *msg_free_list;
-static uint64_t reply_counter;
+static int channel_matches(uint32_t wanted, uint32_t channel);
+static int64_t hand_over(struct proc *r, struct message *m);
+static void deliver_to_waiting(struct proc *r, struct message *m);
+static int enqueue(struct proc *r, struct message *m);
+static void queued_free(struct queued *q);
 
-void msg_init(void)
+/* ---- sending ---- */
+
+/* Send o's message over o->via. Returns 0 once the destination has it
+ * (delivered, queued, or handled by its kernel), SEND_PENDING when the
+ * destination is on another machine and the sending process now waits for
+ * its kernel's answer (net/remote.c), or an error and nothing moved. On
+ * success the passed link has left the sender's table. */
+int msg_send(struct outgoing *o)
 {
-    for (int i = 0; i < NMSG; i++) {
-        msg_pool[i].next = msg_free_list;
-        msg_free_list = &msg_pool[i];
+    if (PID_MACHINE(o->via->dest) != this_machine) {
+        if (o->from != current)
+            return remote_send(o);   /* the kernel's own message (a meter batch, a notice) */
+        kernel_work_begin();         /* the transport's work is the kernel's (defs.h) */
+        int result = remote_send(o);
+        kernel_work_end();
+        return result;
     }
+    struct proc *r = proc_lookup(o->via->dest);
+    if (!r)
+        return E_DEAD;
+    if (r == kernel_proc)
+        return kreq_handle(o);
+    int err = msg_deliver(r, &o->message, o->via->reply_id);
+    if (err)
+        return err;
+    if (o->message.link)
+        link_clear(o->message.link);
+    return 0;
 }
 
-uint64_t new_reply_id(void)
+/* The kernel's own message: `length` bytes at `data` over `via`, passing
+ * `pass` (or 0). msg_send's result. */
+int msg_send_from_kernel(const struct link *via, const void *data, uint32_t length, struct link *pass)
 {
-    return ++reply_counter;
+    struct outgoing o = {
+        .from = kernel_proc, .via = via,
+        .message = { .sender = kernel_proc->pid, .code = via->code, .channel = via->channel,
+                     .flags = DM_MSG_FROM_KERNEL, .length = length, .data = data, .link = pass },
+    };
+    return msg_send(&o);
 }
 
-/* The local process that sent m, whose sent_queued counts it; 0 for a
- * kernel's message or one from another machine. */
-static struct proc *counted_sender(dm_pid sender)
+/* Give r message m: straight into its buffer if it waits for it, else into
+ * its queue. A CALL's answer (reply_id != 0) only to the CALL that waits
+ * for exactly that id. Returns 0, or an error and nothing moved. */
+int msg_deliver(struct proc *r, struct message *m, uint64_t reply_id)
 {
-    if (PID_MACHINE(sender) != this_machine || PID_SLOT(sender) == 0)
-        return 0;
-    return proc_lookup(sender);
-}
-
-static void msg_free(struct msg *m)
-{
-    struct proc *sender = counted_sender(m->sender);
-    if (sender && sender->sent_queued)
-        sender->sent_queued--;
-    if (m->data != m->inline_data)
-        page_free(m->data);
-    m->next = msg_free_list;
-    msg_free_list = m;
-}
-
-/* Put a travelling link into r's table; its slot, or DM_NO_LINK after
- * destroying it when the table is full (the receiver is told). */
-static int32_t receive_link(struct proc *r, struct link *l, uint32_t *flags)
-{
-    int slot = link_install(r, l);
-    if (slot < 0) {
-        link_drop(l);
-        *flags |= DM_MSG_LINK_LOST;
-        return DM_NO_LINK;
+    if (reply_id) {
+        /* The caller waits for exactly this id, or the caller is gone (and
+         * proc_lookup found its successor). */
+        if (r->state != PS_CALLING || r->wait_reply_id != reply_id)
+            return E_DEAD;
+        deliver_to_waiting(r, m);
+    } else if (r->state == PS_RECEIVING && channel_matches(r->wait.channel, m->channel)) {
+        deliver_to_waiting(r, m);
+    } else {
+        return enqueue(r, m);
     }
-    return slot;
+    return 0;
 }
+
+/* ---- receiving ---- */
 
 /* Check the receiver's buffers and remember them in p->wait (RECEIVE,
  * ARECEIVE, CALL). Returns 0 or E_FAULT. */
@@ -76,224 +99,25 @@ int set_receive_target(struct proc *p, uint64_t info, uint64_t buf, uint64_t cap
     return 0;
 }
 
-/* Hand a message to receiver r at its receive target. Returns the bytes
- * copied into its buffer, or E_FAULT if its memory went bad. Written once
- * for both kinds of receiver and expanded twice, like the kernel calls
- * (syscall.c, dispatch): the unmetered copy has no probe. */
-static inline __attribute__((always_inline)) int64_t hand_over_body(struct proc *r, struct delivery *d, int metered)
-{
-    struct receive_target *t = &r->wait;
-    uint32_t n = d->length < t->cap ? d->length : (uint32_t)t->cap;
-    int err = 0;
-    if (t->buf_kernel && d->data_kernel)
-        memcpy(t->buf_kernel, d->data_kernel, n);
-    else if (d->data_kernel)
-        err = copy_out(r, t->buf, d->data_kernel, n);
-    else
-        err = copy_user_to_user(r, t->buf, d->data_proc, d->data_uva, n);
-
-    struct dm_msg_info local, *info = t->info_kernel ? t->info_kernel : &local;
-    info->sender = d->sender;
-    info->code = d->code;
-    info->channel = d->channel;
-    info->flags = d->flags | (n < d->length ? DM_MSG_TRUNCATED : 0);
-    info->length = d->length;
-    info->reserved = 0;
-    info->link = d->link ? receive_link(r, d->link, &info->flags) : DM_NO_LINK;
-    info->reply = d->reply ? receive_link(r, d->reply, &info->flags) : DM_NO_LINK;
-    if (metered)
-        probe_handed_over(r, d, info->link, info->reply);
-    if (err == 0 && info == &local)
-        err = copy_out(r, t->info, &local, sizeof local);
-    return err ? err : (int64_t)n;
-}
-
-static __attribute__((noinline)) int64_t hand_over_metered(struct proc *r, struct delivery *d)
-{
-    return hand_over_body(r, d, 1);
-}
-
-static int64_t hand_over(struct proc *r, struct delivery *d)
-{
-    return METER_ANY(r) ? hand_over_metered(r, d) : hand_over_body(r, d, 0);
-}
-
-static int channel_matches(uint32_t wanted, uint32_t channel)
-{
-    return wanted == DM_ANY_CHANNEL || wanted == channel;
-}
-
-/* Deliver to a process blocked in RECEIVE or CALL, and wake it. */
-static void deliver_to_waiting(struct proc *r, struct delivery *d)
-{
-    r->remote.active = 0;      /* a CALL to another machine is answered */
-    TF_A(&r->tf, 0) = (uint64_t)hand_over(r, d);
-    make_runnable(r);
-}
-
-/* Copy a message into a kernel buffer at the end of r's queue. Out of
- * line, off the path to a waiting receiver (docs/performance.md). */
-static __attribute__((noinline)) int enqueue(struct proc *r, struct delivery *d)
-{
-    if (r->queue_len >= DM_QUEUE_MAX)
-        return E_QFULL;
-    struct proc *sender = counted_sender(d->sender);
-    if (sender && sender->sent_queued >= DM_SENT_QUEUED_MAX)
-        return E_NOMEM;
-    struct msg *m = msg_free_list;
-    if (!m)
-        return E_NOMEM;
-    m->data = m->inline_data;
-    int err = 0;
-    if (d->flags & MSG_DONATED_PAGE) {         /* the page itself joins the queue */
-        m->data = (uint8_t *)d->data_kernel;
-        d->flags &= ~MSG_DONATED_PAGE;
-    } else if (d->length > MSG_INLINE && !(m->data = page_alloc_dirty())) {
-        return E_NOMEM;
-    } else {
-        err = d->data_kernel ? (memcpy(m->data, d->data_kernel, d->length), 0)
-                             : copy_in(d->data_proc, m->data, d->data_uva, d->length);
-    }
-    if (err) {
-        if (m->data != m->inline_data)
-            page_free(m->data);
-        return err;
-    }
-    msg_free_list = m->next;
-    m->next = 0;
-    if (sender)
-        sender->sent_queued++;
-    m->sender = d->sender;
-    m->code = d->code;
-    m->channel = d->channel;
-    m->flags = d->flags;
-    m->length = d->length;
-    m->msgid = d->msgid;
-    m->has_link = d->link != 0;
-    m->has_reply = d->reply != 0;
-    if (d->link)
-        m->link = *d->link;
-    if (d->reply)
-        m->reply = *d->reply;
-    if (r->queue_tail)
-        r->queue_tail->next = m;
-    else
-        r->queue_head = m;
-    r->queue_tail = m;
-    r->queue_len++;
-    probe_queued(r, m);
-    return 0;
-}
-
-/* Give r a message: straight into its buffer if it waits for it, else
- * into its queue. A CALL's answer (reply_id != 0) only to the CALL that
- * waits for exactly that id. Returns 0, or an error and nothing moved. */
-int msg_deliver(struct proc *r, struct delivery *d, uint64_t reply_id)
-{
-    if (reply_id) {
-        /* The caller waits for exactly this id, or the caller is gone (and
-         * proc_lookup found its successor). */
-        if (r->state != PS_CALLING || r->wait_reply_id != reply_id)
-            return E_DEAD;
-        deliver_to_waiting(r, d);
-    } else if (r->state == PS_RECEIVING && channel_matches(r->wait.channel, d->channel)) {
-        deliver_to_waiting(r, d);
-    } else {
-        return enqueue(r, d);
-    }
-    return 0;
-}
-
-/* Send o's message over o->via, as message `msgid` (the meter's id, or 0).
- * Returns 0 once the destination has it (delivered, queued, or handled by
- * the kernel), SEND_PENDING when the destination is on another machine
- * and the sending process now waits for its kernel's answer (net/remote.c), or
- * an error and nothing moved. On success the passed link has left the
- * sender's table. The id is an argument, not a field of `o` that every
- * SEND would have to fill, so that unmetered messages pay nothing for it. */
-static inline __attribute__((always_inline)) int send_message(struct outgoing *o, uint64_t msgid)
-{
-    if (PID_MACHINE(o->via->dest) != this_machine) {
-        o->msgid = msgid;
-        if (o->sender != current)
-            return remote_send(o);   /* the kernel's own message (a meter batch) */
-        kernel_work_begin();         /* the transport's work is the kernel's (proc.c) */
-        int result = remote_send(o);
-        kernel_work_end();
-        return result;
-    }
-    struct proc *r = proc_lookup(o->via->dest);
-    if (!r)
-        return E_DEAD;
-    if (r == kernel_proc)
-        return kreq_handle(o);
-
-    struct delivery d;
-    d.sender = o->sender->pid;
-    d.code = o->via->code;
-    d.channel = o->via->channel;
-    d.flags = o->sender == kernel_proc ? DM_MSG_FROM_KERNEL : 0;
-    d.length = o->len;
-    d.msgid = msgid;
-    d.data_proc = o->sender;
-    d.data_uva = o->udata;
-    d.data_kernel = o->kdata;
-    d.link = o->pass;
-    d.reply = o->reply;
-    int err = msg_deliver(r, &d, o->via->reply_id);
-    if (err)
-        return err;
-    if (o->pass)
-        link_clear(o->pass);
-    return 0;
-}
-
-/* Whether a message on `channel` is queued at p (ARECEIVE's RECEIVECALL
- * record says whether it found one). */
-int msg_queue_has(struct proc *p, uint32_t channel)
-{
-    for (struct msg *m = p->queue_head; m; m = m->next)
-        if (channel_matches(channel, m->channel))
-            return 1;
-    return 0;
-}
-
-int msg_send(struct outgoing *o)
-{
-    return send_message(o, 0);
-}
-
-/* The same for a metered sender's message, with its id. */
-int msg_send_with_id(struct outgoing *o, uint64_t msgid)
-{
-    return send_message(o, msgid);
-}
-
 /* RECEIVE / ARECEIVE for p, whose receive target is set: take the first
  * queued message on a matching channel; else block (RESULT_PENDING) or
- * fail with E_NOMSG. A process that blocks gets its result later: the
- * path that delivers a message to it writes its a0 (deliver_to_waiting).
- * Inlined into both copies of the kernel-call dispatcher (syscall.c). */
+ * fail with E_NOMSG. Inlined into both copies of the kernel-call
+ * dispatcher (syscall.c). */
 inline __attribute__((always_inline)) int64_t msg_receive(struct proc *p, uint32_t channel, int block)
 {
-    struct msg *prev = 0;
-    for (struct msg *m = p->queue_head; m; prev = m, m = m->next) {
-        if (!channel_matches(channel, m->channel))
+    struct queued *prev = 0;
+    for (struct queued *q = p->queue_head; q; prev = q, q = q->next) {
+        if (!channel_matches(channel, q->message.channel))
             continue;
         if (prev)
-            prev->next = m->next;
+            prev->next = q->next;
         else
-            p->queue_head = m->next;
-        if (p->queue_tail == m)
+            p->queue_head = q->next;
+        if (p->queue_tail == q)
             p->queue_tail = prev;
         p->queue_len--;
-        struct delivery d = {
-            .sender = m->sender, .code = m->code, .channel = m->channel, .flags = m->flags,
-            .length = m->length, .msgid = m->msgid, .data_kernel = m->data,
-            .link = m->has_link ? &m->link : 0, .reply = m->has_reply ? &m->reply : 0,
-        };
-        int64_t result = hand_over(p, &d);
-        msg_free(m);
+        int64_t result = hand_over(p, &q->message);
+        queued_free(q);
         probe_message_taken();
         return result;
     }
@@ -303,20 +127,187 @@ inline __attribute__((always_inline)) int64_t msg_receive(struct proc *p, uint32
     return RESULT_PENDING;
 }
 
+/* Whether a message on `channel` is queued at p (ARECEIVE's RECEIVECALL
+ * record says whether it found one). */
+int msg_queue_has(struct proc *p, uint32_t channel)
+{
+    for (struct queued *q = p->queue_head; q; q = q->next)
+        if (channel_matches(channel, q->message.channel))
+            return 1;
+    return 0;
+}
+
+static int channel_matches(uint32_t wanted, uint32_t channel)
+{
+    return wanted == DM_ANY_CHANNEL || wanted == channel;
+}
+
+/* Deliver to a process blocked in RECEIVE or CALL, and wake it. */
+static void deliver_to_waiting(struct proc *r, struct message *m)
+{
+    r->remote.active = 0;      /* a CALL to another machine is answered */
+    TF_A(&r->tf, 0) = (uint64_t)hand_over(r, m);
+    make_runnable(r);
+}
+
+/* Put a travelling link into r's table; its slot, or DM_NO_LINK after
+ * destroying it when the table is full (the receiver is told). */
+static int32_t receive_link(struct proc *r, struct link *l, uint32_t *flags)
+{
+    int slot = link_install(r, l);
+    if (slot < 0) {
+        link_drop(l);
+        *flags |= DM_MSG_LINK_LOST;
+        return DM_NO_LINK;
+    }
+    return slot;
+}
+
+/* Hand message m to receiver r at its receive target. Returns the bytes
+ * copied into its buffer, or E_FAULT if its memory went bad. Written once
+ * for both kinds of receiver and expanded twice, like the kernel calls
+ * (syscall.c, dispatch): the unmetered copy has no probe. */
+static inline __attribute__((always_inline)) int64_t hand_over_body(struct proc *r, struct message *m, int metered)
+{
+    struct receive_target *t = &r->wait;
+    uint32_t n = m->length < t->cap ? m->length : (uint32_t)t->cap;
+    int err = 0;
+    if (t->buf_kernel && m->data)
+        memcpy(t->buf_kernel, m->data, n);
+    else if (m->data)
+        err = copy_out(r, t->buf, m->data, n);
+    else
+        err = copy_user_to_user(r, t->buf, m->data_owner, m->data_address, n);
+
+    struct dm_msg_info local, *info = t->info_kernel ? t->info_kernel : &local;
+    info->sender = m->sender;
+    info->code = m->code;
+    info->channel = m->channel;
+    info->flags = m->flags | (n < m->length ? DM_MSG_TRUNCATED : 0);
+    info->length = m->length;
+    info->reserved = 0;
+    info->link = m->link ? receive_link(r, m->link, &info->flags) : DM_NO_LINK;
+    info->reply = m->reply ? receive_link(r, m->reply, &info->flags) : DM_NO_LINK;
+    if (metered)
+        probe_handed_over(r, m, info->link, info->reply);
+    if (err == 0 && info == &local)
+        err = copy_out(r, t->info, &local, sizeof local);
+    return err ? err : (int64_t)n;
+}
+
+static __attribute__((noinline)) int64_t hand_over_metered(struct proc *r, struct message *m)
+{
+    return hand_over_body(r, m, 1);
+}
+
+static int64_t hand_over(struct proc *r, struct message *m)
+{
+    return METER_ANY(r) ? hand_over_metered(r, m) : hand_over_body(r, m, 0);
+}
+
+/* ---- the queues ---- */
+
+static struct queued queued_pool[NMSG];
+static struct queued *queued_free_list;
+
+void msg_init(void)
+{
+    for (int i = 0; i < NMSG; i++) {
+        queued_pool[i].next = queued_free_list;
+        queued_free_list = &queued_pool[i];
+    }
+}
+
+/* The process of this machine that sent a message, whose sent_queued
+ * counts it; 0 for a kernel's message or one from another machine. */
+static struct proc *counted_sender(dm_pid sender)
+{
+    if (PID_MACHINE(sender) != this_machine || PID_SLOT(sender) == 0)
+        return 0;
+    return proc_lookup(sender);
+}
+
+/* Copy message m into a kernel buffer at the end of r's queue. Out of
+ * line, off the path to a waiting receiver (docs/performance.md). */
+static __attribute__((noinline)) int enqueue(struct proc *r, struct message *m)
+{
+    if (r->queue_len >= DM_QUEUE_MAX)
+        return E_QFULL;
+    struct proc *sender = counted_sender(m->sender);
+    if (sender && sender->sent_queued >= DM_SENT_QUEUED_MAX)
+        return E_NOMEM;
+    struct queued *q = queued_free_list;
+    if (!q)
+        return E_NOMEM;
+    uint8_t *data = q->inline_data;
+    int err = 0;
+    if (m->flags & MSG_DONATED_PAGE) {         /* the page itself joins the queue */
+        data = (uint8_t *)m->data;
+        m->flags &= ~MSG_DONATED_PAGE;
+    } else if (m->length > MSG_INLINE && !(data = page_alloc_dirty())) {
+        return E_NOMEM;
+    } else {
+        err = m->data ? (memcpy(data, m->data, m->length), 0)
+                      : copy_in(m->data_owner, data, m->data_address, m->length);
+    }
+    if (err) {
+        if (data != q->inline_data)
+            page_free(data);
+        return err;
+    }
+    queued_free_list = q->next;
+    q->next = 0;
+    if (sender)
+        sender->sent_queued++;
+    q->message = *m;
+    q->message.data = data;
+    q->message.data_owner = 0;
+    q->message.link = m->link ? (q->link = *m->link, &q->link) : 0;
+    q->message.reply = m->reply ? (q->reply = *m->reply, &q->reply) : 0;
+    if (r->queue_tail)
+        r->queue_tail->next = q;
+    else
+        r->queue_head = q;
+    r->queue_tail = q;
+    r->queue_len++;
+    probe_queued(r, &q->message);
+    return 0;
+}
+
+static void queued_free(struct queued *q)
+{
+    struct proc *sender = counted_sender(q->message.sender);
+    if (sender && sender->sent_queued)
+        sender->sent_queued--;
+    if (q->message.data != q->inline_data)
+        page_free((void *)q->message.data);
+    q->next = queued_free_list;
+    queued_free_list = q;
+}
+
 /* Throw away everything queued at p (it is ending); links inside die too. */
 void msg_discard_queue(struct proc *p)
 {
     while (p->queue_head) {
-        struct msg *m = p->queue_head;
-        p->queue_head = m->next;
-        if (m->has_link)
-            link_drop(&m->link);
-        if (m->has_reply)
-            link_drop(&m->reply);
-        msg_free(m);
+        struct queued *q = p->queue_head;
+        p->queue_head = q->next;
+        if (q->message.link)
+            link_drop(q->message.link);
+        if (q->message.reply)
+            link_drop(q->message.reply);
+        queued_free(q);
     }
     p->queue_tail = 0;
     p->queue_len = 0;
+}
+
+/* ---- reply links ---- */
+
+static uint64_t reply_counter;
+
+uint64_t new_reply_id(void)
+{
+    return ++reply_counter;
 }
 
 /* A CALL's reply link died unused: its caller, if still waiting, fails. */

@@ -45,8 +45,8 @@ struct meter_sending {
 void meter_send_begin(struct proc *p, struct outgoing *o, int call, struct meter_sending *s);
 void meter_send_end(struct proc *p, const struct meter_sending *s, int err);
 struct meter_RECEIVECALL *meter_receivecall(struct proc *p, uint32_t channel, uint32_t kind, uint32_t empty);
-void meter_receive(struct proc *r, const struct delivery *d, int32_t link_slot, int32_t reply_slot);
-void meter_queued(struct proc *r, struct msg *m, uint32_t queue_length);
+void meter_receive(struct proc *r, const struct message *m, int32_t link_slot, int32_t reply_slot);
+void meter_queued(struct proc *r, struct message *m, uint32_t queue_length);
 void meter_link_created(struct proc *p, int slot, const struct link *l, uint32_t how);
 void meter_link_destroyed(struct proc *p, int slot, dm_pid to, uint32_t how);
 void meter_movedata(struct proc *p, const struct move *m, int64_t to_link, int64_t from_link);
@@ -83,7 +83,7 @@ static inline int probe_send(struct proc *p, struct outgoing *o, int call)
 {
     struct meter_sending metering;
     meter_send_begin(p, o, call, &metering);
-    int err = msg_send_with_id(o, o->msgid);
+    int err = msg_send(o);
     meter_send_end(p, &metering, err);
     return err;
 }
@@ -97,17 +97,17 @@ static inline void probe_receivecall(struct proc *p, uint32_t channel, int block
 }
 
 /* A message entered r's queue (r was not waiting for it). */
-static inline void probe_queued(struct proc *r, struct msg *m)
+static inline void probe_queued(struct proc *r, struct message *m)
 {
     if (METERED(r, MT_MESSAGEQUEUED))
         meter_queued(r, m, r->queue_len);
 }
 
 /* A message was handed to a metered r: RECEIVE, then the links it brought. */
-static inline void probe_handed_over(struct proc *r, const struct delivery *d, int32_t link, int32_t reply)
+static inline void probe_handed_over(struct proc *r, const struct message *m, int32_t link, int32_t reply)
 {
     if (METERED(r, MT_RECEIVE))
-        meter_receive(r, d, link, reply);
+        meter_receive(r, m, link, reply);
     if (METERED(r, MT_CREATELINK)) {
         if (link >= 0)
             meter_link_created(r, link, &r->links[link], ML_ARRIVED);

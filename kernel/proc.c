@@ -171,9 +171,7 @@ void proc_exit(struct proc *p, int64_t status)
 
     if (exit_notify_slot >= 0) {
         struct dm_notice notice = { DM_NOTICE_EXIT, this_machine, pid, status };
-        struct outgoing o = { kernel_proc, &notice, 0, sizeof notice,
-                              &kernel_proc->links[exit_notify_slot], 0, 0, 0 };
-        if (msg_send(&o) == E_DEAD)
+        if (msg_send_from_kernel(&kernel_proc->links[exit_notify_slot], &notice, sizeof notice, 0) == E_DEAD)
             set_exit_notify_slot(-1);
     }
 }
@@ -213,8 +211,7 @@ void notify_machine_up(uint32_t machine, uint32_t epoch)
     struct link control = { .state = LINK_LIVE, .dest = PID_MAKE(machine, epoch, 0, 0),
                             .code = KLINK_PROCESS_CONTROL };
     struct dm_notice notice = { DM_NOTICE_MACHINE, machine, 0, 0 };
-    struct outgoing o = { kernel_proc, &notice, 0, sizeof notice, &kernel_proc->links[exit_notify_slot], &control, 0, 0 };
-    if (msg_send(&o) == E_DEAD)
+    if (msg_send_from_kernel(&kernel_proc->links[exit_notify_slot], &notice, sizeof notice, &control) == E_DEAD)
         set_exit_notify_slot(-1);
 }
 

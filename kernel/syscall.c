@@ -94,7 +94,7 @@ static inline __attribute__((always_inline)) int64_t sys_call(struct proc *p, st
         .state = LINK_LIVE, .flags = LINK_REPLY, .channel = DM_REPLY_CHANNEL, .dest = p->pid,
         .reply_id = new_reply_id(),
     };
-    o.reply = &reply;
+    o.message.reply = &reply;
     p->wait_reply_id = reply.reply_id;
     p->state = PS_CALLING;
     if ((err = metered ? probe_send(p, &o, 1) : msg_send(&o))) {
@@ -120,7 +120,8 @@ static inline __attribute__((always_inline)) int64_t sys_receive(struct proc *p,
     return msg_receive(p, channel, block);
 }
 
-/* The checks SEND and CALL share: the link, the passed link, the data. */
+/* The checks SEND and CALL share: the link, the passed link, the data;
+ * then the message to send, in o. */
 static int check_send(struct proc *p, int64_t slot, uint64_t buf, uint64_t len, int64_t pass_slot,
                       struct outgoing *o)
 {
@@ -139,13 +140,20 @@ static int check_send(struct proc *p, int64_t slot, uint64_t buf, uint64_t len, 
     void *kernel_view;
     if (!user_range_ok(p, buf, len, 0, &kernel_view))
         return E_FAULT;
-    o->sender = p;
-    o->kdata = kernel_view;   /* when the data lies in one page; else by udata */
-    o->udata = buf;
-    o->len = (uint32_t)len;
+    struct message *m = &o->message;   /* field by field: a struct literal would cost a memset */
+    o->from = p;
     o->via = via;
-    o->pass = pass;
-    o->reply = 0;
+    m->sender = p->pid;
+    m->code = via->code;
+    m->channel = via->channel;
+    m->flags = 0;
+    m->length = (uint32_t)len;
+    m->msgid = 0;
+    m->data = kernel_view;      /* when the data lies in one page; else by data_address */
+    m->data_owner = p;
+    m->data_address = buf;
+    m->link = pass;
+    m->reply = 0;
     return 0;
 }
 

@@ -501,20 +501,21 @@ static void wait_started(void)
 
 /* ---- sending ---- */
 
-static void fill_send(struct rm_send *m, const struct outgoing *o)
+static void fill_send(struct rm_send *r, const struct outgoing *o)
 {
-    m->dest = o->via->dest;
-    m->sender = o->sender->pid;
-    m->code = o->via->code;
-    m->reply_id = o->via->reply_id;
-    m->channel = o->via->channel;
-    m->flags = o->sender == kernel_proc ? DM_MSG_FROM_KERNEL : 0;
-    m->length = o->len;
-    m->msgid = o->msgid;
-    if ((m->has_link = o->pass != 0))
-        m->link = *o->pass;
-    if ((m->has_reply = o->reply != 0))
-        m->reply = *o->reply;
+    const struct message *m = &o->message;
+    r->dest = o->via->dest;
+    r->sender = m->sender;
+    r->code = m->code;
+    r->reply_id = o->via->reply_id;
+    r->channel = m->channel;
+    r->flags = m->flags & DM_MSG_FROM_KERNEL;
+    r->length = m->length;
+    r->msgid = m->msgid;
+    if ((r->has_link = m->link != 0))
+        r->link = *m->link;
+    if ((r->has_reply = m->reply != 0))
+        r->reply = *m->reply;
 }
 
 /* msg_send for a destination on another machine. A process now waits
@@ -527,49 +528,50 @@ __attribute__((noinline)) int remote_send(struct outgoing *o)
     if (err)
         return err;
     uint32_t machine = PID_MACHINE(o->via->dest);
-    struct proc *p = o->sender;
+    const struct message *m = &o->message;
+    struct proc *p = o->from;
     if (p == kernel_proc) {
         struct intent *i = intent_new(machine, RM_SEND, 0, 0, sizeof(struct rm_send), 0);
         if (!i)
             return E_NOMEM;
         fill_send((struct rm_send *)&i->m.h, o);
-        i->data_length = o->len;
-        if (o->len <= INTENT_BYTES - i->length) {
-            memcpy(i->m.bytes + i->length, o->kdata, o->len);
-            i->length += o->len;
-        } else if (o->len) {
+        i->data_length = m->length;
+        if (m->length <= INTENT_BYTES - i->length) {
+            memcpy(i->m.bytes + i->length, m->data, m->length);
+            i->length += m->length;
+        } else if (m->length) {
             if (!(i->page = page_alloc())) {
                 intent_free(i);
                 return E_NOMEM;
             }
-            memcpy(i->page, o->kdata, o->len);
+            memcpy(i->page, m->data, m->length);
             i->data_kind = DATA_PAGE;
         }
-        if (o->pass)
-            link_clear(o->pass);
+        if (m->link)
+            link_clear(m->link);
         intent_queue(i);
         return 0;
     }
 
     struct remote_wait *w = &p->remote;
-    uint64_t op = o->reply ? o->reply->reply_id : new_reply_id();
+    uint64_t op = m->reply ? m->reply->reply_id : new_reply_id();
     struct intent *i = intent_new(machine, RM_SEND, p->pid, op, sizeof(struct rm_send), 1);
     if (!i)
         return E_NOMEM;
     fill_send((struct rm_send *)&i->m.h, o);
     i->data_kind = DATA_MEMORY;
     i->data_pid = p->pid;
-    i->data_address = o->udata;
-    i->data_length = o->len;
+    i->data_address = m->data_address;
+    i->data_length = m->length;
     memset(w, 0, sizeof *w);
     w->active = 1;
     w->machine = (uint8_t)machine;
     w->machine2 = NO_MACHINE;
     w->op = op;
     w->via_slot = (int8_t)(o->via - p->links);
-    w->pass_slot = o->pass ? (int8_t)(o->pass - p->links) : -1;
+    w->pass_slot = m->link ? (int8_t)(m->link - p->links) : -1;
     w->via_reply = (o->via->flags & LINK_REPLY) != 0;
-    if (!o->reply)
+    if (!m->reply)
         p->state = PS_SENDING;
     wait_started();
     intent_queue(i);
@@ -588,7 +590,11 @@ int remote_send_batch(const struct link *via, const void *data, uint32_t len, ui
     struct intent *i = intent_new(PID_MACHINE(via->dest), RM_SEND, kernel_proc->pid, op, sizeof(struct rm_send), 1);
     if (!i)
         return E_NOMEM;
-    struct outgoing o = { kernel_proc, data, 0, len, via, 0, 0, 0 };
+    struct outgoing o = {
+        .from = kernel_proc, .via = via,
+        .message = { .sender = kernel_proc->pid, .code = via->code, .channel = via->channel,
+                     .flags = DM_MSG_FROM_KERNEL, .length = len, .data = data },
+    };
     fill_send((struct rm_send *)&i->m.h, &o);
     /* Not copied: the batch stays in meter.c's outbox until its answer,
      * and no answer comes before this intent is built, or has failed. */
@@ -874,21 +880,21 @@ static int receive_send(const struct rm_send *m, const uint8_t *message_bytes, u
         return 0;
     const uint8_t *data = message_bytes + sizeof *m;
     struct link link = m->link, reply = m->reply;
+    struct message message = {
+        .sender = m->sender, .code = m->code, .channel = m->channel, .flags = m->flags & DM_MSG_FROM_KERNEL,
+        .length = m->length, .msgid = m->msgid, .data = data,
+        .link = m->has_link ? &link : 0, .reply = m->has_reply ? &reply : 0,
+    };
     struct proc *r = proc_lookup(m->dest);
     int status;
     if (!r) {
         status = E_DEAD;
     } else if (r == kernel_proc) {
         struct link via = { .state = LINK_LIVE, .dest = m->dest, .code = m->code, .channel = m->channel };
-        struct outgoing o = { 0, data, 0, m->length, &via, m->has_link ? &link : 0, m->has_reply ? &reply : 0, 0 };
+        struct outgoing o = { .from = 0, .via = &via, .message = message };
         status = (m->flags & DM_MSG_FROM_KERNEL) ? E_INVAL : kreq_handle(&o);
     } else {
-        struct delivery d = {
-            .sender = m->sender, .code = m->code, .channel = m->channel,
-            .flags = m->flags & DM_MSG_FROM_KERNEL, .length = m->length, .msgid = m->msgid, .data_kernel = data,
-            .link = m->has_link ? &link : 0, .reply = m->has_reply ? &reply : 0,
-        };
-        status = msg_deliver(r, &d, m->reply_id);
+        status = msg_deliver(r, &message, m->reply_id);
     }
     answer_result(&m->h, status);
     return 1;
