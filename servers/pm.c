@@ -738,7 +738,7 @@ static void meter_process(const struct dm_msg_info *info, const struct sv_reques
 }
 
 /* PM_METER_SYSTEM: meter every process created on machine arg0 from now
- * on as the data (a struct pm_meter) says; flags 0: no longer. */
+ * on as the data (a struct pm_meter) says; flags 0: stop doing so. */
 static void meter_system(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
                          struct server_answer *answer)
 {

@@ -1,7 +1,7 @@
 /*
  * dmfs.c — the host tool for DEMOS/MP file-system disk images: make an image
  * holding given files, list it, copy files out of it and into it, and check
- * and repair it (issue 3). The on-disk format is user/lib/fs_format.h and nothing
+ * and repair it. The on-disk format is user/lib/fs_format.h and nothing
  * else; `dmfs --help` documents the commands, exit statuses and the repair
  * policy.
  *

@@ -28,9 +28,9 @@
 /* Copy n bytes in the widest units both ends allow (8, 4 or 2 bytes, once
  * they share that alignment; else one by one). Fragments are 1,460 bytes
  * and sit 54 bytes into a frame, so most copies of a message's bytes
- * between frames, fragment blocks and the message buffer can use words;
- * byte by byte they cost about 5 instructions a byte, which made a 4 KiB
- * message tens of thousands of instructions. The types may alias
+ * between frames, fragment blocks and the message buffer can use words
+ * (a byte-by-byte copy costs about 5 instructions a byte, tens of
+ * thousands for a 4 KiB message). The types may alias
  * anything, and no library is called (the host builds this too). */
 typedef uint64_t __attribute__((may_alias)) netframe_u64;
 typedef uint32_t __attribute__((may_alias)) netframe_u32;

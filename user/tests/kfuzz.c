@@ -1,5 +1,5 @@
 /*
- * kfuzz — random kernel calls from several processes at once (issue 8):
+ * kfuzz — random kernel calls from several processes at once:
  * bad slots, kernel and unmapped and misaligned and read-only pointers,
  * huge and boundary sizes, links passed back and forth, MOVEDATA beyond
  * bounds and against rights, reply links used twice, unknown call numbers.

@@ -1,6 +1,6 @@
 /*
- * metertest — the kernel's meter probes and the process manager's metering
- * (issue 5), checked record by record without a filter server: this
+ * metertest — the kernel's meter probes and the process manager's metering,
+ * checked record by record without a filter server: this
  * process registers a link of its own with the switchboard, has children
  * metered into it, takes the meter batches their kernels send, and
  * compares the records with what the children did. Prints one line per

@@ -1,5 +1,5 @@
 /*
- * nettest — the kernel calls across machines (issue 4): SEND, CALL and its
+ * nettest — the kernel calls across machines: SEND, CALL and its
  * answer, link passing, MOVEDATA between areas on different machines (two
  * and three of them), DESTROYLINK, and the errors a dead process gives.
  * Prints one line per check, as ktest does:
