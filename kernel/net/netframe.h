@@ -9,10 +9,11 @@
  * a NIC, or with any other MAC, is machine 0 of 1.
  *
  * Every frame is an Ethernet frame of EtherType NETFRAME_ETHERTYPE (IEEE
- * 802 local experimental) whose payload starts with struct
- * netframe_header. All payload fields are little-endian, at fixed offsets;
- * the Ethernet header is in network order as always. Frames shorter than
- * Ethernet's minimum are padded with zeros to NETFRAME_MIN_LEN.
+ * 802 local experimental) whose payload starts with the header laid out
+ * below (parsed into struct netframe). All payload fields are
+ * little-endian, at fixed offsets; the Ethernet header is in network order
+ * as always. Frames shorter than Ethernet's minimum are padded with zeros
+ * to NETFRAME_MIN_LEN.
  *
  * Every frame, of every type, starts with the same 16-byte header, so that
  * each one names its sender, the sender's cluster size and the sender's
