@@ -30,7 +30,7 @@ CRT0      := $(B)/user/lib/crt0.o
 SERVERS  := pm switchboard console timer
 FS_PROCS := di bm dm ri
 PROGRAMS := shell hello ping pong fsstat sync ls cat cp mv rm mkdir
-# The workloads of the thesis's measurements (issue 7; README, Workloads).
+# The workloads of the thesis's measurements (README, Workloads).
 WORKLOADS := fsseq fsrand tsp tspserver
 TESTS    := ktest libctest disktest bmtest dmtest fstest filetest fswriter nettest metertest filtertest kfuzz isotest
 BENCHES  := callbench fsbench netbench meterbench
@@ -318,13 +318,13 @@ gdb: all
 test: all
 	@python3 scripts/test.py
 
-# The fault-injection run at full size (issue 4): two clients, each 10,000
+# The fault-injection run at full size: two clients, each 10,000
 # messages and 4 MiB moved there and back, across wirefilters losing 10% and
 # duplicating 5% of the frames. A few minutes; `make test` runs a smaller one.
 test-faults: all
 	@FAULT_MESSAGES=10000 FAULT_MIB=4 python3 scripts/test.py faults
 
-# The thesis's experiments at full size (issue 7; docs/fs-study.md, docs/fs-predict.md,
+# The thesis's experiments at full size (docs/fs-study.md, docs/fs-predict.md,
 # docs/tsp.md): each boots its clusters, runs its workloads metered and writes
 # build/experiments/NAME/report.html and results.json. About 15 minutes in all;
 # `make test` runs them small (tests/test_experiments.py).
@@ -333,7 +333,7 @@ experiments: all
 	@python3 scripts/fs_predict.py --repeat 3
 	@python3 scripts/tsp_study.py
 
-# The kernel-call fuzzer's long run (issue 8): 4 processes x 250,000 random
+# The kernel-call fuzzer's long run: 4 processes x 250,000 random
 # kernel calls, then ktest; `make test` runs 4 x 25,000.
 test-hostile: all
 	@KFUZZ_CALLS=250000 python3 scripts/test.py hostile

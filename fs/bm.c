@@ -423,6 +423,16 @@ static long send_block(uint32_t b, long area, uint64_t offset)
     return dm_movedata(area, offset, DM_SELF, (uint64_t)buffer_data(i), FS_BLOCK_SIZE);
 }
 
+static long read_file(const struct sv_request *q, long area, int64_t *value);
+static long write_block(const struct sv_request *q, long area, int64_t *value);
+static long set_size(const struct sv_request *q);
+static long change_links(const struct sv_request *q, int64_t *value);
+static long sync_request(const struct sv_request *q, int64_t *value);
+
+/* One request but BM_STATS: counted, and the file system marked MOUNTED on
+ * the disk before the first change after it was marked CLEAN. `area` is
+ * the request's data-area link (reads and writes move a block through it);
+ * 0 or an error, with *value the answer's value. */
 static long handle(const struct sv_request *q, long area, int64_t *value)
 {
     if (q->op < BM_NKINDS)
@@ -439,88 +449,118 @@ static long handle(const struct sv_request *q, long area, int64_t *value)
         if (q->arg[0] < 0 || (uint64_t)q->arg[0] >= superblock.block_count)
             return E_BOUNDS;
         return send_block((uint32_t)q->arg[0], area, (uint64_t)q->arg[1]);
-    case BM_READ_FILE: {
-        if (area < 0)
-            return E_INVAL;
-        uint32_t b = 0;
-        uint64_t size = 0;
-        long err = q->arg[0] < 0 || q->arg[1] < 0 ? E_BOUNDS
-                   : map_file_block(q->arg[0], (uint64_t)q->arg[1], 0, &b, &size);
-        if (err == 0)
-            err = b ? send_block(b, area, (uint64_t)q->arg[2]) : send_hole(area, (uint64_t)q->arg[2]);
-        *value = (int64_t)size;
-        return err;
-    }
+    case BM_READ_FILE:
+        return read_file(q, area, value);
     case BM_WRITE_BLOCK:
-    case BM_WRITE_FILE: {
-        if (area < 0)
-            return E_INVAL;
-        uint32_t b = 0;
-        uint64_t size = 0, offset = (uint64_t)q->arg[q->op == BM_WRITE_BLOCK ? 1 : 2];
-        long err = 0;
-        if (q->op == BM_WRITE_BLOCK) {
-            if (q->arg[0] <= 0 || (uint64_t)q->arg[0] >= superblock.block_count)
-                return E_BOUNDS;
-            b = (uint32_t)q->arg[0];
-        } else if (q->arg[0] < 0 || q->arg[1] < 0 ||
-                   (err = map_file_block(q->arg[0], (uint64_t)q->arg[1], 1, &b, &size))) {
-            return err ? err : E_BOUNDS;
-        }
-        int missed;
-        int i = get_block(b, &missed, &err);   /* the whole block is replaced, but a */
-        if (i < 0)                             /* failed move must not leave zeros */
-            return err;
-        stats.misses += missed;
-        stats.hits += !missed;
-        err = dm_movedata(DM_SELF, (uint64_t)buffer_data(i), area, offset, FS_BLOCK_SIZE);
-        if (err < 0)
-            return err;
-        buffers[i].dirty = 1;
-        *value = (int64_t)size;
-        return 0;
-    }
-    case BM_SET_SIZE: {
-        long err = 0;
-        struct fs_inode *inode = inode_in_cache(q->arg[0], &err);
-        if (!inode)
-            return err;
-        if (q->arg[1] < 0 || (uint64_t)q->arg[1] > FS_MAX_FILE_SIZE)
-            return E_BOUNDS;
-        inode->size = (uint64_t)q->arg[1];
-        mark_dirty((const uint8_t *)inode);
-        return 0;
-    }
+    case BM_WRITE_FILE:
+        return write_block(q, area, value);
+    case BM_SET_SIZE:
+        return set_size(q);
     case BM_INODE_INIT:
         return init_inode((uint32_t)q->arg[0], (uint16_t)q->arg[1], (uint16_t)q->arg[2], value);
-    case BM_INODE_LINKS: {
-        long err = 0;
-        struct fs_inode *inode = q->arg[0] < 0 ? 0 : inode_in_cache((uint32_t)q->arg[0], &err);
-        if (!inode)
-            return err ? err : E_NOTFOUND;
-        int64_t links = (int64_t)inode->nlink + q->arg[1];
-        if (links < 0 || links > 0xffff)
-            return E_INVAL;
-        inode->nlink = (uint16_t)links;
-        mark_dirty((const uint8_t *)inode);
-        *value = links;
-        return 0;
-    }
+    case BM_INODE_LINKS:
+        return change_links(q, value);
     case BM_TRUNCATE:
         return truncate_inode(q->arg[0]);
-    case BM_SYNC: {
-        long written = sync_all();
-        if (written < 0)
-            return written;
-        if (q->arg[0] == 1 && !marked_clean && sound) {
-            long err = write_state(FS_STATE_CLEAN);
-            if (err < 0)
-                return err;
-        }
-        *value = written;
-        return 0;
-    }
+    case BM_SYNC:
+        return sync_request(q, value);
     }
     return E_NOSYS;
+}
+
+/* BM_READ_FILE: block arg1 of file arg0 (FS_FILE_ID; zeros for a hole) to
+ * the area at offset arg2; *value is the file's size. */
+static long read_file(const struct sv_request *q, long area, int64_t *value)
+{
+    if (area < 0)
+        return E_INVAL;
+    uint32_t b = 0;
+    uint64_t size = 0;
+    long err = q->arg[0] < 0 || q->arg[1] < 0 ? E_BOUNDS : map_file_block(q->arg[0], (uint64_t)q->arg[1], 0, &b, &size);
+    if (err == 0)
+        err = b ? send_block(b, area, (uint64_t)q->arg[2]) : send_hole(area, (uint64_t)q->arg[2]);
+    *value = (int64_t)size;
+    return err;
+}
+
+/* BM_WRITE_BLOCK (disk block arg0, from the area at offset arg1) and
+ * BM_WRITE_FILE (block arg1 of file arg0, allocated if need be, from
+ * offset arg2): the whole block is replaced in the cache and marked dirty;
+ * *value is the file's size (0 for BM_WRITE_BLOCK). */
+static long write_block(const struct sv_request *q, long area, int64_t *value)
+{
+    if (area < 0)
+        return E_INVAL;
+    uint32_t b = 0;
+    uint64_t size = 0, offset = (uint64_t)q->arg[q->op == BM_WRITE_BLOCK ? 1 : 2];
+    long err = 0;
+    if (q->op == BM_WRITE_BLOCK) {
+        if (q->arg[0] <= 0 || (uint64_t)q->arg[0] >= superblock.block_count)
+            return E_BOUNDS;
+        b = (uint32_t)q->arg[0];
+    } else if (q->arg[0] < 0 || q->arg[1] < 0 || (err = map_file_block(q->arg[0], (uint64_t)q->arg[1], 1, &b, &size))) {
+        return err ? err : E_BOUNDS;
+    }
+    int missed;
+    int i = get_block(b, &missed, &err);   /* the whole block is replaced, but a */
+    if (i < 0)                             /* failed move must not leave zeros */
+        return err;
+    stats.misses += missed;
+    stats.hits += !missed;
+    err = dm_movedata(DM_SELF, (uint64_t)buffer_data(i), area, offset, FS_BLOCK_SIZE);
+    if (err < 0)
+        return err;
+    buffers[i].dirty = 1;
+    *value = (int64_t)size;
+    return 0;
+}
+
+/* BM_SET_SIZE: file arg0's (FS_FILE_ID) size becomes arg1. */
+static long set_size(const struct sv_request *q)
+{
+    long err = 0;
+    struct fs_inode *inode = inode_in_cache(q->arg[0], &err);
+    if (!inode)
+        return err;
+    if (q->arg[1] < 0 || (uint64_t)q->arg[1] > FS_MAX_FILE_SIZE)
+        return E_BOUNDS;
+    inode->size = (uint64_t)q->arg[1];
+    mark_dirty((const uint8_t *)inode);
+    return 0;
+}
+
+/* BM_INODE_LINKS: add arg1 (which may be negative) to inode arg0's link
+ * count; *value is the new count. */
+static long change_links(const struct sv_request *q, int64_t *value)
+{
+    long err = 0;
+    struct fs_inode *inode = q->arg[0] < 0 ? 0 : inode_in_cache((uint32_t)q->arg[0], &err);
+    if (!inode)
+        return err ? err : E_NOTFOUND;
+    int64_t links = (int64_t)inode->nlink + q->arg[1];
+    if (links < 0 || links > 0xffff)
+        return E_INVAL;
+    inode->nlink = (uint16_t)links;
+    mark_dirty((const uint8_t *)inode);
+    *value = links;
+    return 0;
+}
+
+/* BM_SYNC: write every changed block; with arg0 = 1 (at shutdown) and a
+ * file system found sound, then mark it CLEAN. *value is the number of
+ * blocks written. */
+static long sync_request(const struct sv_request *q, int64_t *value)
+{
+    long written = sync_all();
+    if (written < 0)
+        return written;
+    if (q->arg[0] == 1 && !marked_clean && sound) {
+        long err = write_state(FS_STATE_CLEAN);
+        if (err < 0)
+            return err;
+    }
+    *value = written;
+    return 0;
 }
 
 /* One request; BM_STATS answers with the counters. */

@@ -162,6 +162,9 @@ const struct desc_layout *description_layout(const struct description *d, uint32
     return 0;
 }
 
+static int read_layout(struct scanner *s, const struct description *d, struct desc_layout *l);
+static int read_field(struct scanner *s, const struct desc_layout *l, struct desc_field *f);
+
 int description_parse(struct description *d, const char *text, size_t len, struct parse_error *e)
 {
     struct scanner s = { text, len, 0, 1, 1, e };
@@ -174,78 +177,8 @@ int description_parse(struct description *d, const char *text, size_t len, struc
             fail(&s, "too many layouts");
             return -1;
         }
-        struct desc_layout *l = &d->layouts[d->nlayouts];
-        uint64_t type;
-        if (read_name(&s, l->name, "expected a layout's name"))
+        if (read_layout(&s, d, &d->layouts[d->nlayouts]))
             return -1;
-        skip_space(&s);
-        struct scanner at_type = s;           /* errors point at the start of what is wrong */
-        if (read_number(&s, &type, "expected a type number"))
-            return -1;
-        if (type > 0xffff || description_layout(d, (uint32_t)type)) {
-            s = at_type;
-            fail(&s, type > 0xffff ? "type number too large" : "this type number is described twice");
-            return -1;
-        }
-        if (expect_char(&s, '.', "expected '.' after the type number"))
-            return -1;
-        l->type = (uint32_t)type;
-        l->nfields = 0;
-        for (;;) {
-            skip_space(&s);
-            if (peek(&s) == ';') {
-                advance(&s);
-                break;
-            }
-            if (l->nfields == DESC_MAX_FIELDS) {
-                fail(&s, "too many fields in one layout");
-                return -1;
-            }
-            struct desc_field *f = &l->fields[l->nfields];
-            uint64_t offset, length, base;
-            struct scanner at_name = s, at_offset, at_length, at_base;
-            if (read_name(&s, f->name, "expected a field's name or ';'"))
-                return -1;
-            for (uint32_t i = 0; i < l->nfields; i++) {
-                if (same(l->fields[i].name, f->name)) {
-                    s = at_name;
-                    fail(&s, "this field is already in the layout");
-                    return -1;
-                }
-            }
-            if (expect_char(&s, ',', "expected ',' after the field's name"))
-                return -1;
-            skip_space(&s);
-            at_offset = s;
-            if (read_number(&s, &offset, "expected the field's offset") ||
-                expect_char(&s, ',', "expected ',' after the offset"))
-                return -1;
-            skip_space(&s);
-            at_length = s;
-            if (read_number(&s, &length, "expected the field's length") ||
-                expect_char(&s, ',', "expected ',' after the length"))
-                return -1;
-            skip_space(&s);
-            at_base = s;
-            if (read_number(&s, &base, "expected the field's display base"))
-                return -1;
-            if (length != 1 && length != 2 && length != 4 && length != 8) {
-                fail(&at_length, "a field's length must be 1, 2, 4 or 8");
-                return -1;
-            }
-            if (base != 10 && base != 16) {
-                fail(&at_base, "a field's base must be 10 or 16");
-                return -1;
-            }
-            if (offset > 65535) {
-                fail(&at_offset, "offset too large");
-                return -1;
-            }
-            f->offset = (uint32_t)offset;
-            f->length = (uint32_t)length;
-            f->base = (uint32_t)base;
-            l->nfields++;
-        }
         d->nlayouts++;
     }
     const struct desc_layout *h = description_layout(d, 0);
@@ -258,6 +191,89 @@ int description_parse(struct description *d, const char *text, size_t len, struc
             return 0;
     fail(&s, "the header has no field traceType");
     return -1;
+}
+
+/* One layout, `NAME TYPE. field; ... ;`, into l; its type must not be one
+ * of d's layouts already read. 0, or -1 with the error set. */
+static int read_layout(struct scanner *s, const struct description *d, struct desc_layout *l)
+{
+    uint64_t type;
+    if (read_name(s, l->name, "expected a layout's name"))
+        return -1;
+    skip_space(s);
+    struct scanner at_type = *s;           /* errors point at the start of what is wrong */
+    if (read_number(s, &type, "expected a type number"))
+        return -1;
+    if (type > 0xffff || description_layout(d, (uint32_t)type)) {
+        *s = at_type;
+        fail(s, type > 0xffff ? "type number too large" : "this type number is described twice");
+        return -1;
+    }
+    if (expect_char(s, '.', "expected '.' after the type number"))
+        return -1;
+    l->type = (uint32_t)type;
+    l->nfields = 0;
+    for (;;) {
+        skip_space(s);
+        if (peek(s) == ';') {
+            advance(s);
+            return 0;
+        }
+        if (l->nfields == DESC_MAX_FIELDS) {
+            fail(s, "too many fields in one layout");
+            return -1;
+        }
+        if (read_field(s, l, &l->fields[l->nfields]))
+            return -1;
+        l->nfields++;
+    }
+}
+
+/* One field, `NAME, OFFSET, LENGTH, BASE`, into f; its name must not be
+ * one of l's fields already read. 0, or -1 with the error set. */
+static int read_field(struct scanner *s, const struct desc_layout *l, struct desc_field *f)
+{
+    uint64_t offset, length, base;
+    struct scanner at_name = *s, at_offset, at_length, at_base;
+    if (read_name(s, f->name, "expected a field's name or ';'"))
+        return -1;
+    for (uint32_t i = 0; i < l->nfields; i++) {
+        if (same(l->fields[i].name, f->name)) {
+            *s = at_name;
+            fail(s, "this field is already in the layout");
+            return -1;
+        }
+    }
+    if (expect_char(s, ',', "expected ',' after the field's name"))
+        return -1;
+    skip_space(s);
+    at_offset = *s;
+    if (read_number(s, &offset, "expected the field's offset") || expect_char(s, ',', "expected ',' after the offset"))
+        return -1;
+    skip_space(s);
+    at_length = *s;
+    if (read_number(s, &length, "expected the field's length") || expect_char(s, ',', "expected ',' after the length"))
+        return -1;
+    skip_space(s);
+    at_base = *s;
+    if (read_number(s, &base, "expected the field's display base"))
+        return -1;
+    if (length != 1 && length != 2 && length != 4 && length != 8) {
+        fail(&at_length, "a field's length must be 1, 2, 4 or 8");
+        return -1;
+    }
+    if (base != 10 && base != 16) {
+        fail(&at_base, "a field's base must be 10 or 16");
+        return -1;
+    }
+    if (offset > 65535) {
+        fail(&at_offset, "offset too large");
+        return -1;
+    }
+    f->offset = (uint32_t)offset;
+    f->length = (uint32_t)length;
+    f->base = (uint32_t)base;
+    return 0;
 }
 
 uint64_t description_value(const struct desc_field *f, uint32_t base_offset, const uint8_t *record, uint32_t len)
@@ -314,6 +330,10 @@ static int read_op(struct scanner *s, uint8_t *op)
     return 0;
 }
 
+static int read_rule(struct scanner *s, const struct description *d, struct rule *rule);
+static int read_term(struct scanner *s, const struct description *d, struct rule_term *t);
+static int read_value(struct scanner *s, const struct description *d, struct rule_term *t);
+
 int rules_parse(struct ruleset *r, const struct description *d, const char *text, size_t len, struct parse_error *e)
 {
     struct scanner s = { text, len, 0, 1, 1, e };
@@ -326,86 +346,107 @@ int rules_parse(struct ruleset *r, const struct description *d, const char *text
             fail(&s, "too many rules");
             return -1;
         }
-        struct rule *rule = &r->rules[r->nrules];
-        rule->nterms = 0;
-        for (;;) {
-            if (rule->nterms == RULES_MAX_TERMS) {
-                fail(&s, "too many terms in one rule");
-                return -1;
-            }
-            struct rule_term *t = &rule->terms[rule->nterms];
-            t->drop = t->negative = 0;
-            t->number = 0;
-            t->other[0] = 0;
-            skip_space(&s);
-            struct scanner at_field = s;
-            if (read_name(&s, t->field, "expected a field's name"))
-                return -1;
-            if (!known_field(d, t->field)) {
-                s = at_field;
-                fail(&s, "no such field in the description");
-                return -1;
-            }
-            if (read_op(&s, &t->op))
-                return -1;
-            skip_space(&s);
-            if (peek(&s) == '#') {
-                t->drop = 1;
-                advance(&s);
-                skip_space(&s);
-            }
-            int c = peek(&s);
-            if (c == '*') {
-                t->kind = VALUE_ANY;
-                advance(&s);
-            } else if (c == '-' || (c >= '0' && c <= '9')) {
-                t->kind = VALUE_NUMBER;
-                if (c == '-') {
-                    t->negative = 1;
-                    advance(&s);
-                }
-                if (read_number(&s, &t->number, "expected a number"))
-                    return -1;
-                if (t->negative)
-                    t->number = 0 - t->number;
-            } else if (is_name_start(c)) {
-                struct scanner at_value = s;
-                char name[DESC_NAME_MAX];
-                if (read_name(&s, name, "expected a value"))
-                    return -1;
-                const struct desc_layout *l = 0;
-                for (uint32_t i = 0; i < d->nlayouts && !l; i++)
-                    if (d->layouts[i].type != 0 && same(d->layouts[i].name, name))
-                        l = &d->layouts[i];
-                if (l) {
-                    t->kind = VALUE_NUMBER;          /* a trace type's name */
-                    t->number = l->type;
-                } else if (known_field(d, name)) {
-                    t->kind = VALUE_FIELD;
-                    copy_name(t->other, name);
-                } else {
-                    s = at_value;
-                    fail(&s, "not a number, a trace type or a field");
-                    return -1;
-                }
-            } else {
-                fail(&s, "expected a value: a number, a name or *");
-                return -1;
-            }
-            rule->nterms++;
-            skip_space(&s);
-            if (peek(&s) == ',') {
-                advance(&s);
-                continue;
-            }
-            if (peek(&s) == ';') {
-                advance(&s);
-                break;
-            }
-            fail(&s, peek(&s) == -1 ? "the rule does not end with ';'" : "expected ',' or ';'");
+        if (read_rule(&s, d, &r->rules[r->nrules]))
+            return -1;
+        r->nrules++;
+    }
+    return 0;
+}
+
+/* One rule: terms separated by ',', ended by ';'. 0, or -1 with the error set. */
+static int read_rule(struct scanner *s, const struct description *d, struct rule *rule)
+{
+    rule->nterms = 0;
+    for (;;) {
+        if (rule->nterms == RULES_MAX_TERMS) {
+            fail(s, "too many terms in one rule");
             return -1;
         }
-        r->nrules++;
+        if (read_term(s, d, &rule->terms[rule->nterms]))
+            return -1;
+        rule->nterms++;
+        skip_space(s);
+        if (peek(s) == ',') {
+            advance(s);
+            continue;
+        }
+        if (peek(s) == ';') {
+            advance(s);
+            return 0;
+        }
+        fail(s, peek(s) == -1 ? "the rule does not end with ';'" : "expected ',' or ';'");
+        return -1;
+    }
+}
+
+/* One term: a field of the description, an operator, '#' if the field is
+ * to be dropped from the records kept, and a value. */
+static int read_term(struct scanner *s, const struct description *d, struct rule_term *t)
+{
+    t->drop = t->negative = 0;
+    t->number = 0;
+    t->other[0] = 0;
+    skip_space(s);
+    struct scanner at_field = *s;
+    if (read_name(s, t->field, "expected a field's name"))
+        return -1;
+    if (!known_field(d, t->field)) {
+        *s = at_field;
+        fail(s, "no such field in the description");
+        return -1;
+    }
+    if (read_op(s, &t->op))
+        return -1;
+    skip_space(s);
+    if (peek(s) == '#') {
+        t->drop = 1;
+        advance(s);
+        skip_space(s);
+    }
+    return read_value(s, d, t);
+}
+
+/* A term's value: '*' (any), a number (perhaps negative), a trace type's
+ * name (its number) or another field's name. */
+static int read_value(struct scanner *s, const struct description *d, struct rule_term *t)
+{
+    int c = peek(s);
+    if (c == '*') {
+        t->kind = VALUE_ANY;
+        advance(s);
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+        t->kind = VALUE_NUMBER;
+        if (c == '-') {
+            t->negative = 1;
+            advance(s);
+        }
+        if (read_number(s, &t->number, "expected a number"))
+            return -1;
+        if (t->negative)
+            t->number = 0 - t->number;
+    } else if (is_name_start(c)) {
+        struct scanner at_value = *s;
+        char name[DESC_NAME_MAX];
+        if (read_name(s, name, "expected a value"))
+            return -1;
+        const struct desc_layout *l = 0;
+        for (uint32_t i = 0; i < d->nlayouts && !l; i++)
+            if (d->layouts[i].type != 0 && same(d->layouts[i].name, name))
+                l = &d->layouts[i];
+        if (l) {
+            t->kind = VALUE_NUMBER;          /* a trace type's name */
+            t->number = l->type;
+        } else if (known_field(d, name)) {
+            t->kind = VALUE_FIELD;
+            copy_name(t->other, name);
+        } else {
+            *s = at_value;
+            fail(s, "not a number, a trace type or a field");
+            return -1;
+        }
+    } else {
+        fail(s, "expected a value: a number, a name or *");
+        return -1;
     }
     return 0;
 }

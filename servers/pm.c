@@ -643,31 +643,31 @@ static void handle_request(const struct dm_msg_info *info, const struct sv_reque
     }
 }
 
+/* A PM_RUN, PM_METER_RUN or PM_FILTER request's data, taken apart. The
+ * pointers are into the request buffer, which the next request overwrites. */
+struct run_request {
+    const struct pm_meter *asked;   /* PM_METER_RUN's metering (the data's first part); else 0 */
+    const char *name;               /* the program's name */
+    const char *args;               /* then argv (argv[0] first) and the environment, each NUL-ended */
+    uint32_t args_len;
+};
+
+static long parse_run_request(const struct sv_request *q, uint32_t len, struct run_request *run);
+static long load_and_create(uint32_t machine, const struct run_request *run, int argc, int envc, long device,
+                            const struct metering *metering, uint64_t *pid);
+static void note_served_name(struct record *filter, const struct run_request *run, long argc);
+
 /* PM_RUN, PM_METER_RUN (data: a struct pm_meter first), PM_FILTER: create
  * a process running the program named by the data, on the machine asked
- * or the caller's; the answer's value is its pid. A filter gets a trace
- * disk of its machine and is answered once it serves. */
+ * (arg2 - 1, or the caller's if arg2 is 0), with arg0 arguments and arg1
+ * environment strings; the answer's value is its pid. A filter gets a
+ * trace disk of its machine and is answered once it serves. */
 static void run_program(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
                         struct server_answer *answer)
 {
     dm_pid caller = info->code;
-    const char *data = (const char *)(q + 1);
-    uint32_t data_len = len - sizeof *q;
-    long status = 0;
-    uint64_t value = 0;
-    const struct pm_meter *asked = 0;
-    if (q->op == PM_METER_RUN) {
-        if (data_len < sizeof *asked ||
-            strnlen(((const struct pm_meter *)data)->filter, sizeof asked->filter) == sizeof asked->filter) {
-            answer->status = E_INVAL;
-            return;
-        }
-        asked = (const struct pm_meter *)data;
-        data += sizeof *asked;
-        data_len -= sizeof *asked;
-    }
-    uint32_t name_len = (uint32_t)strnlen(data, data_len);
-    if (name_len == 0 || name_len == data_len) {
+    struct run_request run;
+    if (parse_run_request(q, len, &run) < 0) {
         answer->status = E_INVAL;
         return;
     }
@@ -676,53 +676,98 @@ static void run_program(const struct dm_msg_info *info, const struct sv_request 
         answer->status = E_NODE;
         return;
     }
+    long status = 0;
     struct metering metering = { .filter = -1 };
     int disk = -1;
     long device = DM_NO_LINK;
     if (q->op == PM_FILTER)    /* a filter is not metered by the machine's system setting */
         device = lend_trace_disk(machine, &disk);
     else
-        status = metering_for(caller, machine, asked, &metering);
+        status = metering_for(caller, machine, run.asked, &metering);
     if (device < DM_NO_LINK)
         status = device;
     if (status < 0) {
         answer->status = status;
         return;
     }
-    long image_link = DM_NO_LINK;
-    void *image = 0;
-    status = read_program(data, &image_link, &image);
-    if (status == E_NOTFOUND && !strchr(data, '/'))
-        status = 0;   /* not in the file system: perhaps in the boot image */
-    if (status == 0)
-        status = create_process(machine, data, image_link, data + name_len + 1, data_len - name_len - 1,
-                                (int)q->arg[0], (int)q->arg[1], device, 3, &metering, &value);
-    else if (device >= 0)
-        dm_destroylink(device);
+    uint64_t value = 0;
+    status = load_and_create(machine, &run, (int)q->arg[0], (int)q->arg[1], device, &metering, &value);
     if (status == 0 && disk >= 0)
         trace_disks[disk].filter = value;
     struct record *started = status == 0 && q->op == PM_FILTER ? find_record(value) : 0;
-    /* The name it serves under: its first argument after argv[0] and the options (-l). */
-    const char *end = data + data_len, *filter_name = data + name_len + 1;
-    for (int i = 0; i < q->arg[0] && filter_name < end; i++) {
-        filter_name += strnlen(filter_name, (size_t)(end - filter_name)) + 1;
-        if (filter_name < end && filter_name[0] != '-')
-            break;
-    }
-    if (started && filter_name < end)
-        snprintf(started->serves_filter, sizeof started->serves_filter, "%.*s",
-                 (int)strnlen(filter_name, (size_t)(end - filter_name)), filter_name);
-    free(image);
+    if (started)
+        note_served_name(started, &run, q->arg[0]);
     /* Answer once the filter serves (its PM_READY, after it registered
      * its name), so that `filter start` then `meter -F NAME ...` works;
      * meanwhile serve others (the filter itself may ask for memory).
-     * `q` and `data` are not used after this: serving overwrites the buffer. */
+     * `q` and `run` are not used after this: serving overwrites the buffer. */
     while (started && !started->ended && !started->ready)
         serve_one();
     if (started && started->ended)
         status = E_DEAD;     /* it refused to start: it said why on the console */
     answer->status = status;
     answer->value = (int64_t)value;
+}
+
+/* Take the request's data apart: PM_METER_RUN's struct pm_meter (its
+ * filter name NUL-ended), then a non-empty NUL-ended program name followed
+ * by the argument and environment strings. 0, or E_INVAL. */
+static long parse_run_request(const struct sv_request *q, uint32_t len, struct run_request *run)
+{
+    const char *data = (const char *)(q + 1);
+    uint32_t data_len = len - sizeof *q;
+    run->asked = 0;
+    if (q->op == PM_METER_RUN) {
+        const struct pm_meter *asked = (const struct pm_meter *)data;
+        if (data_len < sizeof *asked || strnlen(asked->filter, sizeof asked->filter) == sizeof asked->filter)
+            return E_INVAL;
+        run->asked = asked;
+        data += sizeof *asked;
+        data_len -= sizeof *asked;
+    }
+    uint32_t name_len = (uint32_t)strnlen(data, data_len);
+    if (name_len == 0 || name_len == data_len)
+        return E_INVAL;
+    run->name = data;
+    run->args = data + name_len + 1;
+    run->args_len = data_len - name_len - 1;
+    return 0;
+}
+
+/* Create the process of `run` on `machine`, its program read from the file
+ * system (/bin/NAME for a name without a '/'), or, for such a name not
+ * found there, from the boot image. If the process is not created, the
+ * lent device link is destroyed. 0 with *pid, or an error. */
+static long load_and_create(uint32_t machine, const struct run_request *run, int argc, int envc, long device,
+                            const struct metering *metering, uint64_t *pid)
+{
+    long image_link = DM_NO_LINK;
+    void *image = 0;
+    long status = read_program(run->name, &image_link, &image);
+    if (status == E_NOTFOUND && !strchr(run->name, '/'))
+        status = 0;   /* not in the file system: perhaps in the boot image */
+    if (status == 0)
+        status = create_process(machine, run->name, image_link, run->args, run->args_len, argc, envc, device, 3,
+                                metering, pid);
+    else if (device >= 0)
+        dm_destroylink(device);
+    free(image);
+    return status;
+}
+
+/* Remember the name a filter just started serves under: its first
+ * argument after argv[0] and the options (those starting with '-', -l). */
+static void note_served_name(struct record *filter, const struct run_request *run, long argc)
+{
+    const char *end = run->args + run->args_len, *name = run->args;
+    for (int i = 0; i < argc && name < end; i++) {
+        name += strnlen(name, (size_t)(end - name)) + 1;
+        if (name < end && name[0] != '-')
+            break;
+    }
+    if (name < end)
+        snprintf(filter->serves_filter, sizeof filter->serves_filter, "%.*s",
+                 (int)strnlen(name, (size_t)(end - name)), name);
 }
 
 /* PM_METER: change the metering of process arg0 (data: a struct pm_meter). */
@@ -738,7 +783,7 @@ static void meter_process(const struct dm_msg_info *info, const struct sv_reques
 }
 
 /* PM_METER_SYSTEM: meter every process created on machine arg0 from now
- * on as the data (a struct pm_meter) says; flags 0: no longer. */
+ * on as the data (a struct pm_meter) says; flags 0: stop doing so. */
 static void meter_system(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
                          struct server_answer *answer)
 {
@@ -1075,13 +1120,45 @@ static void take_own_slot(long slot, long from)
         printf("pm: standard link %ld landed in slot %ld\n", slot, copy);
 }
 
+static int count_disks(void);
+static void init_tables(void);
+static void start_disk_servers(int disks);
+static void start_shell(int disks);
+
+/* Boot the system: the process manager's tables, the switchboard, the
+ * console and timer servers, the file system and the other disks' servers,
+ * then the shell; then serve requests for ever. */
 int main(int argc, char **argv)
 {
-    /* How many disks? Asked before any link of ours can take slot 6. */
+    int disks = count_disks();   /* before any link of ours can take slot 6 */
+    reserve_own_slots();
+    init_tables();
+    start_server(dm_machine(), "switchboard", 0, -1, &switchboard_slot, 0);
+    take_own_slot(SLOT_SWITCHBOARD, switchboard_slot);
+    start_server(dm_machine(), "console", 0, BOOT_SLOT_CONSOLE, &console_slot, 0);
+    take_own_slot(SLOT_CONSOLE, console_slot);
+    start_server(dm_machine(), "timer", 0, BOOT_SLOT_TIMER, 0, 0);
+    read_placement(argc, argv);
+    start_disk_servers(disks);
+    start_shell(disks);
+    for (;;)
+        serve_one();
+}
+
+/* How many disks the kernel lent us (boot slots BOOT_SLOT_DISK0 on). */
+static int count_disks(void)
+{
     int disks = 0;
     for (long copy; (copy = dm_duplicatelink(BOOT_SLOT_DISK0 + disks)) >= 0; disks++)
         dm_destroylink(copy);
-    reserve_own_slots();
+    return disks;
+}
+
+/* The process manager's own record, empty link tables, this machine's
+ * process-control link, and the notice link this kernel tells us of other
+ * machines over. */
+static void init_tables(void)
+{
     records[0].pid = dm_self();
     records[0].filter = -1;
     snprintf(records[0].name, sizeof records[0].name, "pm");
@@ -1093,17 +1170,15 @@ int main(int argc, char **argv)
     notice_link = dm_createlink(CHANNEL_NOTICE, 0, 0, 0, 0);
     long notice = dm_duplicatelink(notice_link);
     kernel_request_about(KOP_NOTIFY, 0, 0, 0, 0, notice, 0, 0, 0);
+}
 
-    start_server(dm_machine(), "switchboard", 0, -1, &switchboard_slot, 0);
-    take_own_slot(SLOT_SWITCHBOARD, switchboard_slot);
-    start_server(dm_machine(), "console", 0, BOOT_SLOT_CONSOLE, &console_slot, 0);
-    take_own_slot(SLOT_CONSOLE, console_slot);
-    start_server(dm_machine(), "timer", 0, BOOT_SLOT_TIMER, 0, 0);
-    /* The file system's processes on disk 0, from the bottom up, each once
-     * the one below it serves; the buffer manager ends at once if the disk
-     * holds no file system. */
-    read_placement(argc, argv);
-    /* The trace disks first: with meter.fs a filter starts before the file system. */
+/* The servers of the disks: the trace disks are set aside first (with
+ * meter.fs a filter starts before the file system); then the file system's
+ * processes on disk 0, from the bottom up, each once the one below it
+ * serves (the buffer manager ends at once if the disk holds no file
+ * system); then a disk interface for each other disk. */
+static void start_disk_servers(int disks)
+{
     int trace_disk[DM_MAX_DISKS] = { 0 };
     for (int i = 1; i < disks && i < DM_MAX_DISKS; i++) {
         if (ntrace_disks < NTRACEDISKS && is_trace_disk(BOOT_SLOT_DISK0 + i)) {
@@ -1120,15 +1195,20 @@ int main(int argc, char **argv)
                           &fs_metering))
             break;
     }
-    for (int i = 1; i < disks; i++) {   /* the other disks: a disk interface each */
+    for (int i = 1; i < disks; i++) {
         if (i < DM_MAX_DISKS && trace_disk[i])
             continue;
         char name[16];
         snprintf(name, sizeof name, "di%d", i);
         start_server(dm_machine(), "di", name, BOOT_SLOT_DISK0 + i, 0, 0);
     }
-    /* The shell, like every program that is not needed to start the file
-     * system, comes from the file system. */
+}
+
+/* The shell, like every program that is not needed to start the file
+ * system, comes from the file system. Nothing can be done without it: if
+ * it cannot start, say so and power off. */
+static void start_shell(int disks)
+{
     static const char shell_args[] = "shell";
     dm_pid shell;
     long image_link = DM_NO_LINK;
@@ -1137,12 +1217,10 @@ int main(int argc, char **argv)
     if (err == 0)
         err = create_process(dm_machine(), "shell", image_link, shell_args, sizeof shell_args, 1, 0, -1, 0, 0, &shell);
     free(image);
-    if (err < 0) {   /* nothing can be done without it: say so and power off */
+    if (err < 0) {
         printf("pm: cannot start the shell (/bin/shell%s): %s; powering off\n",
                disks == 0 ? ", and there is no disk" : "", dm_error_name(err));
         flush_file_system();
         kernel_request_about(KOP_HALT, 0, 1, 0, 0, DM_NO_LINK, 0, 0, 0);
     }
-    for (;;)
-        serve_one();
 }

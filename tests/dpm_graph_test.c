@@ -196,7 +196,8 @@ static void check_step(const struct dpm_trace *t, int step, const uint32_t *plac
     CHECK(fabs(p - expect_p) < 1e-9);
 }
 
-/* The hand-checkable cases of parallelism (thesis §5.2.3). */
+/* The hand-checkable cases of parallelism (thesis §5.2.3). Long on purpose:
+ * one small trace after another, each built and checked in a few lines. */
 static void check_hand_cases(void)
 {
     struct builder b = { 0 };
@@ -515,6 +516,9 @@ static void check_outside_arc(void)
     builder_free(&b, &t);
 }
 
+/* Traces at the edges: none, a RECEIVE without its SEND, message ids
+ * that differ in every part, messages received before they were sent.
+ * Long on purpose: independent cases, one after another. */
 static void check_odd_traces(void)
 {
     struct builder b = { 0 };

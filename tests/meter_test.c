@@ -148,6 +148,9 @@ static void keep_only(struct meter_record *r, uint32_t fields)
     *r = kept;
 }
 
+/* `records` random records (some fields dropped if partial_fields) written
+ * to a log and read back: as records, by the log's own description, and
+ * after a stale block. Long on purpose: one log, read several ways in turn. */
 static void check_log_round_trip(int records, int partial_fields)
 {
     free(image);

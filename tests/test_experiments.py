@@ -1,4 +1,4 @@
-"""The experiments of issue 7 in a small configuration (fixed seeds): DPM's
+"""The thesis's experiments in a small configuration (fixed seeds): DPM's
 inferences about the file system checked against the file system's own
 counters (scripts/fstruth.py; docs/fs-study.md defines each check), P
 predicted for a placement from another placement's trace against P

@@ -1,4 +1,4 @@
-"""Faults (issue 4): with a wirefilter on the wire into every node losing 10%
+"""Faults: with a wirefilter on the wire into every node losing 10%
 and duplicating 5% of the frames (and delaying them 1 ms), two clients on
 machines 0 and 2 exchange messages with servers on machine 1 and move data
 with MOVEDATA (user/tests/nettest stress): every message arrives once, in

@@ -1,4 +1,4 @@
-"""Hostile programs (issue 8; SECURITY.md): on a cluster of two nodes,
+"""Hostile programs (SECURITY.md): on a cluster of two nodes,
 user/tests/isotest checks, one line per guarantee, that a process cannot
 read or write another's memory, forge a link, use a data area beyond its
 link's rights, reach a kernel link it was not given, change its own

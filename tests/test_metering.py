@@ -1,4 +1,4 @@
-"""DPM metering in the running system (issue 5): the kernel's meter probes,
+"""DPM metering in the running system: the kernel's meter probes,
 meter batches and their flow control, and the process manager's metered
 creation, attaching, changing and stopping, and inheritance.
 

@@ -1,4 +1,4 @@
-"""One system over several machines (issue 4): from node 0's shell, processes
+"""One system over several machines: from node 0's shell, processes
 on other machines talk through links as if they were local. user/tests/nettest
 checks SEND, CALL and its answer, link passing, MOVEDATA between areas on two
 and on three machines, DESTROYLINK and the errors of a dead remote process,

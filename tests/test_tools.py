@@ -479,8 +479,8 @@ def test_check_an_indirect_pointer_out_of_range():
 def test_check_an_indirect_block_that_points_at_itself():
     """Its first pointer names the indirect block itself: the file is cut
     before it, and the indirect block, which then covers nothing kept, is
-    released by the same repair (found by the checker's fuzzer: the repair
-    used to leave it, past the new size, for a second repair)."""
+    released by the same repair, not left past the new size for a second
+    repair (an input the checker's fuzzer found)."""
     image = path("selfindirect.img")
     ok("mkfs", image, "4", host_file("mid", content(100 * BLOCK, 41)) + "=/mid")
     img = Image(image)

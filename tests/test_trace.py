@@ -1,4 +1,4 @@
-"""The whole DPM path, as a user takes it (issue 5): a cluster with trace
+"""The whole DPM path, as a user takes it: a cluster with trace
 disks, a filter server started from the shell on node 0's trace disk,
 programs run metered on machine 0 and on machine 1, `filter stats`, `halt`
 (which flushes every kernel's batches and every filter before the power

@@ -1,4 +1,4 @@
-"""The workloads of the thesis's measurements (issue 7), on a cluster of 3
+"""The workloads of the thesis's measurements, on a cluster of 3
 nodes: fsseq and fsrand as three concurrent users on machines 0, 1 and 2,
 each on its own file, their files then checked on the host; tsp, sync and
 pipe, against Held and Karp's optimum computed both in the OS (tsp -d) and

@@ -1,7 +1,7 @@
 /*
  * dmfs.c — the host tool for DEMOS/MP file-system disk images: make an image
  * holding given files, list it, copy files out of it and into it, and check
- * and repair it (issue 3). The on-disk format is user/lib/fs_format.h and nothing
+ * and repair it. The on-disk format is user/lib/fs_format.h and nothing
  * else; `dmfs --help` documents the commands, exit statuses and the repair
  * policy.
  *
@@ -706,6 +706,9 @@ static uint64_t parse_count(const char *s, uint64_t max, const char *what)
     return v;
 }
 
+static void create_temporary(struct fs_image *img, const char *path, uint64_t blocks);
+static void put_host_file(struct fs_image *img, const char *spec);
+
 /* dmfs mkfs [--force] [--inodes N] IMAGE SIZE_MB [HOSTFILE[=PATH] ...] */
 static int cmd_mkfs(int argc, char **argv)
 {
@@ -727,7 +730,23 @@ static int cmd_mkfs(int argc, char **argv)
     if (!options.force && stat(path, &st) == 0)
         die(STATUS_FAILED, "%s: exists; give --force to replace it", path);
 
-    /* Build under a temporary name beside IMAGE. */
+    create_temporary(img, path, blocks);
+    image_format(img, &sb);   /* the metadata and the root (fs/fsimage.c) */
+    for (int i = 2; i < args.count; i++)
+        put_host_file(img, args.positional[i]);
+    image_commit(img);
+    if (close(image_file.fd) != 0 || rename(mkfs_temporary, path) != 0)
+        die(STATUS_ERROR, "%s: %s", path, strerror(errno));
+    free(mkfs_temporary);
+    mkfs_temporary = NULL;
+    return STATUS_OK;
+}
+
+/* Create mkfs's temporary file beside IMAGE (`path`), of `blocks` blocks,
+ * for img to be written to (its errors name IMAGE); the file is removed at
+ * exit unless mkfs finishes. */
+static void create_temporary(struct fs_image *img, const char *path, uint64_t blocks)
+{
     size_t len = strlen(path) + 16;
     mkfs_temporary = xcalloc(len, 1);
     snprintf(mkfs_temporary, len, "%s.tmp-XXXXXX", path);
@@ -739,35 +758,28 @@ static int cmd_mkfs(int argc, char **argv)
     atexit(mkfs_cleanup);
     if (fchmod(image_file.fd, 0644) != 0 || ftruncate(image_file.fd, (off_t)(blocks * FS_BLOCK_SIZE)) != 0)
         die(STATUS_ERROR, "%s: %s", mkfs_temporary, strerror(errno));
+}
 
-    /* The metadata and the root (fs/fsimage.c). */
-    image_format(img, &sb);
-
-    /* The files: HOSTFILE[=PATH], split at the last '='. */
-    for (int i = 2; i < args.count; i++) {
-        char *host = xstrdup(args.positional[i]), *target, *slash;
-        char *equals = strrchr(host, '=');
-        uint64_t size;
-        if (equals) {
-            *equals = 0;
-            target = xstrdup(equals + 1);
-        } else {
-            slash = strrchr(host, '/');
-            target = path_join(img, "/", slash ? slash + 1 : host);
-        }
-        uint8_t *data = host_read(host, &size);
-        make_parents(img, target);
-        put_file(img, target, data, size);
-        free(data);
-        free(target);
-        free(host);
+/* Put one HOSTFILE[=PATH] argument into img (split at the last '='; PATH
+ * defaults to /HOSTFILE's last name), making its parent directories. */
+static void put_host_file(struct fs_image *img, const char *spec)
+{
+    char *host = xstrdup(spec), *target, *slash;
+    char *equals = strrchr(host, '=');
+    uint64_t size;
+    if (equals) {
+        *equals = 0;
+        target = xstrdup(equals + 1);
+    } else {
+        slash = strrchr(host, '/');
+        target = path_join(img, "/", slash ? slash + 1 : host);
     }
-    image_commit(img);
-    if (close(image_file.fd) != 0 || rename(mkfs_temporary, path) != 0)
-        die(STATUS_ERROR, "%s: %s", path, strerror(errno));
-    free(mkfs_temporary);
-    mkfs_temporary = NULL;
-    return STATUS_OK;
+    uint8_t *data = host_read(host, &size);
+    make_parents(img, target);
+    put_file(img, target, data, size);
+    free(data);
+    free(target);
+    free(host);
 }
 
 /* ------------------------------------------------------------------ */

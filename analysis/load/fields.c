@@ -154,7 +154,8 @@ static void whole_by_names(const struct dpm_field_map *m, const struct descripti
 /* A whole record of this build's layouts by record.h's structs: its bytes
  * are struct meter_header and its body, packed (meter/tracelog.c checks that
  * the layouts have no padding). Which member goes where is the names map's
- * (field_names above); structs_agree checks the two agree. */
+ * (field_names above); structs_agree checks the two agree. Long on
+ * purpose: one case of straight assignments per record type. */
 static void whole_by_structs(const struct dpm_field_map *m, const struct description *d,
                              const struct desc_layout *body, const uint8_t *fields, struct dpm_event *ev)
 {

@@ -20,12 +20,12 @@
  * is answered no sooner than N us of machine time after it started. The
  * emulated disk is a host file, answered in host time: under -icount the
  * machine's clock follows host time while the machine idles and executed
- * instructions while it runs, so the same disk wait looked several times
- * longer on an idle machine than on a busy one, and a trace depended on
- * what shared the disk's machine (docs/fs-predict.md). With a service time
- * above the host's latency, and the machine running rather than idle while
- * it waits (disk_wait_by_running), every request takes the same machine
- * time.
+ * instructions while it runs, so without a service time the same disk
+ * wait looks several times longer on an idle machine than on a busy one,
+ * and a trace depends on what shares the disk's machine
+ * (docs/fs-predict.md). With a service time above the host's latency, and
+ * the machine running rather than idle while it waits
+ * (disk_wait_by_running), every request takes the same machine time.
  */
 #include "defs.h"
 #include "virtio.h"

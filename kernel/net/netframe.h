@@ -9,10 +9,11 @@
  * a NIC, or with any other MAC, is machine 0 of 1.
  *
  * Every frame is an Ethernet frame of EtherType NETFRAME_ETHERTYPE (IEEE
- * 802 local experimental) whose payload starts with struct
- * netframe_header. All payload fields are little-endian, at fixed offsets;
- * the Ethernet header is in network order as always. Frames shorter than
- * Ethernet's minimum are padded with zeros to NETFRAME_MIN_LEN.
+ * 802 local experimental) whose payload starts with the header laid out
+ * below (parsed into struct netframe). All payload fields are
+ * little-endian, at fixed offsets; the Ethernet header is in network order
+ * as always. Frames shorter than Ethernet's minimum are padded with zeros
+ * to NETFRAME_MIN_LEN.
  *
  * Every frame, of every type, starts with the same 16-byte header, so that
  * each one names its sender, the sender's cluster size and the sender's
@@ -28,9 +29,9 @@
 /* Copy n bytes in the widest units both ends allow (8, 4 or 2 bytes, once
  * they share that alignment; else one by one). Fragments are 1,460 bytes
  * and sit 54 bytes into a frame, so most copies of a message's bytes
- * between frames, fragment blocks and the message buffer can use words;
- * byte by byte they cost about 5 instructions a byte, which made a 4 KiB
- * message tens of thousands of instructions. The types may alias
+ * between frames, fragment blocks and the message buffer can use words
+ * (a byte-by-byte copy costs about 5 instructions a byte, tens of
+ * thousands for a 4 KiB message). The types may alias
  * anything, and no library is called (the host builds this too). */
 typedef uint64_t __attribute__((may_alias)) netframe_u64;
 typedef uint32_t __attribute__((may_alias)) netframe_u32;

@@ -1,5 +1,5 @@
 /*
- * transport.h — the reliable kernel-to-kernel transport (issue 4): whole
+ * transport.h — the reliable kernel-to-kernel transport: whole
  * messages of up to 64 KiB, carried by raw Ethernet frames that may be
  * lost, duplicated, delayed or reordered, arrive exactly once and in order
  * for each pair of kernels, or fail with a clear reason.

@@ -270,6 +270,9 @@ static int fail(const char *what, long err)
     return 1;
 }
 
+static void print_results(uint64_t size, uint64_t count, const struct bm_stats *before, const struct bm_stats *after,
+                          const struct meter *write, const struct meter *read, const struct meter *disk);
+
 int main(int argc, char **argv)
 {
     long kib = argc > 1 ? atol(argv[1]) : 4096;
@@ -325,17 +328,26 @@ int main(int argc, char **argv)
         printf("fsbench: the data read back differs from the data written\n");
         return 1;
     }
+    print_results(size, count, &before, &after, &write, &read, &disk);
+    return 0;
+}
+
+/* What the three spans measured: the buffer manager's misses and hits
+ * while the file was read through the file system, each span's
+ * instructions and time, and the BENCH figures. */
+static void print_results(uint64_t size, uint64_t count, const struct bm_stats *before, const struct bm_stats *after,
+                          const struct meter *write, const struct meter *read, const struct meter *disk)
+{
     printf("fsbench: read through the file system: buffer manager misses %llu hits %llu (file of %llu blocks)\n",
-           (unsigned long long)(after.misses - before.misses), (unsigned long long)(after.hits - before.hits),
+           (unsigned long long)(after->misses - before->misses), (unsigned long long)(after->hits - before->hits),
            (unsigned long long)count);
-    print_span("write and sync", &write);
-    print_span("read through the file system", &read);
-    print_span("read through the disk interface", &disk);
+    print_span("write and sync", write);
+    print_span("read through the file system", read);
+    print_span("read through the disk interface", disk);
     static const char *const what[] = { "fs_seq_write", "fs_seq_read", "di_seq_read" };
-    const struct meter *const measured[] = { &write, &read, &disk };
+    const struct meter *const measured[] = { write, read, disk };
     for (int i = 0; i < 3; i++)   /* MB/s: 10^6 bytes a second of machine clock */
         print_figure(what[i], "MBps", measured[i]->ns ? size * 100000 / measured[i]->ns : 0, "MB/s");
     for (int i = 0; i < 3; i++)
         print_figure(what[i], "instr_per_byte", measured[i]->instructions * 100 / size, "instructions/byte");
-    return 0;
 }

@@ -1,5 +1,5 @@
 /*
- * meterbench — what metering costs (issue 5). This process is the filter:
+ * meterbench — what metering costs. This process is the filter:
  * it registers a link with the switchboard and takes the meter batches
  * (counting their records, nothing more: no rules, no log), while a client
  * runs a loop twice, unmetered and then metered into it with every event:

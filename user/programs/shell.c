@@ -308,36 +308,15 @@ static void cmd_meter(int argc, char **argv, int background, char **envp)
     }
 }
 
-/* A filter server's statistics (FILTER_STATS), or stop it. */
+static void filter_start(int argc, char **argv);
+static void filter_ask(const char *what, const char *name);
+
+/* filter start: start a filter server; filter stats, filter stop: a filter
+ * server's statistics (FILTER_STATS), or stop it (FILTER_STOP). */
 static void cmd_filter(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "start") == 0) {
-        int machine = -1, live = 0;
-        int first = 2;
-        for (; first < argc && (argv[first][0] == '@' || strcmp(argv[first], "-l") == 0); first++) {
-            if (argv[first][0] == '-')
-                live = 1;
-            else if ((machine = parse_machine("filter", argv[first])) < 0)
-                return;
-        }
-        if (argc - first < 3 || argc - first > 4) {
-            printf("filter: usage: filter start [-l] [@K] NAME DESCRIPTION RULES [LOG]\n");
-            return;
-        }
-        /* its argv: filter [-l] NAME DESCRIPTION RULES [LOG] */
-        char *filter_argv[7] = { "filter", "-l" };
-        int filter_argc = 1 + live;
-        for (int i = first; i < argc; i++)
-            filter_argv[filter_argc++] = argv[i];
-        long pid = pm_filter_run(machine, filter_argc, filter_argv);
-        char id[24];
-        if (pid < 0)
-            printf("filter: %s: %s\n", argv[first],
-                   pid == E_STATE  ? "that machine's trace disk is in use by another filter"
-                   : pid == E_DEAD ? "it refused to start (its message above says why)"
-                                   : dm_error_text(pid));
-        else
-            printf("[%s] filter %s\n", dm_pid_string((dm_pid)pid, id), argv[first]);
+        filter_start(argc, argv);
         return;
     }
     if (argc != 3 || (strcmp(argv[1], "stats") != 0 && strcmp(argv[1], "stop") != 0)) {
@@ -345,15 +324,54 @@ static void cmd_filter(int argc, char **argv)
                "filter stop NAME\n");
         return;
     }
-    long link = filter_lookup(argv[2]);
-    if (link < 0) {
-        printf("filter: %s: no such filter\n", argv[2]);
+    filter_ask(argv[1], argv[2]);
+}
+
+/* filter start [-l] [@K] NAME DESCRIPTION RULES [LOG]: the process manager
+ * starts it (PM_FILTER) and answers once it serves. */
+static void filter_start(int argc, char **argv)
+{
+    int machine = -1, live = 0;
+    int first = 2;
+    for (; first < argc && (argv[first][0] == '@' || strcmp(argv[first], "-l") == 0); first++) {
+        if (argv[first][0] == '-')
+            live = 1;
+        else if ((machine = parse_machine("filter", argv[first])) < 0)
+            return;
+    }
+    if (argc - first < 3 || argc - first > 4) {
+        printf("filter: usage: filter start [-l] [@K] NAME DESCRIPTION RULES [LOG]\n");
         return;
     }
-    if (argv[1][2] == 'o')
-        pm_meter_flush();   /* stop: first every record on its way (the last batches of ended processes) */
+    /* its argv: filter [-l] NAME DESCRIPTION RULES [LOG] */
+    char *filter_argv[7] = { "filter", "-l" };
+    int filter_argc = 1 + live;
+    for (int i = first; i < argc; i++)
+        filter_argv[filter_argc++] = argv[i];
+    long pid = pm_filter_run(machine, filter_argc, filter_argv);
+    char id[24];
+    if (pid < 0)
+        printf("filter: %s: %s\n", argv[first],
+               pid == E_STATE  ? "that machine's trace disk is in use by another filter"
+               : pid == E_DEAD ? "it refused to start (its message above says why)"
+                               : dm_error_text(pid));
+    else
+        printf("[%s] filter %s\n", dm_pid_string((dm_pid)pid, id), argv[first]);
+}
+
+/* filter stats NAME, filter stop NAME (`what`). */
+static void filter_ask(const char *what, const char *name)
+{
+    long link = filter_lookup(name);
+    if (link < 0) {
+        printf("filter: %s: no such filter\n", name);
+        return;
+    }
+    int stop = strcmp(what, "stop") == 0;
+    if (stop)
+        pm_meter_flush();   /* first every record on its way (the last batches of ended processes) */
     struct filter_stats st = { 0 };
-    struct sv_call c = { .op = argv[1][1] == 't' && argv[1][2] == 'a' ? FILTER_STATS : FILTER_STOP,
+    struct sv_call c = { .op = stop ? FILTER_STOP : FILTER_STATS,
                          .pass = DM_NO_LINK, .reply_data = &st, .reply_cap = sizeof st };
     long err = sv_call(link, &c);
     dm_destroylink(link);
@@ -364,11 +382,11 @@ static void cmd_filter(int argc, char **argv)
         pm_wait((dm_pid)c.replier, &status);
     }
     if (err < 0)
-        printf("filter: %s: %s\n", argv[2], dm_error_text(err));
+        printf("filter: %s: %s\n", name, dm_error_text(err));
     else if (c.op == FILTER_STATS)
         printf("filter %s: %llu batches, %llu records received, %llu kept, %llu dropped by the rules, "
                "%llu lost, %llu refused, %llu streams, %llu log blocks\n",
-               argv[2], (unsigned long long)st.batches, (unsigned long long)st.received,
+               name, (unsigned long long)st.batches, (unsigned long long)st.received,
                (unsigned long long)st.kept, (unsigned long long)st.dropped, (unsigned long long)st.lost,
                (unsigned long long)st.refused, (unsigned long long)st.streams, (unsigned long long)st.log_blocks);
 }
@@ -427,10 +445,13 @@ static int split(char *line, char **argv)
     return argc;
 }
 
+static void run_line(char *line);
+static void run_command(int argc, char **argv, FILE *out, int background, char **envp);
+
+/* Read a line, run it, and again, until the end of the input. */
 int main(void)
 {
     static char line[1024];
-    char *argv[MAX_ARGS + 1];
     printf("DEMOS/MP shell. Type help for the commands.\n");
     for (;;) {
         printf("$ ");
@@ -439,63 +460,79 @@ int main(void)
             printf("shell: end of input\n");
             return 0;
         }
-        int argc = split(line, argv);
-        if (argc == 0)
-            continue;
-        int background = 0;
-        if (strcmp(argv[argc - 1], "&") == 0) {
-            background = 1;
-            argc--;
-        }
-        argv[argc] = 0;
-        const char *out_path;
-        int append = 0;
-        if ((argc = take_redirection(argc, argv, &out_path, &append)) <= 0)
-            continue;
-        argv[argc] = 0;
-        const char *cmd = argv[0];
-        int builtin = strcmp(cmd, "help") == 0 || strcmp(cmd, "echo") == 0 || strcmp(cmd, "ps") == 0 ||
-                      strcmp(cmd, "netstat") == 0;
-        FILE *out = stdout;
-        if (builtin && out_path && !(out = fopen(out_path, append ? "a" : "w"))) {
-            printf("shell: %s: %s\n", out_path, strerror(errno));
-            continue;
-        }
-        static char env_string[1100];
-        char *envp[2] = { 0, 0 };
-        if (out_path) {
-            snprintf(env_string, sizeof env_string, "%s=%s", append ? "DM_STDOUT_APPEND" : "DM_STDOUT", out_path);
-            envp[0] = env_string;
-        }
-        if (strcmp(cmd, "help") == 0)
-            cmd_help(out);
-        else if (strcmp(cmd, "echo") == 0) {
-            for (int i = 1; i < argc; i++)
-                fprintf(out, "%s%s", argv[i], i + 1 < argc ? " " : "");
-            fprintf(out, "\n");
-        } else if (strcmp(cmd, "ps") == 0)
-            cmd_ps(out);
-        else if (strcmp(cmd, "netstat") == 0)
-            cmd_netstat(out);
-        else if (strcmp(cmd, "kill") == 0)
-            cmd_signal("kill", argc, argv, pm_kill);
-        else if (strcmp(cmd, "stop") == 0)
-            cmd_signal("stop", argc, argv, pm_stop);
-        else if (strcmp(cmd, "resume") == 0)
-            cmd_signal("resume", argc, argv, pm_resume);
-        else if (strcmp(cmd, "halt") == 0) {
-            fflush(stdout);
-            long err = pm_halt(0);
-            printf("halt: %s\n", dm_error_text(err));
-        } else if (strcmp(cmd, "meter") == 0)
-            cmd_meter(argc, argv, background, envp);
-        else if (strcmp(cmd, "filter") == 0)
-            cmd_filter(argc, argv);
-        else if (strcmp(cmd, "run") == 0)
-            cmd_run(argc - 1, argv + 1, background, envp, 0);
-        else
-            cmd_run(argc, argv, background, envp, 0);
-        if (out != stdout && fclose(out) != 0)
-            printf("shell: %s: %s\n", out_path, strerror(errno));
+        run_line(line);
     }
+}
+
+/* One command line: its words, a trailing `&` (in the background) and a
+ * redirection (`> FILE`: a built-in command writes there itself; a program
+ * is told by DM_STDOUT or DM_STDOUT_APPEND in its environment). */
+static void run_line(char *line)
+{
+    char *argv[MAX_ARGS + 1];
+    int argc = split(line, argv);
+    if (argc == 0)
+        return;
+    int background = 0;
+    if (strcmp(argv[argc - 1], "&") == 0) {
+        background = 1;
+        argc--;
+    }
+    argv[argc] = 0;
+    const char *out_path;
+    int append = 0;
+    if ((argc = take_redirection(argc, argv, &out_path, &append)) <= 0)
+        return;
+    argv[argc] = 0;
+    const char *cmd = argv[0];
+    int builtin = strcmp(cmd, "help") == 0 || strcmp(cmd, "echo") == 0 || strcmp(cmd, "ps") == 0 ||
+                  strcmp(cmd, "netstat") == 0;
+    FILE *out = stdout;
+    if (builtin && out_path && !(out = fopen(out_path, append ? "a" : "w"))) {
+        printf("shell: %s: %s\n", out_path, strerror(errno));
+        return;
+    }
+    static char env_string[1100];
+    char *envp[2] = { 0, 0 };
+    if (out_path) {
+        snprintf(env_string, sizeof env_string, "%s=%s", append ? "DM_STDOUT_APPEND" : "DM_STDOUT", out_path);
+        envp[0] = env_string;
+    }
+    run_command(argc, argv, out, background, envp);
+    if (out != stdout && fclose(out) != 0)
+        printf("shell: %s: %s\n", out_path, strerror(errno));
+}
+
+/* A built-in command by its name, else a program (`run PROG` or `PROG`). */
+static void run_command(int argc, char **argv, FILE *out, int background, char **envp)
+{
+    const char *cmd = argv[0];
+    if (strcmp(cmd, "help") == 0)
+        cmd_help(out);
+    else if (strcmp(cmd, "echo") == 0) {
+        for (int i = 1; i < argc; i++)
+            fprintf(out, "%s%s", argv[i], i + 1 < argc ? " " : "");
+        fprintf(out, "\n");
+    } else if (strcmp(cmd, "ps") == 0)
+        cmd_ps(out);
+    else if (strcmp(cmd, "netstat") == 0)
+        cmd_netstat(out);
+    else if (strcmp(cmd, "kill") == 0)
+        cmd_signal("kill", argc, argv, pm_kill);
+    else if (strcmp(cmd, "stop") == 0)
+        cmd_signal("stop", argc, argv, pm_stop);
+    else if (strcmp(cmd, "resume") == 0)
+        cmd_signal("resume", argc, argv, pm_resume);
+    else if (strcmp(cmd, "halt") == 0) {
+        fflush(stdout);
+        long err = pm_halt(0);
+        printf("halt: %s\n", dm_error_text(err));
+    } else if (strcmp(cmd, "meter") == 0)
+        cmd_meter(argc, argv, background, envp);
+    else if (strcmp(cmd, "filter") == 0)
+        cmd_filter(argc, argv);
+    else if (strcmp(cmd, "run") == 0)
+        cmd_run(argc - 1, argv + 1, background, envp, 0);
+    else
+        cmd_run(argc, argv, background, envp, 0);
 }

@@ -44,7 +44,8 @@ static long bm_call(long bm, uint32_t op, int64_t a0, int64_t a1, int64_t *value
 }
 
 /* One command at argv[0]; how many words it used, 0 if it failed (a
- * message printed), -1 if it is not a command. */
+ * message printed), -1 if it is not a command. Long on purpose: one short
+ * block per command, as the usage lists them. */
 static int command(long bm, int argc, char **argv)
 {
     if (argc >= 3 && strcmp(argv[0], "file") == 0) {

@@ -82,147 +82,195 @@ static long counters(struct bm_stats *bm, struct di_stats *di)
     return err;
 }
 
+static int cmd_write(char **argv);
+static int cmd_read(char **argv);
+static int cmd_rm(char **argv);
+static int cmd_stats(void);
+static int cmd_rights(char **argv);
+static int cmd_stale(char **argv);
+static int cmd_twice(char **argv);
+
+/* One subcommand, by its name and number of arguments. */
 int main(int argc, char **argv)
 {
     if ((fs = sb_lookup("fs")) < 0) {
         printf("fstest: no file system\n");
         return 1;
     }
-    int64_t ino = 0, got = 0;
-    if (argc == 6 && strcmp(argv[1], "write") == 0) {
-        uint64_t size = (uint64_t)atoll(argv[3]), chunk = (uint64_t)atoll(argv[5]);
-        unsigned seed = (unsigned)atoi(argv[4]);
-        long err = call(fs, FS_OPEN, argv[2], FS_ACCESS_WRITE, 0, 0, DM_NO_LINK, &ino, 0, 0);
-        if (err == E_NOTFOUND)
-            err = call(fs, FS_CREATE, argv[2], FS_TYPE_FILE, FS_ACCESS_WRITE, 0, DM_NO_LINK, &ino, 0, 0);
-        uint8_t *buf = malloc(chunk);
-        for (uint64_t at = 0; err >= 0 && at < size; at += (uint64_t)got) {
-            uint64_t n = size - at < chunk ? size - at : chunk;
-            for (uint64_t i = 0; i < n; i++)
-                buf[i] = pattern(at + i, seed);
-            long link = dm_createlink(0, 0, LINK_READ, buf, n);
-            err = call(file_link, FS_WRITE, 0, (int64_t)at, (int64_t)n, 0, link, &got, 0, 0);
-            if (err >= 0 && got != (int64_t)n)
-                err = E_INVAL;
-        }
-        if (err < 0) {
-            printf("%s: %s\n", argv[2], dm_error_name(err));
-            return 1;
-        }
-        printf("%s: wrote %llu bytes\n", argv[2], (unsigned long long)size);
-        return 0;
-    }
-    if (argc == 4 && strcmp(argv[1], "read") == 0) {
-        struct dm_stat st;
-        uint64_t chunk = (uint64_t)atoll(argv[3]), total = 0, h = 0xcbf29ce484222325ull;
-        long err = call(fs, FS_OPEN, argv[2], FS_ACCESS_READ, 0, 0, DM_NO_LINK, &ino, &st, sizeof st);
-        uint8_t *buf = malloc(chunk);
-        while (err >= 0) {
-            long link = dm_createlink(0, 0, LINK_WRITE, buf, chunk);
-            err = call(file_link, FS_READ, 0, (int64_t)total, (int64_t)chunk, 0, link, &got, 0, 0);
-            if (err < 0 || got == 0)
-                break;
-            for (int64_t i = 0; i < got; i++)
-                h = (h ^ buf[i]) * 0x100000001b3ull;
-            total += (uint64_t)got;
-        }
-        if (err < 0) {
-            printf("%s: %s\n", argv[2], dm_error_name(err));
-            return 1;
-        }
-        printf("%s: size %llu read %llu fnv %016llx\n", argv[2], (unsigned long long)st.size,
-               (unsigned long long)total, (unsigned long long)h);
-        return 0;
-    }
-    if (argc == 3 && strcmp(argv[1], "rm") == 0) {
-        long err = call(fs, FS_UNLINK, argv[2], 0, 0, 0, DM_NO_LINK, 0, 0, 0);
-        printf("%s: %s\n", argv[2], err < 0 ? dm_error_name(err) : "removed");
-        return err < 0;
-    }
-    if (argc == 2 && strcmp(argv[1], "stats") == 0) {
-        struct ri_counts k;
-        if (call(fs, FS_STATS, 0, 0, 0, 0, DM_NO_LINK, 0, &k, sizeof k) < 0)
-            return 1;
-        printf("read %llu write %llu bm_requests %llu dm_requests %llu bytes_read %llu bytes_written %llu\n",
-               (unsigned long long)k.requests[FS_READ], (unsigned long long)k.requests[FS_WRITE],
-               (unsigned long long)k.bm_requests, (unsigned long long)k.dm_requests,
-               (unsigned long long)k.bytes_read, (unsigned long long)k.bytes_written);
-        return 0;
-    }
-    if (argc == 4 && strcmp(argv[1], "rights") == 0) {
-        static uint8_t buf[16];
-        long err = call(fs, FS_OPEN, argv[2], FS_ACCESS_READ, 0, 0, DM_NO_LINK, &ino, 0, 0);
-        if (err < 0) {
-            printf("%s: %s\n", argv[2], dm_error_name(err));
-            return 1;
-        }
-        long read_only = file_link;
-        long link = dm_createlink(0, 0, LINK_READ, buf, sizeof buf);
-        printf("write over a read-only file link: %s\n",
-               dm_error_name(call(read_only, FS_WRITE, 0, 0, sizeof buf, 0, link, &got, 0, 0)));
-        link = dm_createlink(0, 0, LINK_WRITE, buf, sizeof buf);
-        printf("read over the fs link: %s\n", dm_error_name(call(fs, FS_READ, 0, 0, sizeof buf, 0, link, &got, 0, 0)));
-        printf("truncate over a read-only file link: %s\n",
-               dm_error_name(call(read_only, FS_TRUNCATE, 0, 0, 0, 0, DM_NO_LINK, 0, 0, 0)));
-        printf("write access to a directory: %s\n",
-               dm_error_name(call(fs, FS_OPEN, argv[3], FS_ACCESS_WRITE, 0, 0, DM_NO_LINK, &ino, 0, 0)));
-        link = dm_createlink(0, 0, LINK_WRITE, buf, sizeof buf);
-        err = call(read_only, FS_READ, 0, 0, sizeof buf, 0, link, &got, 0, 0);
-        printf("read over the read-only file link: %s, %lld bytes\n", dm_error_name(err), (long long)got);
-        return 0;
-    }
-    if (argc == 3 && strcmp(argv[1], "stale") == 0) {
-        static uint8_t buf[16] = "stale data";
-        int64_t old_ino = 0, new_ino = 0;
-        struct dm_stat st;
-        long err = call(fs, FS_CREATE, argv[2], FS_TYPE_FILE, FS_ACCESS_WRITE, 0, DM_NO_LINK, &old_ino, 0, 0);
-        long old_link = file_link;
-        if (err >= 0)
-            err = call(fs, FS_UNLINK, argv[2], 0, 0, 0, DM_NO_LINK, 0, 0, 0);
-        if (err >= 0)
-            err = call(fs, FS_CREATE, argv[2], FS_TYPE_FILE, FS_ACCESS_READ, 0, DM_NO_LINK, &new_ino, 0, 0);
-        if (err < 0) {
-            printf("%s: %s\n", argv[2], dm_error_name(err));
-            return 1;
-        }
-        long link = dm_createlink(0, 0, LINK_READ, buf, sizeof buf);
-        printf("same inode: %s\n", old_ino == new_ino ? "yes" : "no");
-        printf("write over the old link: %s\n",
-               dm_error_name(call(old_link, FS_WRITE, 0, 0, sizeof buf, 0, link, &got, 0, 0)));
-        printf("stat over the old link: %s\n",
-               dm_error_name(call(old_link, FS_STAT, 0, 0, 0, 0, DM_NO_LINK, 0, &st, sizeof st)));
-        err = call(file_link, FS_STAT, 0, 0, 0, 0, DM_NO_LINK, 0, &st, sizeof st);
-        printf("the new file: %s, size %llu\n", dm_error_name(err), (unsigned long long)st.size);
-        return 0;
-    }
-    if (argc == 3 && strcmp(argv[1], "twice") == 0) {
-        struct bm_stats b[3];
-        struct di_stats d[3];
-        uint64_t total, h;
-        long err = call(fs, FS_OPEN, argv[2], FS_ACCESS_READ, 0, 0, DM_NO_LINK, &ino, 0, 0);
-        for (int pass = 0; err >= 0 && pass < 3; pass++) {
-            if ((err = counters(&b[pass], &d[pass])) < 0 || pass == 2)
-                break;
-            err = read_all(file_link, &total, &h);
-            if (err >= 0)
-                printf("read %d: %llu bytes fnv %016llx\n", pass + 1, (unsigned long long)total,
-                       (unsigned long long)h);
-        }
-        if (err < 0) {
-            printf("%s: %s\n", argv[2], dm_error_name(err));
-            return 1;
-        }
-        for (int pass = 1; pass < 3; pass++)
-            printf("read %d: misses %llu hits %llu holes %llu inode_reads %llu indirect_reads %llu di_reads %llu\n",
-                   pass, (unsigned long long)(b[pass].misses - b[pass - 1].misses),
-                   (unsigned long long)(b[pass].hits - b[pass - 1].hits),
-                   (unsigned long long)(b[pass].holes - b[pass - 1].holes),
-                   (unsigned long long)(b[pass].inode_reads - b[pass - 1].inode_reads),
-                   (unsigned long long)(b[pass].indirect_reads - b[pass - 1].indirect_reads),
-                   (unsigned long long)(d[pass].reads - d[pass - 1].reads));
-        return 0;
-    }
+    if (argc == 6 && strcmp(argv[1], "write") == 0)
+        return cmd_write(argv);
+    if (argc == 4 && strcmp(argv[1], "read") == 0)
+        return cmd_read(argv);
+    if (argc == 3 && strcmp(argv[1], "rm") == 0)
+        return cmd_rm(argv);
+    if (argc == 2 && strcmp(argv[1], "stats") == 0)
+        return cmd_stats();
+    if (argc == 4 && strcmp(argv[1], "rights") == 0)
+        return cmd_rights(argv);
+    if (argc == 3 && strcmp(argv[1], "stale") == 0)
+        return cmd_stale(argv);
+    if (argc == 3 && strcmp(argv[1], "twice") == 0)
+        return cmd_twice(argv);
     printf("usage: fstest write PATH SIZE SEED CHUNK | read PATH CHUNK | rm PATH | stats | rights FILE DIR | "
            "stale PATH | twice PATH\n");
     return 2;
+}
+
+/* fstest write PATH SIZE SEED CHUNK (the usage above). */
+static int cmd_write(char **argv)
+{
+    int64_t ino = 0, got = 0;
+    uint64_t size = (uint64_t)atoll(argv[3]), chunk = (uint64_t)atoll(argv[5]);
+    unsigned seed = (unsigned)atoi(argv[4]);
+    long err = call(fs, FS_OPEN, argv[2], FS_ACCESS_WRITE, 0, 0, DM_NO_LINK, &ino, 0, 0);
+    if (err == E_NOTFOUND)
+        err = call(fs, FS_CREATE, argv[2], FS_TYPE_FILE, FS_ACCESS_WRITE, 0, DM_NO_LINK, &ino, 0, 0);
+    uint8_t *buf = malloc(chunk);
+    for (uint64_t at = 0; err >= 0 && at < size; at += (uint64_t)got) {
+        uint64_t n = size - at < chunk ? size - at : chunk;
+        for (uint64_t i = 0; i < n; i++)
+            buf[i] = pattern(at + i, seed);
+        long link = dm_createlink(0, 0, LINK_READ, buf, n);
+        err = call(file_link, FS_WRITE, 0, (int64_t)at, (int64_t)n, 0, link, &got, 0, 0);
+        if (err >= 0 && got != (int64_t)n)
+            err = E_INVAL;
+    }
+    if (err < 0) {
+        printf("%s: %s\n", argv[2], dm_error_name(err));
+        return 1;
+    }
+    printf("%s: wrote %llu bytes\n", argv[2], (unsigned long long)size);
+    return 0;
+}
+
+/* fstest read PATH CHUNK (the usage above). */
+static int cmd_read(char **argv)
+{
+    int64_t ino = 0, got = 0;
+    struct dm_stat st;
+    uint64_t chunk = (uint64_t)atoll(argv[3]), total = 0, h = 0xcbf29ce484222325ull;
+    long err = call(fs, FS_OPEN, argv[2], FS_ACCESS_READ, 0, 0, DM_NO_LINK, &ino, &st, sizeof st);
+    uint8_t *buf = malloc(chunk);
+    while (err >= 0) {
+        long link = dm_createlink(0, 0, LINK_WRITE, buf, chunk);
+        err = call(file_link, FS_READ, 0, (int64_t)total, (int64_t)chunk, 0, link, &got, 0, 0);
+        if (err < 0 || got == 0)
+            break;
+        for (int64_t i = 0; i < got; i++)
+            h = (h ^ buf[i]) * 0x100000001b3ull;
+        total += (uint64_t)got;
+    }
+    if (err < 0) {
+        printf("%s: %s\n", argv[2], dm_error_name(err));
+        return 1;
+    }
+    printf("%s: size %llu read %llu fnv %016llx\n", argv[2], (unsigned long long)st.size,
+           (unsigned long long)total, (unsigned long long)h);
+    return 0;
+}
+
+/* fstest rm PATH (the usage above). */
+static int cmd_rm(char **argv)
+{
+    long err = call(fs, FS_UNLINK, argv[2], 0, 0, 0, DM_NO_LINK, 0, 0, 0);
+    printf("%s: %s\n", argv[2], err < 0 ? dm_error_name(err) : "removed");
+    return err < 0;
+}
+
+/* fstest stats (the usage above). */
+static int cmd_stats(void)
+{
+    struct ri_counts k;
+    if (call(fs, FS_STATS, 0, 0, 0, 0, DM_NO_LINK, 0, &k, sizeof k) < 0)
+        return 1;
+    printf("read %llu write %llu bm_requests %llu dm_requests %llu bytes_read %llu bytes_written %llu\n",
+           (unsigned long long)k.requests[FS_READ], (unsigned long long)k.requests[FS_WRITE],
+           (unsigned long long)k.bm_requests, (unsigned long long)k.dm_requests,
+           (unsigned long long)k.bytes_read, (unsigned long long)k.bytes_written);
+    return 0;
+}
+
+/* fstest rights FILE DIR (the usage above). */
+static int cmd_rights(char **argv)
+{
+    int64_t ino = 0, got = 0;
+    static uint8_t buf[16];
+    long err = call(fs, FS_OPEN, argv[2], FS_ACCESS_READ, 0, 0, DM_NO_LINK, &ino, 0, 0);
+    if (err < 0) {
+        printf("%s: %s\n", argv[2], dm_error_name(err));
+        return 1;
+    }
+    long read_only = file_link;
+    long link = dm_createlink(0, 0, LINK_READ, buf, sizeof buf);
+    printf("write over a read-only file link: %s\n",
+           dm_error_name(call(read_only, FS_WRITE, 0, 0, sizeof buf, 0, link, &got, 0, 0)));
+    link = dm_createlink(0, 0, LINK_WRITE, buf, sizeof buf);
+    printf("read over the fs link: %s\n", dm_error_name(call(fs, FS_READ, 0, 0, sizeof buf, 0, link, &got, 0, 0)));
+    printf("truncate over a read-only file link: %s\n",
+           dm_error_name(call(read_only, FS_TRUNCATE, 0, 0, 0, 0, DM_NO_LINK, 0, 0, 0)));
+    printf("write access to a directory: %s\n",
+           dm_error_name(call(fs, FS_OPEN, argv[3], FS_ACCESS_WRITE, 0, 0, DM_NO_LINK, &ino, 0, 0)));
+    link = dm_createlink(0, 0, LINK_WRITE, buf, sizeof buf);
+    err = call(read_only, FS_READ, 0, 0, sizeof buf, 0, link, &got, 0, 0);
+    printf("read over the read-only file link: %s, %lld bytes\n", dm_error_name(err), (long long)got);
+    return 0;
+}
+
+/* fstest stale PATH (the usage above). */
+static int cmd_stale(char **argv)
+{
+    int64_t got = 0;
+    static uint8_t buf[16] = "stale data";
+    int64_t old_ino = 0, new_ino = 0;
+    struct dm_stat st;
+    long err = call(fs, FS_CREATE, argv[2], FS_TYPE_FILE, FS_ACCESS_WRITE, 0, DM_NO_LINK, &old_ino, 0, 0);
+    long old_link = file_link;
+    if (err >= 0)
+        err = call(fs, FS_UNLINK, argv[2], 0, 0, 0, DM_NO_LINK, 0, 0, 0);
+    if (err >= 0)
+        err = call(fs, FS_CREATE, argv[2], FS_TYPE_FILE, FS_ACCESS_READ, 0, DM_NO_LINK, &new_ino, 0, 0);
+    if (err < 0) {
+        printf("%s: %s\n", argv[2], dm_error_name(err));
+        return 1;
+    }
+    long link = dm_createlink(0, 0, LINK_READ, buf, sizeof buf);
+    printf("same inode: %s\n", old_ino == new_ino ? "yes" : "no");
+    printf("write over the old link: %s\n",
+           dm_error_name(call(old_link, FS_WRITE, 0, 0, sizeof buf, 0, link, &got, 0, 0)));
+    printf("stat over the old link: %s\n",
+           dm_error_name(call(old_link, FS_STAT, 0, 0, 0, 0, DM_NO_LINK, 0, &st, sizeof st)));
+    err = call(file_link, FS_STAT, 0, 0, 0, 0, DM_NO_LINK, 0, &st, sizeof st);
+    printf("the new file: %s, size %llu\n", dm_error_name(err), (unsigned long long)st.size);
+    return 0;
+}
+
+/* fstest twice PATH (the usage above). */
+static int cmd_twice(char **argv)
+{
+    int64_t ino = 0;
+    struct bm_stats b[3];
+    struct di_stats d[3];
+    uint64_t total, h;
+    long err = call(fs, FS_OPEN, argv[2], FS_ACCESS_READ, 0, 0, DM_NO_LINK, &ino, 0, 0);
+    for (int pass = 0; err >= 0 && pass < 3; pass++) {
+        if ((err = counters(&b[pass], &d[pass])) < 0 || pass == 2)
+            break;
+        err = read_all(file_link, &total, &h);
+        if (err >= 0)
+            printf("read %d: %llu bytes fnv %016llx\n", pass + 1, (unsigned long long)total,
+                   (unsigned long long)h);
+    }
+    if (err < 0) {
+        printf("%s: %s\n", argv[2], dm_error_name(err));
+        return 1;
+    }
+    for (int pass = 1; pass < 3; pass++)
+        printf("read %d: misses %llu hits %llu holes %llu inode_reads %llu indirect_reads %llu di_reads %llu\n",
+               pass, (unsigned long long)(b[pass].misses - b[pass - 1].misses),
+               (unsigned long long)(b[pass].hits - b[pass - 1].hits),
+               (unsigned long long)(b[pass].holes - b[pass - 1].holes),
+               (unsigned long long)(b[pass].inode_reads - b[pass - 1].inode_reads),
+               (unsigned long long)(b[pass].indirect_reads - b[pass - 1].indirect_reads),
+               (unsigned long long)(d[pass].reads - d[pass - 1].reads));
+    return 0;
 }

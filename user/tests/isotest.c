@@ -1,5 +1,5 @@
 /*
- * isotest — what one process cannot do to another (issue 8, SECURITY.md):
+ * isotest — what one process cannot do to another (SECURITY.md):
  * read or write its memory, forge a link to it, use a data area beyond the
  * rights its link grants, reach a kernel link it was not given, pass for
  * the kernel, change its own metering, or take the kernel's memory from
@@ -223,10 +223,9 @@ static uint64_t cost(uint64_t n)
 /* PROCTIME counts a process's own instructions: the loop's, and about 150
  * of the trap's entry and exit on each interrupt, whether the machine is
  * quiet, shares its processor with a busy process, or takes a stream of
- * messages from another machine. The interrupts' own work is the kernel's:
- * charged to whichever process they interrupted, it added 2,264 and 2,504
- * instructions to this loop quiet and shared, and 1,341,146 (3.4 %) under
- * the stream of messages (each costs the transport thousands). */
+ * messages from another machine. The interrupts' own work is charged to the
+ * kernel, not to the process they interrupted (docs/performance.md, "Who
+ * pays for what", has what it would add to this loop). */
 #define ENTRY_AND_EXIT 2000       /* instructions of trap entry and exit allowed, quiet or shared */
 #define UNDER_TRAFFIC(n) ((n) / 100)   /* under a stream of messages: 1 % of the loop */
 

@@ -1,5 +1,5 @@
 /*
- * kfuzz — random kernel calls from several processes at once (issue 8):
+ * kfuzz — random kernel calls from several processes at once:
  * bad slots, kernel and unmapped and misaligned and read-only pointers,
  * huge and boundary sizes, links passed back and forth, MOVEDATA beyond
  * bounds and against rights, reply links used twice, unknown call numbers.
@@ -179,7 +179,8 @@ static long note(long call, long result)
 
 /* One random kernel call. `self` is a link to ourselves (for a RECEIVE
  * that will not block), `responder` the responder's (CALLs go there only:
- * it always answers or drops the reply link). */
+ * it always answers or drops the reply link). Long on purpose: one case
+ * per kind of call, each a few lines. */
 static void one_call(long self, long responder)
 {
     uint64_t p, len, q, qlen;

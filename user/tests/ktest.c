@@ -277,6 +277,9 @@ static void test_duplicatelink(void)
     dm_destroylink(r);
 }
 
+/* SEND and RECEIVE to ourselves: message sizes, channels, queue order,
+ * truncation, ARECEIVE, and SEND's errors. Long on purpose: a list of
+ * checks, one after another. */
 static void test_send_receive(void)
 {
     static char out[DM_MSG_MAX + 1], in[DM_MSG_MAX];

@@ -23,6 +23,8 @@ static void check(int ok, const char *name, const char *detail)
         failed++, printf("not ok %s: %s\n", name, detail);
 }
 
+/* Every check in the order the header lists them. Long on purpose: a list
+ * of checks, each a few lines. */
 int main(void)
 {
     char buf[128];

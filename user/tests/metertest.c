@@ -1,6 +1,6 @@
 /*
- * metertest — the kernel's meter probes and the process manager's metering
- * (issue 5), checked record by record without a filter server: this
+ * metertest — the kernel's meter probes and the process manager's metering,
+ * checked record by record without a filter server: this
  * process registers a link of its own with the switchboard, has children
  * metered into it, takes the meter batches their kernels send, and
  * compares the records with what the children did. Prints one line per
@@ -241,7 +241,8 @@ static struct meter_header *expect(uint32_t type, const char *what)
 }
 #define BODY(h, T) ((struct meter_##T *)((h) + 1))
 
-/* The fixed sequence: every record, field by field. */
+/* The fixed sequence: every record, field by field. Long on purpose: the
+ * records are checked in the order the child makes them. */
 static int basic(int machine)
 {
     char *child_argv[] = { "metertest", "child", 0 };
@@ -429,7 +430,8 @@ static void check_status(long got, long want, const char *what)
     dm_check(got == want, what, "%s (want %s)", got ? dm_error_name(got) : "0", want ? dm_error_name(want) : "0");
 }
 
-/* Metering attached to a running server, changed, and stopped. */
+/* Metering attached to a running server, changed, and stopped. Long on
+ * purpose: one scenario, step by step. */
 static int attach_test(void)
 {
     char sname[48];

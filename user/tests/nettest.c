@@ -1,5 +1,5 @@
 /*
- * nettest — the kernel calls across machines (issue 4): SEND, CALL and its
+ * nettest — the kernel calls across machines: SEND, CALL and its
  * answer, link passing, MOVEDATA between areas on different machines (two
  * and three of them), DESTROYLINK, and the errors a dead process gives.
  * Prints one line per check, as ktest does:
@@ -85,6 +85,8 @@ static void answer(long reply, int64_t status, uint64_t value, uint64_t arg, lon
     dm_send(reply, &a, sizeof a, pass);
 }
 
+/* nettest serve NAME: answer the client's requests for ever. Long on
+ * purpose: a switch with one case per request (enum op). */
 static int serve(const char *name)
 {
     long me = dm_createlink(0, 0, 0, 0, 0);
@@ -486,6 +488,11 @@ static int reach(int k)
     return 1;
 }
 
+static void check_movedata_between(long ks, long js, long karea, long jarea);
+static void check_dead_server(long ks, dm_pid kpid, long karea);
+
+/* One subcommand by its name; without one, the checks against servers on
+ * machines K and J (the usage above). */
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "ring") == 0)
@@ -525,13 +532,7 @@ int main(int argc, char **argv)
     dm_check(karea >= 0 && jarea >= 0, "area_links_passed_back", "%s %s", dm_error_name(karea), dm_error_name(jarea));
     if (karea >= 0) {
         check_movedata(ks, karea, "k");
-        /* Both areas elsewhere: from k's area to j's (k == j: within one machine). */
-        long err = ask(ks, OP_FILL, AREA_SIZE, 99, DM_NO_LINK, &a);
-        uint64_t hash = a.value;
-        long moved = err < 0 ? err : dm_movedata(jarea, 0, karea, 0, AREA_SIZE);
-        err = ask(js, OP_HASH, AREA_SIZE, 0, DM_NO_LINK, &a);
-        dm_check(moved == AREA_SIZE && err >= 0 && a.value == hash, "movedata_between_two_other_machines",
-               "moved %ld (%s)", moved, moved < 0 ? dm_error_name(moved) : "hash differs");
+        check_movedata_between(ks, js, karea, jarea);
     }
 
     long err = ask(ks, OP_DROP, 0, 0, DM_NO_LINK, &a);
@@ -541,7 +542,33 @@ int main(int argc, char **argv)
     err = copy < 0 ? copy : dm_destroylink(copy);
     dm_check(err == 0, "destroylink_of_a_remote_link", "%s", dm_error_name(err));
 
-    err = ask(ks, OP_EXIT, 0, 0, DM_NO_LINK, &a);
+    check_dead_server(ks, kpid, karea);
+    int64_t status;
+    ask(js, OP_EXIT, 0, 0, DM_NO_LINK, &a);
+    pm_wait(jpid, &status);
+end:
+    return dm_check_summary("nettest");
+}
+
+/* MOVEDATA with both areas elsewhere: from k's area to j's (on one
+ * machine if k == j). */
+static void check_movedata_between(long ks, long js, long karea, long jarea)
+{
+    struct answer a;
+    long err = ask(ks, OP_FILL, AREA_SIZE, 99, DM_NO_LINK, &a);
+    uint64_t hash = a.value;
+    long moved = err < 0 ? err : dm_movedata(jarea, 0, karea, 0, AREA_SIZE);
+    err = ask(js, OP_HASH, AREA_SIZE, 0, DM_NO_LINK, &a);
+    dm_check(moved == AREA_SIZE && err >= 0 && a.value == hash, "movedata_between_two_other_machines",
+           "moved %ld (%s)", moved, moved < 0 ? dm_error_name(moved) : "hash differs");
+}
+
+/* Server k (link ks, its area karea if it passed one) exits; then a CALL,
+ * a SEND and a MOVEDATA to it give E_DEAD. */
+static void check_dead_server(long ks, dm_pid kpid, long karea)
+{
+    struct answer a;
+    long err = ask(ks, OP_EXIT, 0, 0, DM_NO_LINK, &a);
     int64_t status = -1;
     long w = pm_wait(kpid, &status);
     dm_check(err >= 0 && w >= 0 && status == 0, "server_exits", "%s, wait %s, status %ld", dm_error_name(err),
@@ -556,8 +583,4 @@ int main(int argc, char **argv)
         dm_check(err == E_DEAD, "movedata_from_dead_remote_process_gives_E_DEAD", "returned %ld (%s)", err,
                dm_error_name(err));
     }
-    ask(js, OP_EXIT, 0, 0, DM_NO_LINK, &a);
-    pm_wait(jpid, &status);
-end:
-    return dm_check_summary("nettest");
 }
