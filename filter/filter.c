@@ -625,29 +625,42 @@ static void stop(long reply)
     exit(0);
 }
 
+/* A request from a process (server_serve): FILTER_STATS, FILTER_FLUSH,
+ * FILTER_STOP; any other is refused and counted. */
+static void handle(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
+                   struct server_answer *answer)
+{
+    (void)len;
+    switch (q->op) {
+    case FILTER_STATS:
+        answer->data = &stats;
+        answer->len = sizeof stats;
+        return;
+    case FILTER_FLUSH:
+        answer->status = flush_everything();
+        return;
+    case FILTER_STOP:
+        if (!stopping && info->reply >= 0)
+            stop(info->reply);
+        return;   /* another stop, come while stopping */
+    }
+    stats.refused++;
+    answer->status = E_BADREQ;
+}
+
+/* A message from a process: a request, or refused and counted when no one
+ * is to be answered or it is too short to be one. Its link is gone
+ * (dispatch). */
 static void answer(const struct dm_msg_info *info, uint32_t n)
 {
-    const struct sv_request *q = (const struct sv_request *)message;
-    if (info->reply < 0) {   /* no one to answer: not a request */
+    if (info->reply < 0) {
         stats.refused++;
         return;
     }
-    uint32_t op = n >= sizeof *q ? q->op : 0;
-    switch (op) {
-    case FILTER_STATS:
-        sv_reply(info->reply, 0, 0, &stats, sizeof stats, DM_NO_LINK);
-        return;
-    case FILTER_FLUSH:
-        sv_reply(info->reply, flush_everything(), 0, 0, 0, DM_NO_LINK);
-        return;
-    case FILTER_STOP:
-        if (!stopping)
-            stop(info->reply);
-        sv_reply(info->reply, 0, 0, 0, 0, DM_NO_LINK);   /* another stop, come while stopping */
-        return;
-    }
-    stats.refused++;
-    sv_reply(info->reply, E_BADREQ, 0, 0, 0, DM_NO_LINK);
+    struct dm_msg_info request = *info;
+    request.link = DM_NO_LINK;
+    if (server_serve(&request, message, n, handle))
+        stats.refused++;
 }
 
 /* One message of any kind. */

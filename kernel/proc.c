@@ -375,10 +375,10 @@ static void __attribute__((noinline)) idle(void)
             ;
     else
         wait_for_interrupt();
-    uint64_t woken = read_instret();
+    kernel_work_begin();      /* the interrupts' work, and the meter's pushes within it, once */
     poll_interrupts();
+    kernel_work_end();
     last_switch_instret = read_instret();
-    kernel_proc->proctime += last_switch_instret - woken;
 }
 
 /* Pick what runs next and run it; idle with wfi while nothing can. */

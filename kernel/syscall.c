@@ -48,11 +48,16 @@ static inline __attribute__((always_inline)) int64_t dispatch(struct proc *p, st
     }
 }
 
-static OUT_OF_LINE int64_t dispatch_metered(struct proc *p, struct trapframe *tf)
+/* The metered copy ends at the meter's safe point and then in the
+ * scheduler, as trap_user does: never returning, it saves no registers
+ * for a return (docs/performance.md). */
+static OUT_OF_LINE __attribute__((noreturn)) void dispatch_metered(struct proc *p, struct trapframe *tf)
 {
     int64_t result = dispatch(p, tf, 1);
+    if (result != RESULT_PENDING)
+        TF_A(tf, 0) = (uint64_t)result;
     meter_safe_point();
-    return result;
+    schedule();
 }
 
 /* The kernel call p made (trap.c): its number in a7, its arguments in
@@ -60,7 +65,9 @@ static OUT_OF_LINE int64_t dispatch_metered(struct proc *p, struct trapframe *tf
 void syscall_dispatch(struct proc *p)
 {
     struct trapframe *tf = &p->tf;
-    int64_t result = METER_ANY(p) ? dispatch_metered(p, tf) : dispatch(p, tf, 0);
+    if (METER_ANY(p))
+        dispatch_metered(p, tf);
+    int64_t result = dispatch(p, tf, 0);
     if (result != RESULT_PENDING)
         TF_A(tf, 0) = (uint64_t)result;
 }

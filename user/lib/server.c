@@ -1,7 +1,7 @@
 /*
  * server.c — the system servers' shared library (server.h): registering,
- * answering a request as its handler says, the loop of a server with one
- * kind of message, and requests to a kernel over a kernel link.
+ * and requests to a kernel over a kernel link. Answering a request and the
+ * server loop are inline in server.h.
  */
 #include <string.h>
 #include "server.h"
@@ -20,62 +20,41 @@ long server_offer(const char *name, uint32_t channel)
     return sv_call(SLOT_PM, &serve);
 }
 
-void server_serve(const struct dm_msg_info *info, const void *message, long n, server_handler *handle)
-{
-    struct server_answer answer = { .status = E_BADREQ, .pass = DM_NO_LINK };
-    if (n >= (long)sizeof(struct sv_request)) {
-        answer.status = 0;
-        handle(info, (const struct sv_request *)message, (uint32_t)n, &answer);
-    }
-    if (info->link >= 0 && !answer.link_kept)
-        dm_destroylink(info->link);
-    if (answer.later)
-        return;
-    if (info->reply >= 0)
-        sv_reply(info->reply, answer.status, answer.value, answer.data, answer.len, answer.pass);
-    else if (answer.pass >= 0)
-        dm_destroylink(answer.pass);
-}
-
-void server_run(server_handler *handle)
-{
-    static uint8_t message[DM_MSG_MAX] __attribute__((aligned(8)));
-    for (;;) {
-        struct dm_msg_info info;
-        long n = dm_receive(&info, message, sizeof message - 1, DM_ANY_CHANNEL);
-        if (n < 0)
-            continue;
-        message[n] = 0;
-        server_serve(&info, message, n, handle);
-    }
-}
-
 long kernel_request(long slot, struct kernel_request *k)
 {
-    static uint8_t out[DM_MSG_MAX] __attribute__((aligned(8))), in[DM_MSG_MAX] __attribute__((aligned(8)));
-    struct dm_kreq *q = (struct dm_kreq *)out;
+    /* A request without data and an answer without data (a disk block's
+     * read or write) go from and to the stack, in the page the kernel has
+     * just translated for this process; the others through a page each
+     * (aligned to its size, so that the kernel copies it with one memcpy). */
+    static uint8_t out[DM_MSG_MAX] __attribute__((aligned(DM_MSG_MAX)));
+    static uint8_t in[DM_MSG_MAX] __attribute__((aligned(DM_MSG_MAX)));
+    struct dm_kreq small_request;
+    struct dm_kreply small_answer;
+    struct dm_kreq *q = k->len ? (struct dm_kreq *)out : &small_request;
+    void *answer = k->answer_cap ? (void *)in : (void *)&small_answer;
+    uint32_t answer_cap = k->answer_cap ? sizeof in : sizeof small_answer;
     k->link = DM_NO_LINK;
     k->answer_len = 0;
     if (k->len > sizeof out - sizeof *q)
         return E_TOOBIG;
-    memset(q, 0, sizeof *q);
     q->op = k->op;
+    q->reserved = 0;
     q->pid = k->pid;
     q->arg[0] = k->arg[0];
     q->arg[1] = k->arg[1];
     if (k->len)
         memcpy(q + 1, k->data, k->len);
     struct dm_msg_info info;
-    long n = dm_call(slot, out, sizeof *q + k->len, k->pass, in, sizeof in, &info);
+    long n = dm_call(slot, q, sizeof *q + k->len, k->pass, answer, answer_cap, &info);
     if (n < 0)
         return n;
     k->link = info.link;
-    const struct dm_kreply *r = (const struct dm_kreply *)in;
+    const struct dm_kreply *r = answer;
     if ((size_t)n < sizeof *r)
         return E_BADREQ;
     k->value = r->value;
-    k->answer_len = (uint32_t)(n - sizeof *r);
-    if (k->answer)
+    k->answer_len = (uint32_t)(info.length - sizeof *r);
+    if (k->answer_cap)
         memcpy(k->answer, r + 1, k->answer_len < k->answer_cap ? k->answer_len : k->answer_cap);
     return r->status;
 }
