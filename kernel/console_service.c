@@ -71,7 +71,7 @@ void console_input_ready(void)
     if (n) {
         int slot = console_read_slot;
         console_read_slot = -1;
-        kernel_reply_slot(slot, 0, n, data, n);
+        kernel_reply_slot(slot, KOP_CONS_READ, 0, n, data, n);
     }
 }
 
@@ -91,6 +91,6 @@ static void console_push_pending(void)
     if (console_pending_done == console_pending_len && console_write_slot >= 0) {
         int slot = console_write_slot;
         console_write_slot = -1;
-        kernel_reply_slot(slot, 0, console_pending_len, 0, 0);
+        kernel_reply_slot(slot, KOP_CONS_WRITE, 0, console_pending_len, 0, 0);
     }
 }

@@ -379,7 +379,7 @@ uint64_t new_reply_id(void);
 
 /* kreq.c: the requests over kernel links, and their answers */
 int kreq_handle(struct outgoing *o);   /* o->sender 0: a request from another machine */
-void kernel_reply_slot(int slot, int64_t status, uint64_t value, const void *data, uint32_t len);
+void kernel_reply_slot(int slot, uint32_t op, int64_t status, uint64_t value, const void *data, uint32_t len);
 int kernel_keep_reply(struct link *reply);
 uint8_t *kernel_answer_data(void);
 

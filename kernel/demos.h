@@ -301,76 +301,273 @@ enum dm_klink_kind {
 #define KLINK_KIND(code)  ((code) & 0xff)
 #define KLINK_INDEX(code) (((code) >> 8) & 0xff)
 
-/* The request numbers are written out: they travel between machines and
- * into trace logs, so a request keeps its number. */
+/* The requests. Like the calls, they are an X-macro list: DM_KOPS(X)
+ * expands to X(...) once for each request, and makes enum dm_kop (below),
+ * the kernel's check of every answer (kernel/kreq.c, check_answer) and the
+ * tables of request names and of each request's errors (user/lib/dmlib.c).
+ * An entry is
+ *     X(number, NAME, links, errors)
+ * number: the request's number, struct dm_kreq's op (enum dm_kop: KOP_NAME).
+ *   The numbers are written out because they travel between machines and
+ *   into trace logs, so a request keeps its number (the assertion after
+ *   enum dm_kop holds them);
+ * links: the kinds of kernel link that carry the request (DM_KLINKS);
+ * errors: EVERY error its answer can carry, as a set (DM_ERRS): the
+ *   answer's status after a CALL, or SEND's result when it was sent without
+ *   a reply link. When the kernel answers a request with an error that its
+ *   entry does not name, it prints the line
+ *       kernel: KOP_NAME answered E_NAME, which demos.h does not list for it
+ *   and the test harness fails every test that booted that machine
+ *   (scripts/harness.py, Node.check_kernel_lines).
+ * Every request may be answered with the dispatcher's (kreq.c) two errors,
+ * and every entry names them: E_BADREQ, when the request is shorter than
+ * struct dm_kreq or cannot be read, or it is not a process-control request
+ * and comes over the process-control link; E_NOSYS, when it comes over a
+ * console, timer, disk or live-channel link that does not carry it. A
+ * number that is in no entry is answered the same way.
+ * The comment above each entry documents the request: its arguments
+ * (struct dm_kreq's pid, arg[0], arg[1] and the data after it), its answer
+ * (struct dm_kreply's value and the data after it) and why each of its own
+ * errors happens. */
+#define DM_KOPS(X) \
+    /* ---- process control ---- */ \
+    \
+    /* KOP_CREATE: data: the process name, NUL, then argc argument strings and
+     * envc environment strings, each NUL-ended; arg[0] = argc, arg[1] = envc.
+     * The program (a RISC-V ELF executable) is the passed link's data area
+     * (read right), or without a passed link the boot image of that name.
+     * The process starts with a0 = argc, a1 = argv, a2 = envp. Reply value:
+     * the new (stopped) pid. A program on another machine is fetched first
+     * (kernel/net/remote.c, remote_create): the answer comes when it is
+     * here.
+     * Errors: E_BADREQ (no name; argc or envc outside 0 .. 256, or not the
+     * number of strings given; the program is not an ELF executable for the
+     * user address space, or cannot be read; a program on another machine
+     * sent without a reply link to answer over later), E_NOAREA (the passed
+     * link has no data area), E_RIGHTS (it has no read right), E_NOTFOUND
+     * (no boot image of that name), E_DEAD (the area's owner is gone, or its
+     * machine has rebooted), E_NODE (the area's machine is down or
+     * unreachable), E_FAULT (the area on another machine is not all mapped;
+     * or the arguments could not be written to the new stack), E_TOOBIG (the
+     * strings do not fit in half of the stack, or a program on another
+     * machine is larger than 4 MiB), E_NOMEM (no free process, no free page,
+     * or over the process's memory limit; for a program on another machine,
+     * four are being fetched already, or there is no room for more work),
+     * E_LINKFULL (the kernel's link table cannot keep the reply link while
+     * a program on another machine is fetched). */ \
+    X( 1, CREATE, DM_KLINKS(KLINK_PROCESS_CONTROL), \
+      DM_ERRS(E_BADREQ, E_NOSYS, E_NOAREA, E_RIGHTS, E_NOTFOUND, E_DEAD, E_NODE, E_FAULT, E_TOOBIG, E_NOMEM, \
+              E_LINKFULL)) \
+    \
+    /* KOP_MOVELINK: pid; arg[0] = slot or -1; the passed link enters pid's
+     * table, in that slot or (-1) the first free one. Reply value: the slot
+     * it took.
+     * Errors: E_NOTFOUND (pid is no process of this machine, or is its
+     * kernel), E_BADREQ (no link passed), E_LINKFULL (arg[0] is -1 and the
+     * table is full, or arg[0] is below -1), E_BADSLOT (arg[0] is
+     * DM_NLINKS or more), E_STATE (that slot holds a link). */ \
+    X( 2, MOVELINK, DM_KLINKS(KLINK_PROCESS_CONTROL), \
+      DM_ERRS(E_BADREQ, E_NOSYS, E_NOTFOUND, E_LINKFULL, E_BADSLOT, E_STATE)) \
+    \
+    /* KOP_START: pid: the first start of a created process.
+     * Errors: E_NOTFOUND (as KOP_MOVELINK), E_STATE (it has started). */ \
+    X( 3, START, DM_KLINKS(KLINK_PROCESS_CONTROL), DM_ERRS(E_BADREQ, E_NOSYS, E_NOTFOUND, E_STATE)) \
+    \
+    /* KOP_STOP: pid: suspend; data (optional): the pid on whose behalf.
+     * Errors: E_NOTFOUND (as KOP_MOVELINK), E_STATE (it is stopped already,
+     * or has not started). */ \
+    X( 4, STOP, DM_KLINKS(KLINK_PROCESS_CONTROL), DM_ERRS(E_BADREQ, E_NOSYS, E_NOTFOUND, E_STATE)) \
+    \
+    /* KOP_RESUME: pid: continue after KOP_STOP.
+     * Errors: E_NOTFOUND (as KOP_MOVELINK), E_STATE (it is not stopped). */ \
+    X( 5, RESUME, DM_KLINKS(KLINK_PROCESS_CONTROL), DM_ERRS(E_BADREQ, E_NOSYS, E_NOTFOUND, E_STATE)) \
+    \
+    /* KOP_DESTROY: pid; arg[0] = the exit status to report.
+     * Errors: E_NOTFOUND (as KOP_MOVELINK). */ \
+    X( 6, DESTROY, DM_KLINKS(KLINK_PROCESS_CONTROL), DM_ERRS(E_BADREQ, E_NOSYS, E_NOTFOUND)) \
+    \
+    /* KOP_GROW: pid; arg[0] = signed byte increment of its heap. Reply
+     * value: the old break.
+     * Errors: E_NOTFOUND (as KOP_MOVELINK), E_NOMEM (the break would go into
+     * the stack or below the heap's start, or no free page, or over the
+     * process's memory limit). */ \
+    X( 7, GROW, DM_KLINKS(KLINK_PROCESS_CONTROL), DM_ERRS(E_BADREQ, E_NOSYS, E_NOTFOUND, E_NOMEM)) \
+    \
+    /* KOP_PS: arg[0] = first slot; reply data: struct dm_kproc entries from
+     * it on; value = count. Slot 0 is the kernel: its proctime is its own
+     * work while no process is current (interrupts, scheduling); the time it
+     * waits idle in wfi is no one's, so the proctimes add up to every
+     * instruction executed.
+     * No errors of its own. */ \
+    X( 8, PS, DM_KLINKS(KLINK_PROCESS_CONTROL), DM_ERRS(E_BADREQ, E_NOSYS)) \
+    \
+    /* KOP_NOTIFY: the passed link receives struct dm_notice messages: when a
+     * process of this machine ends, and, if the link leads to a process on
+     * this machine, when another machine comes up.
+     * Errors: E_BADREQ (no link passed), E_LINKFULL (the kernel's link
+     * table cannot keep it). */ \
+    X( 9, NOTIFY, DM_KLINKS(KLINK_PROCESS_CONTROL), DM_ERRS(E_BADREQ, E_NOSYS, E_LINKFULL)) \
+    \
+    /* KOP_HALT: drain the console and power off; arg[0] = exit code. Asked
+     * from another machine, the answer goes back first.
+     * No errors of its own. */ \
+    X(10, HALT, DM_KLINKS(KLINK_PROCESS_CONTROL), DM_ERRS(E_BADREQ, E_NOSYS)) \
+    \
+    /* KOP_NETSTAT: reply data: a struct dm_kpeer for each other machine this
+     * kernel has heard of; value = count.
+     * No errors of its own. */ \
+    X(11, NETSTAT, DM_KLINKS(KLINK_PROCESS_CONTROL), DM_ERRS(E_BADREQ, E_NOSYS)) \
+    \
+    /* KOP_METER: pid; arg[0] = selection flags (METER_FLAG(type) bits,
+     * meter/record.h; 0: stop metering it), arg[1] = options (bit 0: lossy;
+     * bits 32..: the batches' maximum age in ms, 0 for 100); data
+     * (optional): the pid on whose behalf (the parent, for its
+     * CREATEPROCESS record). The passed link becomes its meter link
+     * (required the first time; it may not lead to the process itself or to
+     * a kernel). Without one, the flags and options change (kernel/meter.c,
+     * meter_install).
+     * Errors: E_NOTFOUND (as KOP_MOVELINK), E_INVAL (unknown flag bits, or
+     * the link leads to the process itself or to a kernel), E_BADREQ (no
+     * link passed and the process is not metered yet). */ \
+    X(12, METER, DM_KLINKS(KLINK_PROCESS_CONTROL), DM_ERRS(E_BADREQ, E_NOSYS, E_NOTFOUND, E_INVAL)) \
+    \
+    /* KOP_METER_FLUSH: send every metered process's batch now; the answer
+     * comes when every batch has been taken (or thrown away): kernel/meter.c,
+     * meter_flush_all.
+     * Errors: E_BADREQ (no reply link), E_LINKFULL (the kernel's link table
+     * cannot keep the reply link), E_STATE (another flush is waiting),
+     * E_QFULL (after arg[0] ms, 0: 2,000, a filter still has not taken
+     * everything). */ \
+    X(13, METER_FLUSH, DM_KLINKS(KLINK_PROCESS_CONTROL), \
+      DM_ERRS(E_BADREQ, E_NOSYS, E_LINKFULL, E_STATE, E_QFULL)) \
+    \
+    /* KOP_DEVICE: arg[0] = disk index, arg[1] = KLINK_DISK (or 0) or
+     * KLINK_LIVE: the answer passes a device link to that disk, or to the
+     * live trace channel, of this kernel, so that the process manager can
+     * lend another machine's trace disk and live channel to a filter
+     * started there.
+     * Errors: E_NOTFOUND (there is no such disk or live channel). */ \
+    X(14, DEVICE, DM_KLINKS(KLINK_PROCESS_CONTROL), DM_ERRS(E_BADREQ, E_NOSYS, E_NOTFOUND)) \
+    \
+    /* ---- the console (kernel/console_service.c) ---- */ \
+    \
+    /* KOP_CONS_WRITE: data: bytes to print. Reply when queued; value =
+     * count. What does not fit in the UART's queue waits, with the reply
+     * link, for room.
+     * Errors: E_STATE (it does not fit, and another write waits already or
+     * there is no reply link to wait with), E_LINKFULL (the kernel's link
+     * table cannot keep the reply link). */ \
+    X(15, CONS_WRITE, DM_KLINKS(KLINK_CONSOLE), DM_ERRS(E_BADREQ, E_NOSYS, E_STATE, E_LINKFULL)) \
+    \
+    /* KOP_CONS_READ: arg[0] = max bytes. Reply data: bytes typed (at least
+     * one); value = count.
+     * Errors: E_BADREQ (arg[0] is not positive, or no reply link), E_STATE
+     * (nothing was typed and another read waits already), E_LINKFULL (the
+     * kernel's link table cannot keep the reply link). */ \
+    X(16, CONS_READ, DM_KLINKS(KLINK_CONSOLE), DM_ERRS(E_BADREQ, E_NOSYS, E_STATE, E_LINKFULL)) \
+    \
+    /* ---- the timer (kernel/timer_service.c) ---- */ \
+    \
+    /* KOP_TIME: reply value: wall-clock ns since 1970; reply data (one
+     * uint64): the machine clock in ns.
+     * No errors of its own. */ \
+    X(17, TIME, DM_KLINKS(KLINK_TIMER), DM_ERRS(E_BADREQ, E_NOSYS)) \
+    \
+    /* KOP_ALARM: arg[0] = machine-clock ns: reply when that time is
+     * reached; value: the machine clock then.
+     * Errors: E_BADREQ (no reply link), E_LINKFULL (the kernel's link table
+     * cannot keep the reply link), E_NOMEM (16 alarms wait already). */ \
+    X(18, ALARM, DM_KLINKS(KLINK_TIMER), DM_ERRS(E_BADREQ, E_NOSYS, E_LINKFULL, E_NOMEM)) \
+    \
+    /* ---- a disk, blocks of DM_DISK_BLOCK bytes (kernel/dev/virtio_disk.c) */ \
+    \
+    /* KOP_DISK_INFO: reply value: the disk's size in blocks.
+     * No errors of its own. */ \
+    X(19, DISK_INFO, DM_KLINKS(KLINK_DISK), DM_ERRS(E_BADREQ, E_NOSYS)) \
+    \
+    /* KOP_DISK_ATTACH: the passed link's data area (read and write rights)
+     * is where blocks are read into and written from; over the live channel's
+     * link (read right): where KOP_LIVE_WRITE's bytes are taken from. It
+     * replaces the area attached before.
+     * Errors: E_BADREQ (no link passed), E_RIGHTS (it lacks a right),
+     * E_LINKFULL (the kernel's link table cannot keep it), E_NOTFOUND (over
+     * the live channel's link: this machine has no live channel). */ \
+    X(20, DISK_ATTACH, DM_KLINKS(KLINK_DISK, KLINK_LIVE), \
+      DM_ERRS(E_BADREQ, E_NOSYS, E_RIGHTS, E_LINKFULL, E_NOTFOUND)) \
+    \
+    /* KOP_DISK_READ: arg[0] = block, arg[1] = offset in the attached area:
+     * reply when the block is there.
+     * Errors: E_BADREQ (no reply link, or the device refused the transfer),
+     * E_BOUNDS (no such block, or the block would not lie inside the area,
+     * when it starts or, after another KOP_DISK_ATTACH, when it ends),
+     * E_NOAREA (no area is attached), E_DEAD (the area's owner is gone),
+     * E_FAULT (the owner has unmapped the area), E_QFULL (as many transfers
+     * as the disk takes are under way), E_LINKFULL (the kernel's link table
+     * cannot keep the reply link). */ \
+    X(21, DISK_READ, DM_KLINKS(KLINK_DISK), \
+      DM_ERRS(E_BADREQ, E_NOSYS, E_BOUNDS, E_NOAREA, E_DEAD, E_FAULT, E_QFULL, E_LINKFULL)) \
+    \
+    /* KOP_DISK_WRITE: arg[0] = block, arg[1] = offset in the attached area:
+     * reply when the block is on the disk.
+     * Errors: as KOP_DISK_READ's (the area is read when the transfer
+     * starts). */ \
+    X(22, DISK_WRITE, DM_KLINKS(KLINK_DISK), \
+      DM_ERRS(E_BADREQ, E_NOSYS, E_BOUNDS, E_NOAREA, E_DEAD, E_FAULT, E_QFULL, E_LINKFULL)) \
+    \
+    /* ---- the live trace channel (kernel/dev/virtio_console.c) ---- */ \
+    \
+    /* KOP_LIVE_WRITE: arg[0] = offset in the attached area, arg[1] = bytes
+     * (1 to 4096): reply when the device has taken them for the host; value:
+     * how many it took.
+     * Errors: E_NOTFOUND (this machine has no live channel), E_BADREQ (no
+     * reply link), E_NOAREA (no area is attached), E_BOUNDS (arg[1] is 0 or
+     * over 4096, or the bytes would not lie inside the area), E_DEAD (the
+     * area's owner is gone), E_FAULT (the owner has unmapped the area),
+     * E_QFULL (as many writes as the channel takes are under way),
+     * E_LINKFULL (the kernel's link table cannot keep the reply link). */ \
+    X(23, LIVE_WRITE, DM_KLINKS(KLINK_LIVE), \
+      DM_ERRS(E_BADREQ, E_NOSYS, E_NOTFOUND, E_NOAREA, E_BOUNDS, E_DEAD, E_FAULT, E_QFULL, E_LINKFULL))
+
+/* A set of kernel link kinds, as an entry of DM_KOPS names them: bit k for
+ * kind k. DM_KLINKS(KLINK_DISK, KLINK_LIVE) is the set of those two; it
+ * takes up to 5 kinds. */
+#define DM_KLINK_BIT(kind) ((kind) > 0 ? 1u << (kind) : 0u)
+#define DM_KLINKS(...) DM_KLINKS_5(__VA_ARGS__, 0, 0, 0, 0, 0)
+#define DM_KLINKS_5(a, b, c, d, e, ...) \
+    (DM_KLINK_BIT(a) | DM_KLINK_BIT(b) | DM_KLINK_BIT(c) | DM_KLINK_BIT(d) | DM_KLINK_BIT(e))
+
 enum dm_kop {
-    /* process control */
-    KOP_CREATE       =  1, /* data: process name NUL, then argc argument strings and envc
-                              environment strings, each NUL-ended; arg[0] = argc,
-                              arg[1] = envc. The program (a RISC-V ELF executable) is
-                              the passed link's data area (read right), or without a
-                              passed link the boot image of that name. The process
-                              starts with a0 = argc, a1 = argv, a2 = envp. Reply value:
-                              the new (stopped) pid. */
-    KOP_MOVELINK     =  2, /* pid; arg[0] = slot or -1; the passed link enters pid's table.
-                              Reply value: the slot it took. */
-    KOP_START        =  3, /* pid: first start of a created process */
-    KOP_STOP         =  4, /* pid: suspend; data (optional): the pid on whose behalf */
-    KOP_RESUME       =  5, /* pid: continue after KOP_STOP */
-    KOP_DESTROY      =  6, /* pid; arg[0] = exit status to report */
-    KOP_GROW         =  7, /* pid; arg[0] = signed byte increment of its heap.
-                              Reply value: the old break. */
-    KOP_PS           =  8, /* arg[0] = first slot; reply data: struct dm_kproc entries from
-                              it on; value = count. Slot 0 is the kernel: its proctime
-                              is its own work while no process is current (interrupts,
-                              scheduling); the time it waits idle in wfi is no one's,
-                              so the proctimes add up to every instruction executed */
-    KOP_NOTIFY       =  9, /* the passed link receives struct dm_notice messages: when a
-                              process of this machine ends, and, if the link leads to a
-                              process on this machine, when another machine comes up */
-    KOP_HALT         = 10, /* drain the console and power off; arg[0] = exit code */
-    KOP_NETSTAT      = 11, /* reply data: a struct dm_kpeer for each other machine this
-                              kernel has heard of; value = count */
-    KOP_METER        = 12, /* pid; arg[0] = selection flags (METER_FLAG(type) bits, meter/
-                              record.h; 0: stop metering it), arg[1] = options (bit 0:
-                              lossy; bits 32..: the batches' maximum age in ms, 0 for
-                              100); data (optional): the pid on whose behalf (the
-                              parent, for its CREATEPROCESS record). The passed link
-                              becomes its meter link (required the first time; it
-                              may not lead to the process itself or to a kernel).
-                              Without one, the flags and options change. */
-    KOP_METER_FLUSH  = 13, /* send every metered process's batch now; the answer comes
-                              when every batch has been taken (or thrown away), or with
-                              E_QFULL after arg[0] ms (0: 2,000) if a filter still has
-                              not taken everything */
-    KOP_DEVICE       = 14, /* arg[0] = disk index, arg[1] = KLINK_DISK (or 0) or
-                              KLINK_LIVE: the answer passes a device link to that disk,
-                              or to the live trace channel, of this kernel (E_NOTFOUND
-                              if there is none), so that the process manager can lend
-                              another machine's trace disk and live channel to a filter
-                              started there */
-    KOP_PROCESS_CONTROL_LAST = KOP_DEVICE,
-    /* console */
-    KOP_CONS_WRITE   = 15, /* data: bytes to print. Reply when queued; value = count */
-    KOP_CONS_READ    = 16, /* arg[0] = max bytes. Reply data: bytes typed (at least one) */
-    /* timer */
-    KOP_TIME         = 17, /* reply value: wall-clock ns since 1970; arg[0] of reply
-                              data (uint64): the machine clock in ns */
-    KOP_ALARM        = 18, /* arg[0] = machine-clock ns: reply when that time is reached */
-    /* disk (blocks of DM_DISK_BLOCK bytes) */
-    KOP_DISK_INFO    = 19, /* reply value: the disk's size in blocks */
-    KOP_DISK_ATTACH  = 20, /* the passed link's data area (read and write rights) is
-                              where blocks are read into and written from; also to the
-                              live channel (read right): where KOP_LIVE_WRITE's bytes
-                              are taken from */
-    KOP_DISK_READ    = 21, /* arg[0] = block, arg[1] = offset in the attached area:
-                              reply when the block is there */
-    KOP_DISK_WRITE   = 22, /* arg[0] = block, arg[1] = offset in the attached area:
-                              reply when the block is on the disk */
-    /* live trace channel */
-    KOP_LIVE_WRITE   = 23, /* arg[0] = offset in the attached area, arg[1] = bytes (1 to
-                              4096): reply when the device has taken them for the host */
+#define DM_KOP_ENUM(number, name, links, errors) KOP_##name = number,
+    DM_KOPS(DM_KOP_ENUM)
+#undef DM_KOP_ENUM
+    KOP_PROCESS_CONTROL_LAST = KOP_DEVICE,   /* process control: KOP_CREATE .. this one */
 };
+#define DM_NKOPS 24   /* request numbers are 1 .. DM_NKOPS - 1 */
+
+/* The list's own consistency, as for the calls: DM_NKOPS - 1 requests with
+ * numbers 1 .. DM_NKOPS - 1, each carried by some kind of link; the
+ * process-control requests, and only they, are numbered up to
+ * KOP_PROCESS_CONTROL_LAST (the dispatcher, kreq.c, relies on it). */
+#define DM_ONE_MORE(...) + 1
+_Static_assert(0 DM_KOPS(DM_ONE_MORE) == DM_NKOPS - 1, "DM_NKOPS is not one more than the number of requests");
+#undef DM_ONE_MORE
+#define DM_KOP_CHECK(number, name, links, errors) \
+    _Static_assert(number > 0 && number < DM_NKOPS, "KOP_" #name "'s number is not in 1 .. DM_NKOPS - 1"); \
+    _Static_assert(links != 0, "KOP_" #name " is carried by no kind of link"); \
+    _Static_assert((number <= KOP_PROCESS_CONTROL_LAST) == (links == DM_KLINKS(KLINK_PROCESS_CONTROL)), \
+                   "KOP_" #name ": process-control requests are numbered up to KOP_PROCESS_CONTROL_LAST");
+DM_KOPS(DM_KOP_CHECK)
+#undef DM_KOP_CHECK
+/* A request keeps its number: it travels between machines and into trace
+ * logs. Here they are once more, so that a change to one in the list is a
+ * compile error. */
+_Static_assert(KOP_CREATE == 1 && KOP_MOVELINK == 2 && KOP_START == 3 && KOP_STOP == 4 && KOP_RESUME == 5 &&
+               KOP_DESTROY == 6 && KOP_GROW == 7 && KOP_PS == 8 && KOP_NOTIFY == 9 && KOP_HALT == 10 &&
+               KOP_NETSTAT == 11 && KOP_METER == 12 && KOP_METER_FLUSH == 13 && KOP_DEVICE == 14 &&
+               KOP_PROCESS_CONTROL_LAST == 14 && KOP_CONS_WRITE == 15 && KOP_CONS_READ == 16 &&
+               KOP_TIME == 17 && KOP_ALARM == 18 && KOP_DISK_INFO == 19 && KOP_DISK_ATTACH == 20 &&
+               KOP_DISK_READ == 21 && KOP_DISK_WRITE == 22 && KOP_LIVE_WRITE == 23,
+               "a request's number is part of the ABI: it never changes");
 #define DM_DISK_BLOCK 4096
 
 struct dm_kreq {

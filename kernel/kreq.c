@@ -21,6 +21,7 @@ static struct link passed_answer_link;  /* a link passed to answer over */
 static struct link answer_link;         /* a link the answer passes (KOP_DEVICE), or empty */
 
 static void answer_over(struct link *reply, int64_t status, uint64_t value, const void *data, uint32_t len);
+static void check_answer(uint32_t op, int64_t status);
 static int64_t process_control(struct dm_kreq *q, uint32_t len, struct link *pass, struct link *reply,
                                uint64_t *value, uint32_t *answer_len, int *later, int from_here);
 
@@ -75,6 +76,7 @@ int kreq_handle(struct outgoing *o)
     default:
         status = E_BADREQ;
     }
+    check_answer(q->op, status);
     if (m->link && m->link->state == LINK_EMPTY)
         m->link = 0;   /* the request took the passed link */
     if (m->link && (m->reply || status >= 0)) {
@@ -381,10 +383,11 @@ static void answer_over(struct link *reply, int64_t status, uint64_t value, cons
     link_clear(&answer_link);     /* gone with the answer, or dropped with it */
 }
 
-/* Answer a request whose reply link the kernel kept in `slot`. */
-void kernel_reply_slot(int slot, int64_t status, uint64_t value, const void *data, uint32_t len)
+/* Answer request `op`, whose reply link the kernel kept in `slot`. */
+void kernel_reply_slot(int slot, uint32_t op, int64_t status, uint64_t value, const void *data, uint32_t len)
 {
     struct link *l = &kernel_proc->links[slot];
+    check_answer(op, status);
     answer_over(l, status, value, data, len);
     link_clear(l);
 }
@@ -400,4 +403,42 @@ int kernel_keep_reply(struct link *reply)
 uint8_t *kernel_answer_data(void)
 {
     return answer + sizeof(struct dm_kreply);
+}
+
+/* ---- the errors a request may answer with ---- */
+
+/* From demos.h's lists: each request's errors and name, and the errors'
+ * names. */
+static const uint32_t kop_errors[DM_NKOPS] = {
+#define KOP_ERRORS(number, name, links, errors) [number] = errors,
+    DM_KOPS(KOP_ERRORS)
+#undef KOP_ERRORS
+};
+static const char *const kop_names[DM_NKOPS] = {
+#define KOP_NAME(number, name, links, errors) [number] = "KOP_" #name,
+    DM_KOPS(KOP_NAME)
+#undef KOP_NAME
+};
+static const char *const error_names[DM_NERRORS] = {
+#define ERROR_NAME(value, name, text) [-(value)] = #name,
+    DM_ERRORS(ERROR_NAME)
+#undef ERROR_NAME
+};
+
+/* Request `op` is answered with `status`. An error that its entry in
+ * demos.h (DM_KOPS) does not name means that the kernel or the list is
+ * wrong: say so in one line on the console, where the test harness looks
+ * for it (scripts/harness.py, Node.check_kernel_lines). A number with no
+ * entry may be answered E_BADREQ or E_NOSYS (demos.h says why). */
+static void check_answer(uint32_t op, int64_t status)
+{
+    if (status >= 0)
+        return;
+    int known = op > 0 && op < DM_NKOPS;
+    uint32_t listed = known ? kop_errors[op] : DM_ERRS(E_BADREQ, E_NOSYS);
+    if (status > -DM_NERRORS && (listed & DM_ERROR_BIT(status)))
+        return;
+    kprintf("kernel: %s answered %s, which demos.h does not list for it\n",
+            known ? kop_names[op] : "a request of no known number",
+            status > -DM_NERRORS ? error_names[-status] : "a value that is no error");
 }

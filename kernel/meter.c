@@ -443,7 +443,7 @@ static void flush_answer(int64_t status)
     int slot = flush_reply_slot;
     flush_reply_slot = -1;
     flush_deadline = NO_TIME;
-    kernel_reply_slot(slot, status, 0, 0, 0);
+    kernel_reply_slot(slot, KOP_METER_FLUSH, status, 0, 0, 0);
 }
 
 int64_t meter_flush_all(int reply_slot, uint64_t wait_ns)

@@ -59,7 +59,7 @@ void timer_check_alarms(void)
     for (int i = 0; i < NALARMS; i++) {
         if (alarms[i].active && alarms[i].when <= now) {
             alarms[i].active = 0;
-            kernel_reply_slot(alarms[i].slot, 0, now, 0, 0);
+            kernel_reply_slot(alarms[i].slot, KOP_ALARM, 0, now, 0, 0);
         }
     }
     alarms_changed();

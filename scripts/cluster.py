@@ -67,7 +67,7 @@ import tempfile
 import termios
 import time
 
-from harness import ROOT, KERNEL, SYSTEM_DISK, DMTRACE, Node, disk_args, qemu_command
+from harness import ROOT, KERNEL, SYSTEM_DISK, DMTRACE, Node, assert_no_unlisted_errors, disk_args, qemu_command
 
 DEFAULT_NODES = 4
 MAX_NODES = 255                       # the node count is one byte of the MAC address
@@ -242,6 +242,7 @@ class Cluster:
         self.reported = set()         # nodes whose exit exited() has already returned
         self.switches = []            # the central switch, then node k's switch (with faults)
         self.wirefilters = []         # with faults: the wirefilter into node k
+        self.logs_checked = False     # with console: close() has looked at the nodes' logs
         self.private = tempfile.mkdtemp(prefix="demos-cluster-")
         self.cleaner = start_cleaner(self.private)
         self.switch_dir = os.path.join(self.private, "switch")
@@ -512,7 +513,10 @@ class Cluster:
     def close(self):
         """Stop every node (SIGTERM, SIGKILL after STOP_GRACE seconds), then the
         wirefilters and the switches, remove the private directory and end the
-        cleaner. Safe to call more than once."""
+        cleaner. Safe to call more than once. Then an AssertionError if a
+        node's kernel answered a request with an error demos.h does not list
+        for it (harness.py, Node.check_kernel_lines; with console, found in
+        the other nodes' logs)."""
         procs = [proc for proc in self.procs if proc is not None]
         for proc in procs:
             if proc.poll() is None:
@@ -524,15 +528,30 @@ class Cluster:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+        found = []
         for node in self.nodes:
             if node is not None:
-                node.kill()           # the node has ended: this closes its pipes
+                try:
+                    node.kill()       # the node has ended: this closes its pipes
+                except AssertionError as e:
+                    found.append(str(e))
+        if self.console and not self.logs_checked:
+            self.logs_checked = True
+            for k in range(1, len(self.procs)):
+                if os.path.exists(self.log_path(k)):
+                    with open(self.log_path(k), errors="replace") as log:
+                        try:
+                            assert_no_unlisted_errors(log.read(), "node %d" % k)
+                        except AssertionError as e:
+                            found.append(str(e))
         for proc in self.wirefilters + self.switches[::-1]:
             stop_process(proc)
         shutil.rmtree(self.private, ignore_errors=True)
         self.cleaner.stdin.close()    # it removes what rmtree could not, and ends
         self.cleaner.wait()
         atexit.unregister(self.close)
+        if found:
+            raise AssertionError("; ".join(found))
 
     def __enter__(self):
         return self
@@ -655,7 +674,11 @@ def main(argv=None):
         for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(signum, signal.SIG_IGN)     # a second Ctrl-C must not cut the clean-up short
         if cluster:
-            cluster.close()
+            try:
+                cluster.close()
+            except AssertionError as e:
+                print("cluster: %s" % e, file=sys.stderr)
+                status = status or 1
         if terminal:
             termios.tcsetattr(0, termios.TCSADRAIN, terminal)
     return status

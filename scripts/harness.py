@@ -6,6 +6,13 @@ commands into the shell and reads what it prints, expect-style.
     node = Node()                  # boots build/kernel.elf under -icount
     out = node.command("run hello")   # text printed before the next prompt
     node.halt()                    # `halt`, then waits for QEMU to exit
+
+Every test that boots a node fails if its kernel answered a request over a
+kernel link with an error that demos.h does not list for that request: the
+kernel prints a line (kernel/kreq.c, check_answer), and the harness looks
+for it in everything the node printed when the node ends (Node.kill, which
+halt(), `with`, Cluster.close and Cluster.restart all end with) and, for the
+nodes still running, after each test (scripts/test.py, check_live_nodes).
 """
 import os
 import re
@@ -24,6 +31,18 @@ PROMPT = "\n$ "
 
 class NodeError(Exception):
     pass
+
+
+# The line a kernel prints when it answers a request with an error that the
+# request's entry in demos.h (DM_KOPS) does not name (kernel/kreq.c).
+UNLISTED_ERROR = re.compile(r"kernel: [^\n]* answered [^\n]*, which demos\.h does not list for it")
+
+
+def assert_no_unlisted_errors(text, where):
+    """AssertionError naming every such line in `text`, printed by `where`."""
+    lines = UNLISTED_ERROR.findall(text)
+    if lines:
+        raise AssertionError("%s printed: %s" % (where, "; ".join(lines)))
 
 
 def disk_args(path, index=0, snapshot=False):
@@ -67,7 +86,9 @@ def run_make(*targets, input=b"", timeout=60):
             os.killpg(proc.pid, signal.SIGKILL)   # anything it left behind
         except ProcessLookupError:
             pass
-    return proc.returncode, out.decode(errors="replace").replace("\r", "")
+    text = out.decode(errors="replace").replace("\r", "")
+    assert_no_unlisted_errors(text, "make %s" % " ".join(targets))
+    return proc.returncode, text
 
 
 def make_image(path, size_mb, *specs, inodes=None):
@@ -138,6 +159,22 @@ def qemu_command(kernel=KERNEL, memory="256M", extra=(), bootargs="", trace_disk
 # notes of other machines and the process manager's complaints.
 ASYNC_LINES = r"(?:(?:machine \d+|pm): [^\n]*\n)*"
 
+# Every Node that kill() has not ended yet.
+live_nodes = []
+
+
+def check_live_nodes():
+    """Node.check_kernel_lines for every node still running: one AssertionError
+    naming every line found (scripts/test.py calls it after each test)."""
+    found = []
+    for node in list(live_nodes):
+        try:
+            node.check_kernel_lines()
+        except AssertionError as e:
+            found.append(str(e))
+    if found:
+        raise AssertionError("; ".join(found))
+
 
 class Node:
     """A node; without a disk in `extra` it boots from the system disk (build/disk.img),
@@ -154,6 +191,8 @@ class Node:
                                      stderr=subprocess.STDOUT, bufsize=0, preexec_fn=preexec_fn)
         self.output = ""      # everything the node printed
         self.seen = 0         # how much of output expect() has consumed
+        self.checked = 0      # how much of output check_kernel_lines has looked at
+        live_nodes.append(self)
         if wait_prompt:
             try:
                 self.expect(re.escape("$ "), boot_timeout)
@@ -213,14 +252,44 @@ class Node:
             self.kill()
 
     def kill(self):
+        """End the node's QEMU (if it still runs), read what it printed to the
+        end, and close its pipes; then check_kernel_lines on all of it."""
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+        self._drain(1.0)
         for f in (self.proc.stdin, self.proc.stdout):
             try:
                 f.close()
             except OSError:
                 pass
+        if self in live_nodes:
+            live_nodes.remove(self)
+        self.check_kernel_lines(to_the_end=True)
+
+    def _drain(self, wait):
+        """Read what the node has printed and no one has read: until it has
+        ended, or nothing more comes within `wait` seconds."""
+        if self.proc.stdout.closed:
+            return
+        try:
+            while self._read(wait):
+                pass
+        except NodeError:
+            pass                 # it has ended, and all it printed is read
+
+    def check_kernel_lines(self, to_the_end=False):
+        """AssertionError naming every line that the node's kernel printed,
+        since the last check, because it answered a request with an error
+        demos.h does not list for that request. Reads first what the node has
+        printed; looks at whole lines only, unless to_the_end."""
+        self._drain(0)
+        end = len(self.output) if to_the_end else self.output.rfind("\n", self.checked) + 1
+        if end <= self.checked:
+            return
+        text, self.checked = self.output[self.checked:end], end
+        machine = re.search(r"DEMOS/MP kernel: machine (\d+) of", self.output)
+        assert_no_unlisted_errors(text, "machine %s" % machine.group(1) if machine else "a node")
 
     def __enter__(self):
         return self

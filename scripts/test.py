@@ -8,6 +8,10 @@ each suite's time, and end with the line `N passed, N failed`.
 A suite is a module with functions test_NAME(report); each either returns
 (passed) or raises (failed). A function may also report many results of its
 own through report(name, ok, detail) -- the in-OS tests do, one per check.
+A test also fails when a node that runs after it has printed that its kernel
+answered a request with an error demos.h does not list for it (harness.py,
+check_live_nodes; the nodes a test ended were checked as they ended), and
+so does a suite's teardown() (reported as SUITE.teardown).
 """
 import importlib.util
 import os
@@ -17,6 +21,8 @@ import traceback
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+
+import harness  # noqa: E402  (found through the path above)
 
 passed = failed = 0
 
@@ -32,6 +38,20 @@ def report(name, ok, detail=""):
     sys.stdout.flush()
 
 
+def run_test(name, fn, report_success=True):
+    """Run fn() and then check the nodes still running; report the test
+    `name` failed if either raised (both reasons, if both did), else passed
+    (unless not report_success)."""
+    details = []
+    for step in (fn, harness.check_live_nodes):
+        try:
+            step()
+        except Exception as e:
+            details.append(str(e) if isinstance(e, AssertionError) else traceback.format_exc())
+    if details or report_success:
+        report(name, not details, "\n".join(details))
+
+
 def run_suite(path):
     name = os.path.basename(path)[5:-3]
     spec = importlib.util.spec_from_file_location("suite_" + name, path)
@@ -44,15 +64,10 @@ def run_suite(path):
         tests = [(n, f) for n, f in vars(module).items() if n.startswith("test_") and callable(f)]
         tests.sort(key=lambda t: t[1].__code__.co_firstlineno)
         for test_name, fn in tests:
-            try:
-                fn(report) if fn.__code__.co_argcount else fn()
-                report("%s.%s" % (name, test_name[5:]), True)
-            except Exception as e:
-                detail = str(e) if isinstance(e, AssertionError) else traceback.format_exc()
-                report("%s.%s" % (name, test_name[5:]), False, detail)
+            run_test("%s.%s" % (name, test_name[5:]), lambda: fn(report) if fn.__code__.co_argcount else fn())
     finally:
         if hasattr(module, "teardown"):
-            module.teardown()
+            run_test("%s.teardown" % name, module.teardown, report_success=False)
     print("suite %s: %.1f s" % (name, time.monotonic() - start))
     sys.stdout.flush()
 

@@ -1,9 +1,14 @@
 """The kernel calls, from inside the OS: user/tests/ktest checks every call's
 success paths and error returns; each of its checks is reported here as one
 test. Then: every error code in kernel/demos.h must have been provoked, and
-processes that break the rules are ended without harm to anything else."""
+processes that break the rules are ended without harm to anything else.
+Last, the harness's side of the check of each request's errors against
+demos.h: a node whose kernel printed that it answered a request with an
+error demos.h does not list for it fails the test that ended the node."""
 import os
 import re
+import select
+import harness
 from harness import Node, ROOT
 
 node = None
@@ -78,3 +83,39 @@ def test_newlib_programs(report):
             report("libctest." + r.group(2), r.group(1) == "ok", r.group(3) or "")
     assert int(m.group(1)) >= 11 and m.group(2) == "0", m.group(0)
     node.expect(r"\$ ", 10)
+
+
+def unlisted_error_line():
+    """The line kernel/kreq.c prints for an unlisted error, for KOP_GROW
+    answered E_DEAD."""
+    with open(os.path.join(ROOT, "kernel", "kreq.c")) as f:
+        m = re.search(r'kprintf\("(kernel: %s answered %s, [^"\\]*)\\n"', f.read())
+    assert m, "kernel/kreq.c prints no line for an unlisted error"
+    return m.group(1) % ("KOP_GROW", "E_DEAD")
+
+
+def test_a_node_whose_kernel_answered_an_unlisted_error_fails_the_test():
+    """A stand-in for a node (a shell script that prints the kernel's line
+    after its prompt, where no expect() reads it) fails when it is ended, by
+    kill() or by `with`, and when it still runs after the test."""
+    line = unlisted_error_line()
+    script = "printf 'DEMOS/MP kernel: machine 3 of 4, epoch 1\\n$ '; printf '%s\\n'; exec sleep 60" % line
+    for end in ("kill", "with", "after the test"):
+        node = Node(command=["sh", "-c", script])
+        if line not in node.output:
+            select.select([node.proc.stdout], [], [], 10)     # the line is in the pipe, unread
+        try:
+            if end == "kill":
+                node.kill()
+            elif end == "with":
+                with node:
+                    pass
+            else:
+                harness.check_live_nodes()
+        except AssertionError as e:
+            assert str(e) == "machine 3 printed: " + line, str(e)
+        else:
+            raise AssertionError("ended by %s, a node that printed %r passed" % (end, line))
+        finally:
+            node.kill()        # checks again, and finds nothing new
+        assert node not in harness.live_nodes

@@ -105,7 +105,7 @@ void live_interrupt(int irq)
     while (virtq_take_used(live.queue, &head, &len)) {
         if (head < SLOTS && live.writes[head].busy) {
             live.writes[head].busy = 0;
-            kernel_reply_slot(live.writes[head].reply_slot, 0, len, 0, 0);
+            kernel_reply_slot(live.writes[head].reply_slot, KOP_LIVE_WRITE, 0, len, 0, 0);
         }
     }
 }

@@ -179,7 +179,7 @@ static void disk_finish(struct disk *d, struct request *r)
             status = copy_out(owner, address, r->bounce, DM_DISK_BLOCK);
     }
     r->busy = 0;
-    kernel_reply_slot(r->reply_slot, status, 0, 0, 0);
+    kernel_reply_slot(r->reply_slot, r->write ? KOP_DISK_WRITE : KOP_DISK_READ, status, 0, 0, 0);
 }
 
 void disk_interrupt(int irq)

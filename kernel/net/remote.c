@@ -716,7 +716,7 @@ static void create_free_pages(struct create_job *job)
 
 static void create_finished(struct create_job *job, int64_t status, uint64_t pid)
 {
-    kernel_reply_slot(job->reply_slot, status, pid, 0, 0);
+    kernel_reply_slot(job->reply_slot, KOP_CREATE, status, pid, 0, 0);
     create_free_pages(job);
     job->active = 0;
 }

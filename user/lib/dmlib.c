@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include "dmlib.h"
 
-/* The tables made from demos.h's lists (DM_ERRORS, DM_CALLS). */
+/* The tables made from demos.h's lists (DM_ERRORS, DM_CALLS, DM_KOPS). */
 static const char *const error_names[DM_NERRORS] = {
 #define DM_ERROR_NAME(value, name, text) [-(value)] = #name,
     DM_ERRORS(DM_ERROR_NAME)
@@ -28,6 +28,16 @@ static const uint32_t call_errors[DM_NCALLS] = {
 #define DM_CALL_ERRORS(number, name, function, return_type, parameters, errors) [number] = errors,
     DM_CALLS(DM_CALL_ERRORS)
 #undef DM_CALL_ERRORS
+};
+static const char *const kop_names[DM_NKOPS] = {
+#define DM_KOP_NAME(number, name, links, errors) [number] = "KOP_" #name,
+    DM_KOPS(DM_KOP_NAME)
+#undef DM_KOP_NAME
+};
+static const uint32_t kop_errors[DM_NKOPS] = {
+#define DM_KOP_ERRORS(number, name, links, errors) [number] = errors,
+    DM_KOPS(DM_KOP_ERRORS)
+#undef DM_KOP_ERRORS
 };
 
 static int checks_passed, checks_failed;
@@ -90,6 +100,17 @@ int dm_call_may_return(long number, long err)
 {
     return number > 0 && number < DM_NCALLS && err < 0 && -err < DM_NERRORS &&
            (call_errors[number] & DM_ERROR_BIT(err)) != 0;
+}
+
+const char *dm_kop_name(long number)
+{
+    return number > 0 && number < DM_NKOPS ? kop_names[number] : 0;
+}
+
+int dm_kop_may_return(long number, long err)
+{
+    return number > 0 && number < DM_NKOPS && err < 0 && -err < DM_NERRORS &&
+           (kop_errors[number] & DM_ERROR_BIT(err)) != 0;
 }
 
 static const struct dm_info *info_page(void)

@@ -31,6 +31,11 @@ long dm_call_number(const char *name);
 /* Whether `err` is among the errors kernel call `number` can return
  * (its entry in DM_CALLS). */
 int dm_call_may_return(long number, long err);
+/* The name of request `number` over a kernel link ("KOP_CREATE"), or 0 if
+ * there is no such request; whether `err` is among the errors its answer
+ * can carry (its entry in DM_KOPS). */
+const char *dm_kop_name(long number);
+int dm_kop_may_return(long number, long err);
 
 /* This process, from its info page (no kernel call). */
 dm_pid dm_self(void);
