@@ -164,6 +164,17 @@ def test_matcher():
         assert part in message, "%r not in the message:\n%s" % (part, message)
 
 
+def test_link_checker():
+    """The link checker on this repository's README, before it judges the documents."""
+    assert check_link("README.md", "#the-cluster") is None
+    assert check_link("docs/tsp.md", "../README.md#the-analyzer-dpm") is None
+    assert check_link("README.md", "kernel/demos.h") is None
+    assert "no heading" in check_link("README.md", "#the-clusters")
+    assert "no file" in check_link("docs/tsp.md", "README.md")
+    lines = [(1, "see [a](x.md) and `[b](y.md)` and [c](https://e.org)"), (2, "[d]: z.md#q")]
+    assert links_in(lines) == [(1, "x.md"), (2, "z.md#q")], links_in(lines)
+
+
 def test_code_reference_checker():
     """The code-reference checker on files that exist, before it judges the documents."""
     assert defines("scripts/cluster.py", "wait_joined")
@@ -321,6 +332,10 @@ def fenced_blocks(path):
     return blocks
 
 
+def is_make_run(command):
+    return re.match(r"make\s+run(\s|$)", command) is not None
+
+
 def is_command(text):
     return text.startswith("$ ") or text.rstrip() == "$"
 
@@ -344,6 +359,7 @@ class DocumentRun:
         self.path = path
         self.root = make_scratch_root()
         self.node = None          # the harness.Node of `make run`: node 0's console
+        self.broken = None        # why the document's later blocks are not run
         self.environment = user_environment()
 
     def close(self):
@@ -351,33 +367,52 @@ class DocumentRun:
         shutil.rmtree(self.root, ignore_errors=True)
 
     def run_block(self, block, index, last):
-        """Run a block; None if every output was as shown, else what differed."""
+        """Run a block; None if every output was as shown, else what differed.
+        A block that fails with a cluster running, or in `make run`, leaves the
+        document's later blocks unrun: what they would type into node 0's shell
+        must never run on the host."""
+        if self.broken:
+            return "not run: %s" % self.broken
+        step = None
         try:
             for step in block.steps():
                 kind, output = self.run_step(step)
                 expected = [text for _, text in step.expected]
                 mismatch = compare(expected, lines_of(output), kind == "node")
                 if mismatch:
-                    self.stop_cluster()
-                    return mismatch_message(block, index, step, kind, output, mismatch)
+                    return self.fail(block, index, step, mismatch_message(block, index, step, kind, output, mismatch))
             if last and self.node:
-                self.stop_cluster()
-                return "%s:%d: the document's last session ends with the cluster running; end it with `$ halt`" % (
-                    block.path, block.lines[-1][0] if block.lines else block.line)
+                return self.fail(block, index, step, "%s:%d: the document's last session ends with the cluster "
+                                 "running; end it with `$ halt`" % (block.path, block.lines[-1][0] if block.lines else block.line))
         except Exception as e:
-            self.stop_cluster()
             first, _, rest = str(e).partition("\n")
-            return "%s (block %d at %s:%d)%s" % (first, index, block.path, block.line, "\n" + rest if rest else "")
+            return self.fail(block, index, step, "%s (block %d at %s:%d)%s" % (
+                first, index, block.path, block.line, "\n" + rest if rest else ""))
         return None
+
+    def fail(self, block, index, step, message):
+        """End the cluster after a failed step; return the message."""
+        where = "block %d (%s:%d) failed" % (index, block.path, block.line)
+        if self.node is not None:
+            self.broken = where + " while its cluster ran"
+        elif step is not None and is_make_run(step.command):
+            self.broken = where + " in `make run`"
+        self.stop_cluster()
+        return message
 
     def run_step(self, step):
         """Run one command; return (kind, its output): kind "node" for what node 0
         printed, "host" for a host command's."""
-        if self.node is None:
-            if re.match(r"make\s+run(\s|$)", step.command):
-                return "node", self.make_run(step)
-            return "host", self.host(step)
         line = re.sub(r"\s+#(\s.*)?$", "", step.command)
+        if self.node is None:
+            if is_make_run(step.command):
+                return "node", self.make_run(step)
+            if line.strip() == "halt":
+                raise DocError("%s:%d: `$ halt` with no cluster running (it is never run on the host)" %
+                               (self.path, step.line))
+            return "host", self.host(step)
+        if is_make_run(step.command):
+            raise DocError("%s:%d: `$ make run` while a cluster runs; `$ halt` ends it" % (self.path, step.line))
         if line.strip() == "halt":
             return "node", self.halt()
         before = self.node.seen
@@ -447,7 +482,7 @@ class DocumentRun:
                                                                     HOST_TIMEOUT)) from None
         text = out.decode(errors="replace")
         if proc.returncode != 0:
-            raise DocError("%s:%d: `%s` exited with status %d; it printed:\n%s" % (
+            raise DocError("%s:%d: `%s` exited with status %d (what it printed, below)\n%s" % (
                 self.path, step.line, step.command, proc.returncode, quoted(text)))
         return text
 
@@ -595,8 +630,13 @@ REFERENCE = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s.*)?$")
 
 def links(path):
     """[(line number, target)] of the document's relative links, outside code."""
+    return links_in(prose_lines(path))
+
+
+def links_in(lines):
+    """links() of lines [(line number, text)]."""
     found = []
-    for number, line in prose_lines(path):
+    for number, line in lines:
         line = re.sub(r"(`+).*?\1", "", line)
         targets = LINK.findall(line)
         m = REFERENCE.match(line)
