@@ -36,15 +36,16 @@ A fenced block whose info string is `session` is run:
 4. `$ halt` (while a cluster runs) halts it: its output is what node 0 printed
    until the launcher ended, and `make run` must end with status 0. A cluster
    may stay up from one block to the next of the same document; a document
-   that ends with a cluster running fails.
+   that ends with a cluster running fails. `$ halt` with no cluster running,
+   and `$ make run` while one runs, are errors.
 5. Every other command (before `make run`, after `halt`) is a host command: it
    is run with `bash -c` in the document's scratch root (below), input empty,
    with a time-out of HOST_TIMEOUT seconds; its output is its stdout and stderr
    together, and it must exit with status 0. To show a command that fails,
    show its status: `$ build/tools/dmfs check bad.img || echo "status $?"`.
 6. Expected output is literal, except that `…` (U+2026) within a line matches
-   any text on that line, and a line that is only `…` matches any number of
-   lines, none included. Trailing whitespace is ignored, as are blank lines at
+   any text on that line, and a line that is only `…` (indented or not)
+   matches any number of lines, none included. Trailing whitespace is ignored, as are blank lines at
    the end of an output.
 7. In what a node prints, a line printed at any moment rather than by the
    command (harness.ASYNC_LINE: `machine N: ...`, `pm: ...`) and the
@@ -68,7 +69,14 @@ run` writes the system disk. A document's blocks run in order in that root, so
 what one block writes (a trace log, build/traces/, a file on build/disk.img) is
 there for the next, and nothing reaches the repository or the next document;
 the root is removed after the document. The commands run as a user's would,
-with no NODES, FAULTS, ..., MAKEFLAGS from the test's environment.
+with no NODES, FAULTS, ..., MAKEFLAGS from the test's environment. A block
+that fails in `make run` or while its cluster runs ends the cluster and leaves
+the document's later blocks unrun (reported as failed): what they would type
+into node 0's shell must never run on the host.
+
+`python3 scripts/test.py docs` runs this suite alone; each block is one
+result, `docs.DOCUMENT#N (line L: $ FIRST COMMAND)`, and a failure names the
+expected line at fault (file:line), what came instead, and the whole output.
 
 Links and code references
 -------------------------
