@@ -12,10 +12,11 @@ A fenced block whose info string is `session` is run:
     …
     $ run @1 hello
     hello from process 1.1.1 on machine 1
+    $ echo hi > /note
     $ halt
     …
-    $ build/tools/dmfs ls build/disk.img /bin | head -1
-    cat
+    $ build/tools/dmfs get build/disk.img /note
+    hi
     ```
 
 1. A line beginning with `$ ` is a command; the lines after it, up to the next
@@ -45,8 +46,8 @@ A fenced block whose info string is `session` is run:
    show its status: `$ build/tools/dmfs check bad.img || echo "status $?"`.
 6. Expected output is literal, except that `…` (U+2026) within a line matches
    any text on that line, and a line that is only `…` (indented or not)
-   matches any number of lines, none included. Trailing whitespace is ignored, as are blank lines at
-   the end of an output.
+   matches any number of lines, none included. Trailing whitespace is
+   ignored, as are blank lines at the end of an output.
 7. In what a node prints, a line printed at any moment rather than by the
    command (harness.ASYNC_LINE: `machine N: ...`, `pm: ...`) and the
    launcher's own lines (`cluster: ...`) are not held to an order: each such
