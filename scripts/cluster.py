@@ -201,6 +201,36 @@ def describe_status(status):
     return "status %s" % status
 
 
+def wait_joined(node0, count, timeout=30, machines=None, pairs=True):
+    """Wait until the process manager (node 0's shell, `ps`, typed into the
+    harness.Node node0) knows the kernel of every machine in `machines` (default:
+    all `count`), and (with pairs) each of those kernels has heard of every other
+    (`netstat` lists the pair up). Under loss the announcements between two
+    machines other than 0 may come after machine 0 knows them both; a kernel
+    holds what it sends to a machine it has not heard of for up to 5 s, and a
+    test under loss should not spend that."""
+    wanted = set(range(count) if machines is None else machines)
+    deadline = time.monotonic() + timeout
+    while True:
+        out = node0.command("ps")
+        known = {int(m) for m in re.findall(r"^(\d+)\.0\.0 +kernel ", out, re.M)}
+        if wanted <= known:
+            break
+        if time.monotonic() > deadline:
+            raise ClusterError("machines %s never joined; ps says:\n%s" % (sorted(wanted - known), out))
+        time.sleep(0.2)
+    pairs = {(k, m) for k in wanted for m in wanted if k != m} if pairs else set()
+    while pairs:
+        out = node0.command("netstat")
+        up = {(int(k), int(m)) for k, m in re.findall(r"^(\d+) +(\d+) +up ", out, re.M)}
+        if pairs <= up:
+            return
+        if time.monotonic() > deadline:
+            raise ClusterError("machines that never heard of each other: %s; netstat says:\n%s"
+                               % (sorted(pairs - up), out))
+        time.sleep(0.2)
+
+
 class Cluster:
     """A VDE switch and `nodes` QEMU nodes on it.
 
@@ -276,32 +306,8 @@ class Cluster:
             raise ClusterError("node %d did not %s: %s" % (k, "reach its prompt" if k == 0 else "boot", e)) from None
 
     def wait_joined(self, timeout=30, machines=None, pairs=True):
-        """Wait until the process manager (node 0's shell, `ps`) knows the kernel of
-        every machine in `machines` (default: all of them), and (with pairs) each of
-        those kernels has heard of every other (`netstat` lists the pair up). Under
-        loss the announcements between two machines other than 0 may come after
-        machine 0 knows them both; a kernel holds what it sends to a machine it has
-        not heard of for up to 5 s, and a test under loss should not spend that."""
-        wanted = set(range(self.count) if machines is None else machines)
-        deadline = time.monotonic() + timeout
-        while True:
-            out = self.nodes[0].command("ps")
-            known = {int(m) for m in re.findall(r"^(\d+)\.0\.0 +kernel ", out, re.M)}
-            if wanted <= known:
-                break
-            if time.monotonic() > deadline:
-                raise ClusterError("machines %s never joined; ps says:\n%s" % (sorted(wanted - known), out))
-            time.sleep(0.2)
-        pairs = {(k, m) for k in wanted for m in wanted if k != m} if pairs else set()
-        while pairs:
-            out = self.nodes[0].command("netstat")
-            up = {(int(k), int(m)) for k, m in re.findall(r"^(\d+) +(\d+) +up ", out, re.M)}
-            if pairs <= up:
-                return
-            if time.monotonic() > deadline:
-                raise ClusterError("machines that never heard of each other: %s; netstat says:\n%s"
-                                   % (sorted(pairs - up), out))
-            time.sleep(0.2)
+        """The module's wait_joined(), on this cluster's node 0 (with pipes)."""
+        wait_joined(self.nodes[0], self.count, timeout, machines, pairs)
 
     def _start_switch(self, directory, log):
         """Start vde_switch with its socket in `directory`, in the foreground with a

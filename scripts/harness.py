@@ -155,9 +155,11 @@ def qemu_command(kernel=KERNEL, memory="256M", extra=(), bootargs="", trace_disk
             *(live_channel_args(live) if live else [])]
 
 
-# Lines printed at any moment, not by the command being run: the kernel's
-# notes of other machines and the process manager's complaints.
-ASYNC_LINES = r"(?:(?:machine \d+|pm): [^\n]*\n)*"
+# A line printed at any moment, not by the command being run: the kernel's
+# notes of other machines and the process manager's complaints; and any
+# number of them.
+ASYNC_LINE = r"(?:machine \d+|pm): [^\n]*\n"
+ASYNC_LINES = r"(?:%s)*" % ASYNC_LINE
 
 # Every Node that kill() has not ended yet.
 live_nodes = []
@@ -180,15 +182,16 @@ class Node:
     """A node; without a disk in `extra` it boots from the system disk (build/disk.img),
     in snapshot mode so that tests never change it. With `command`, that whole command
     line is started instead (the cluster launcher passes its own; preexec_fn is run in
-    the child before it starts, as subprocess.Popen does)."""
+    the child before it starts, as subprocess.Popen does; env, its environment,
+    by default this process's)."""
     def __init__(self, extra=(), boot_timeout=20, wait_prompt=True, kernel=KERNEL, command=None,
-                 preexec_fn=None):
+                 preexec_fn=None, env=None):
         if command is None:
             if "-drive" not in extra:
                 extra = disk_args(SYSTEM_DISK, 0, snapshot=True) + list(extra)
             command = qemu_command(kernel, extra=extra)
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, bufsize=0, preexec_fn=preexec_fn)
+                                     stderr=subprocess.STDOUT, bufsize=0, preexec_fn=preexec_fn, env=env)
         self.output = ""      # everything the node printed
         self.seen = 0         # how much of output expect() has consumed
         self.checked = 0      # how much of output check_kernel_lines has looked at
@@ -242,6 +245,24 @@ class Node:
         self.seen -= 1          # the echo's newline may be the prompt's too
         m = self.expect(re.escape(PROMPT), timeout)
         return self.output[start:m.start() + 1]
+
+    def read_to_end(self, timeout=30):
+        """Read until the console closes, that is until QEMU has ended (after
+        `halt`); return what the node printed after what expect() consumed, and
+        consume it. NodeError if QEMU has not ended within `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise NodeError("the node did not end within %ss; it printed:\n%s" %
+                                (timeout, self.output[self.seen:][-3000:]))
+            try:
+                self._read(min(left, 1.0))
+            except NodeError:
+                break                   # the end of the console: QEMU has ended
+        text = self.output[self.seen:]
+        self.seen = len(self.output)
+        return text
 
     def halt(self, timeout=20):
         """`halt` the node; return QEMU's exit status."""
