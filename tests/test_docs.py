@@ -174,11 +174,11 @@ def test_matcher():
 
 
 def test_link_checker():
-    """The link checker on this repository's README, before it judges the documents."""
-    assert check_link("README.md", "#the-cluster") is None
-    assert check_link("docs/tsp.md", "../README.md#the-analyzer-dpm") is None
+    """The link checker on this repository's design page, before it judges the documents."""
+    assert check_link("docs/architecture.md", "#the-model") is None
+    assert check_link("docs/tsp.md", "architecture.md#where-each-concept-lives") is None
     assert check_link("README.md", "kernel/demos.h") is None
-    assert "no heading" in check_link("README.md", "#the-clusters")
+    assert "no heading" in check_link("docs/architecture.md", "#the-models")
     assert "no file" in check_link("docs/tsp.md", "README.md")
     lines = [(1, "see [a](x.md) and `[b](y.md)` and [c](https://e.org)"), (2, "[d]: z.md#q")]
     assert links_in(lines) == [(1, "x.md"), (2, "z.md#q")], links_in(lines)
