@@ -13,15 +13,21 @@ HOSTCC  := cc -std=c11 -Wall -Wextra -Werror -O2 -g
 
 KERNEL_CFLAGS := $(ARCH) $(WARN) -O3 -flto -g -ffreestanding -fno-builtin -nostdlib -mno-relax \
                  -fno-stack-protector -Ikernel -MMD -MP
-USER_CFLAGS    = $(ARCH) $(WARN) -O2 -g -fno-omit-frame-pointer -nostdinc \
-                 -isystem $(NEWLIB)/include -isystem $(shell $(CC) -print-file-name=include 2>/dev/null) \
-                 -Ikernel -Ifs -Iuser/lib -Imeter -MMD -MP
+# User programs see newlib's headers, then the compiler's own (stddef.h,
+# stdarg.h, float.h, ...) and its include-fixed directory, where newlib's
+# limits.h finds gcc's (#include_next). newlib has <threads.h> but no
+# threads on this system: __STDC_NO_THREADS__ says so, as C11 provides.
+USER_CPPFLAGS  = -D__STDC_NO_THREADS__=1 -nostdinc -isystem $(NEWLIB)/include -isystem $(shell $(CC) -print-file-name=include 2>/dev/null) \
+                 -isystem $(shell $(CC) -print-file-name=include-fixed 2>/dev/null) \
+                 -Ikernel -Ifs -Iuser/lib -Imeter
+USER_CFLAGS    = $(ARCH) $(WARN) -O2 -g -fno-omit-frame-pointer $(USER_CPPFLAGS) -MMD -MP
 
 KERNEL_SRCS := $(wildcard kernel/*.c kernel/dev/*.c kernel/net/*.c)
 KERNEL_ASMS := kernel/entry.S
 KERNEL_OBJS := $(KERNEL_SRCS:%.c=$(B)/%.o) $(KERNEL_ASMS:%.S=$(B)/%.o) $(B)/kernel/bootimage.o
 
-ULIB_OBJS := $(B)/user/lib/kcall.o $(B)/user/lib/dmlib.o $(B)/user/lib/syscalls.o $(B)/user/lib/fsclient.o
+ULIB_OBJS := $(B)/user/lib/kcall.o $(B)/user/lib/dmlib.o $(B)/user/lib/syscalls.o $(B)/user/lib/unsupported.o \
+             $(B)/user/lib/strtold.o $(B)/user/lib/fsclient.o
 CRT0      := $(B)/user/lib/crt0.o
 
 # The boot image holds only what starts the file system: the system
@@ -74,7 +80,9 @@ build: $(B)/kernel.elf $(B)/tools/dmfs $(B)/tools/netframe_test $(B)/tools/trans
 setup:
 	@scripts/setup.sh
 
-$(NEWLIB)/lib/libc.a:
+# newlib is built again when scripts/build-newlib.sh changes (its options
+# are in it): the script compares them with the build's record.
+$(NEWLIB)/lib/libc.a: scripts/build-newlib.sh
 	@scripts/setup.sh
 
 $(B)/kernel/%.o: kernel/%.c | $(NEWLIB)/lib/libc.a

@@ -54,7 +54,7 @@ void server_serve(const struct dm_msg_info *info, const void *message, long n, s
 /* Serve requests for ever: each message received on any channel goes to
  * server_serve. A message is at most DM_MSG_MAX - 1 bytes and is followed
  * by a NUL, so that a request's string data is always ended. */
-void server_run(server_handler *handle) __attribute__((noreturn));
+void server_run(server_handler *handle) __attribute__((__noreturn__));
 
 /* ---- requests to a kernel ---- */
 
