@@ -158,6 +158,22 @@ FSCK_OBJS := $(B)/fs/fsimage.o $(B)/fs/fsck.o
 $(B)/fs/di.elf: $(FSCK_OBJS)
 $(B)/fs/di.elf: EXTRA_OBJS := $(FSCK_OBJS)
 
+# libctest checks newlib's printf and scanf against the host's C library:
+# tests/libc_expected.c, built with the host's compiler, writes what the
+# host prints for each case of user/tests/libc_formats.h into a header
+# that libctest compiles in.
+LIBC_EXPECTED := $(B)/user/tests/libc_expected.h
+$(B)/tools/libc_expected: tests/libc_expected.c user/tests/libc_formats.h
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $<"
+	@$(HOSTCC) -Iuser/tests -o $@ $<
+$(LIBC_EXPECTED): $(B)/tools/libc_expected
+	@mkdir -p $(dir $@)
+	@echo "  GEN     $@"
+	@$< > $@.tmp && mv $@.tmp $@
+$(B)/user/tests/libctest.o: $(LIBC_EXPECTED)
+$(B)/user/tests/libctest.o: USER_CFLAGS += -I$(B)/user/tests
+
 # The workloads share their random numbers and argument parsing; the
 # travelling salesman's controller and servers share its search
 # (user/workloads/tsp/).

@@ -78,3 +78,13 @@ def test_newlib_programs(report):
             report("libctest." + r.group(2), r.group(1) == "ok", r.group(3) or "")
     assert int(m.group(1)) >= 11 and m.group(2) == "0", m.group(0)
     node.expect(r"\$ ", 10)
+
+
+def test_exit_status_of_exit_return_and_abort():
+    """exit(n) (after the atexit handlers, with stdio flushed), return n from
+    main and abort() give the status the shell reports."""
+    out = node.command("run libctest exit 3")
+    assert re.search(r"libctest: exit\(3\) libctest: atexit handler ran\n\[\S+\] libctest: exit status 3\n", out), out
+    assert re.search(r"\[\S+\] libctest: exit status 4\n", node.command("run libctest return 4"))
+    assert re.search(r"\[\S+\] libctest: exit status 134\n", node.command("run libctest abort"))   # 128 + SIGABRT
+    assert node.command("run libctest return 0") == ""
