@@ -1,6 +1,7 @@
 # DEMOS/MP + DPM — one build for the kernel, the system processes and the
 # user programs. `make` builds; `make run` boots; `make test` tests;
-# `make bench` measures; `make gdb` starts a node waiting for GDB.
+# `make bench` measures; `make gdb` starts a node waiting for GDB;
+# `make prog SRC=FILE.c` puts a program of your own on the system disk.
 
 CROSS   := riscv64-unknown-elf-
 CC      := $(CROSS)gcc
@@ -65,7 +66,7 @@ DISK_SERVICE_US ?=
 # line (scripts/harness.py, qemu_command) that the tests use too.
 CLUSTER = python3 scripts/cluster.py --disk $(DISK)
 
-.PHONY: all build run test test-faults test-hostile bench experiments gdb setup clean fuzz
+.PHONY: all build prog prog-library prog-install run test test-faults test-hostile bench experiments gdb setup clean fuzz
 .SECONDARY:
 
 # Every command first makes sure the tools are installed (scripts/setup.sh:
@@ -139,12 +140,44 @@ $(BENCHES:%=$(B)/bin/%): $(B)/bin/%: $(B)/user/bench/%.elf
 $(FILTERS:%=$(B)/bin/%): $(B)/bin/%: $(B)/filter/%.elf
 	$(STRIP)
 
-# The system disk: a fresh file system holding /bin. Made again whenever a
-# program changes, so files written on it earlier are lost; `make run
-# DISK=IMAGE` boots with an image of your own instead.
-$(SYSTEM_DISK): $(BIN) $(B)/tools/dmfs
-	@echo "  DMFS    $@ (/bin: $(words $(BIN)) programs)"
-	@$(B)/tools/dmfs mkfs --force $@ $(SYSTEM_DISK_MB) $(foreach p,$(BIN),$(p)=/bin/$(notdir $(p))) >/dev/null
+# Programs of your own (docs/programs.md): `make prog SRC=path/to/NAME.c`
+# (or several .c files, the first naming it) builds $(B)/prog/NAME.elf with
+# the user library and newlib, with the system's flags (warnings are
+# errors), and $(B)/prog/NAME without its debugging information; the system
+# disk holds every program in $(B)/prog/ as /bin/NAME from then on (the
+# tests' images hold only $(B)/bin/'s, the system's). With DISK=IMAGE it goes into that image instead
+# (dmfs put; the image must not be in use by a running node).
+PROG_NAME  = $(basename $(notdir $(firstword $(SRC))))
+PROG_BIN  := $(patsubst %.elf,%,$(wildcard $(B)/prog/*.elf))
+$(PROG_BIN): $(B)/prog/%: $(B)/prog/%.elf
+	$(STRIP)
+
+prog: setup
+	@test -n "$(SRC)" || { echo "make prog: say which program: make prog SRC=path/to/NAME.c" >&2; exit 2; }
+	@test -z "$(filter $(PROG_NAME),$(basename $(notdir $(DISK_ELVES))))" || \
+	    { echo "make prog: $(PROG_NAME) is the name of a system program; rename $(firstword $(SRC))" >&2; exit 2; }
+	@$(MAKE) --no-print-directory prog-library
+	@mkdir -p $(B)/prog
+	@echo "  CC      $(SRC) -> $(B)/prog/$(PROG_NAME).elf"
+	@$(CC) $(ARCH) $(WARN) -O2 -g $(USER_CPPFLAGS) -nostdlib -static -T user/user.ld -o $(B)/prog/$(PROG_NAME).elf \
+	    $(CRT0) $(SRC) $(ULIB_OBJS) -Wl,--start-group $(NEWLIB)/lib/libc.a $(NEWLIB)/lib/libm.a -lgcc -Wl,--end-group
+	@$(MAKE) --no-print-directory prog-install
+prog-library: $(CRT0) $(ULIB_OBJS)
+	@:
+prog-install: $(B)/prog/$(PROG_NAME) $(B)/tools/dmfs $(if $(filter $(SYSTEM_DISK),$(DISK)),$(SYSTEM_DISK))
+	@if [ "$(DISK)" = "$(SYSTEM_DISK)" ]; then \
+	    echo "  /bin/$(PROG_NAME) is on the system disk: make run; then, in the shell: run $(PROG_NAME)"; \
+	else \
+	    $(B)/tools/dmfs put $(DISK) $(B)/prog/$(PROG_NAME) /bin/$(PROG_NAME) && echo "  DMFS    $(DISK): /bin/$(PROG_NAME)"; \
+	fi
+
+# The system disk: a fresh file system holding /bin (the system's programs
+# and yours). Made again whenever a program changes, so files written on it
+# earlier are lost; `make run DISK=IMAGE` boots with an image of your own
+# instead.
+$(SYSTEM_DISK): $(BIN) $(PROG_BIN) $(B)/tools/dmfs
+	@echo "  DMFS    $@ (/bin: $(words $(BIN) $(PROG_BIN)) programs)"
+	@$(B)/tools/dmfs mkfs --force $@ $(SYSTEM_DISK_MB) $(foreach p,$(BIN) $(PROG_BIN),$(p)=/bin/$(notdir $(p))) >/dev/null
 
 # The servers' own library (user/lib/server.c): registering, answering
 # requests, requests to a kernel.
@@ -366,6 +399,6 @@ bench: all
 	@python3 scripts/bench.py
 
 clean:
-	rm -rf $(B)/kernel $(B)/user $(B)/servers $(B)/fs $(B)/tools $(B)/fuzz $(B)/bin $(B)/kernel.elf $(SYSTEM_DISK)
+	rm -rf $(B)/kernel $(B)/user $(B)/servers $(B)/fs $(B)/tools $(B)/fuzz $(B)/bin $(B)/prog $(B)/kernel.elf $(SYSTEM_DISK)
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
