@@ -82,8 +82,12 @@ setup:
 	@scripts/setup.sh
 
 # newlib is built again when scripts/build-newlib.sh changes (its options
-# are in it): the script compares them with the build's record.
-$(NEWLIB)/lib/libc.a: scripts/build-newlib.sh
+# are in it): the script compares them with the build's record,
+# build/newlib/build-options, and touches it when they agree. Every user
+# object depends on that record, so a newlib built again (other options,
+# another newlib.h) recompiles and relinks every program.
+NEWLIB_BUILT := $(B)/newlib/build-options
+$(NEWLIB_BUILT) $(NEWLIB)/lib/libc.a &: scripts/build-newlib.sh
 	@scripts/setup.sh
 
 $(B)/kernel/%.o: kernel/%.c | $(NEWLIB)/lib/libc.a
@@ -114,11 +118,11 @@ $(B)/kernel-nometer.elf: $(NOMETER_OBJS) kernel/kernel.ld
 	@echo "  LD      $@"
 	@$(CC) $(KERNEL_CFLAGS) -DMETER_PROBES=0 -T kernel/kernel.ld -o $@ $(NOMETER_OBJS) -lgcc
 
-$(B)/%.o: %.c | $(NEWLIB)/lib/libc.a
+$(B)/%.o: %.c $(NEWLIB_BUILT)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(USER_CFLAGS) -c $< -o $@
-$(B)/%.o: %.S
+$(B)/%.o: %.S $(NEWLIB_BUILT)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(USER_CFLAGS) -c $< -o $@
