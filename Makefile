@@ -1,6 +1,7 @@
 # DEMOS/MP + DPM — one build for the kernel, the system processes and the
 # user programs. `make` builds; `make run` boots; `make test` tests;
-# `make bench` measures; `make gdb` starts a node waiting for GDB.
+# `make bench` measures; `make gdb` starts a node waiting for GDB;
+# `make prog SRC=FILE.c` puts a program of your own on the system disk.
 
 CROSS   := riscv64-unknown-elf-
 CC      := $(CROSS)gcc
@@ -13,15 +14,21 @@ HOSTCC  := cc -std=c11 -Wall -Wextra -Werror -O2 -g
 
 KERNEL_CFLAGS := $(ARCH) $(WARN) -O3 -flto -g -ffreestanding -fno-builtin -nostdlib -mno-relax \
                  -fno-stack-protector -Ikernel -MMD -MP
-USER_CFLAGS    = $(ARCH) $(WARN) -O2 -g -fno-omit-frame-pointer -nostdinc \
-                 -isystem $(NEWLIB)/include -isystem $(shell $(CC) -print-file-name=include 2>/dev/null) \
-                 -Ikernel -Ifs -Iuser/lib -Imeter -MMD -MP
+# User programs see newlib's headers, then the compiler's own (stddef.h,
+# stdarg.h, float.h, ...) and its include-fixed directory, where newlib's
+# limits.h finds gcc's (#include_next). newlib has <threads.h> but no
+# threads on this system: __STDC_NO_THREADS__ says so, as C11 provides.
+USER_CPPFLAGS  = -D__STDC_NO_THREADS__=1 -nostdinc -isystem $(NEWLIB)/include -isystem $(shell $(CC) -print-file-name=include 2>/dev/null) \
+                 -isystem $(shell $(CC) -print-file-name=include-fixed 2>/dev/null) \
+                 -Ikernel -Ifs -Iuser/lib -Imeter
+USER_CFLAGS    = $(ARCH) $(WARN) -O2 -g -fno-omit-frame-pointer $(USER_CPPFLAGS) -MMD -MP
 
 KERNEL_SRCS := $(wildcard kernel/*.c kernel/dev/*.c kernel/net/*.c)
 KERNEL_ASMS := kernel/entry.S
 KERNEL_OBJS := $(KERNEL_SRCS:%.c=$(B)/%.o) $(KERNEL_ASMS:%.S=$(B)/%.o) $(B)/kernel/bootimage.o
 
-ULIB_OBJS := $(B)/user/lib/kcall.o $(B)/user/lib/dmlib.o $(B)/user/lib/syscalls.o $(B)/user/lib/fsclient.o
+ULIB_OBJS := $(B)/user/lib/kcall.o $(B)/user/lib/dmlib.o $(B)/user/lib/syscalls.o $(B)/user/lib/unsupported.o \
+             $(B)/user/lib/strtold.o $(B)/user/lib/fsclient.o
 CRT0      := $(B)/user/lib/crt0.o
 
 # The boot image holds only what starts the file system: the system
@@ -59,7 +66,7 @@ DISK_SERVICE_US ?=
 # line (scripts/harness.py, qemu_command) that the tests use too.
 CLUSTER = python3 scripts/cluster.py --disk $(DISK)
 
-.PHONY: all build run test test-faults test-hostile bench experiments gdb setup clean fuzz
+.PHONY: all build prog prog-library prog-install run test test-faults test-hostile bench experiments gdb setup clean fuzz
 .SECONDARY:
 
 # Every command first makes sure the tools are installed (scripts/setup.sh:
@@ -74,7 +81,13 @@ build: $(B)/kernel.elf $(B)/tools/dmfs $(B)/tools/netframe_test $(B)/tools/trans
 setup:
 	@scripts/setup.sh
 
-$(NEWLIB)/lib/libc.a:
+# newlib is built again when scripts/build-newlib.sh changes (its options
+# are in it): the script compares them with the build's record,
+# build/newlib/build-options, and touches it when they agree. Every user
+# object depends on that record, so a newlib built again (other options,
+# another newlib.h) recompiles and relinks every program.
+NEWLIB_BUILT := $(B)/newlib/build-options
+$(NEWLIB_BUILT) $(NEWLIB)/lib/libc.a &: scripts/build-newlib.sh
 	@scripts/setup.sh
 
 $(B)/kernel/%.o: kernel/%.c | $(NEWLIB)/lib/libc.a
@@ -105,11 +118,11 @@ $(B)/kernel-nometer.elf: $(NOMETER_OBJS) kernel/kernel.ld
 	@echo "  LD      $@"
 	@$(CC) $(KERNEL_CFLAGS) -DMETER_PROBES=0 -T kernel/kernel.ld -o $@ $(NOMETER_OBJS) -lgcc
 
-$(B)/%.o: %.c | $(NEWLIB)/lib/libc.a
+$(B)/%.o: %.c $(NEWLIB_BUILT)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(USER_CFLAGS) -c $< -o $@
-$(B)/%.o: %.S
+$(B)/%.o: %.S $(NEWLIB_BUILT)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(USER_CFLAGS) -c $< -o $@
@@ -131,12 +144,44 @@ $(BENCHES:%=$(B)/bin/%): $(B)/bin/%: $(B)/user/bench/%.elf
 $(FILTERS:%=$(B)/bin/%): $(B)/bin/%: $(B)/filter/%.elf
 	$(STRIP)
 
-# The system disk: a fresh file system holding /bin. Made again whenever a
-# program changes, so files written on it earlier are lost; `make run
-# DISK=IMAGE` boots with an image of your own instead.
-$(SYSTEM_DISK): $(BIN) $(B)/tools/dmfs
-	@echo "  DMFS    $@ (/bin: $(words $(BIN)) programs)"
-	@$(B)/tools/dmfs mkfs --force $@ $(SYSTEM_DISK_MB) $(foreach p,$(BIN),$(p)=/bin/$(notdir $(p))) >/dev/null
+# Programs of your own (docs/programs.md): `make prog SRC=path/to/NAME.c`
+# (or several .c files, the first naming it) builds $(B)/prog/NAME.elf with
+# the user library and newlib, with the system's flags (warnings are
+# errors), and $(B)/prog/NAME without its debugging information; the system
+# disk holds every program in $(B)/prog/ as /bin/NAME from then on (the
+# tests' images hold only $(B)/bin/'s, the system's). With DISK=IMAGE it goes into that image instead
+# (dmfs put; the image must not be in use by a running node).
+PROG_NAME  = $(basename $(notdir $(firstword $(SRC))))
+PROG_BIN  := $(patsubst %.elf,%,$(wildcard $(B)/prog/*.elf))
+$(PROG_BIN): $(B)/prog/%: $(B)/prog/%.elf
+	$(STRIP)
+
+prog: setup
+	@test -n "$(SRC)" || { echo "make prog: say which program: make prog SRC=path/to/NAME.c" >&2; exit 2; }
+	@test -z "$(filter $(PROG_NAME),$(basename $(notdir $(DISK_ELVES))))" || \
+	    { echo "make prog: $(PROG_NAME) is the name of a system program; rename $(firstword $(SRC))" >&2; exit 2; }
+	@$(MAKE) --no-print-directory prog-library
+	@mkdir -p $(B)/prog
+	@echo "  CC      $(SRC) -> $(B)/prog/$(PROG_NAME).elf"
+	@$(CC) $(ARCH) $(WARN) -O2 -g $(USER_CPPFLAGS) -nostdlib -static -T user/user.ld -o $(B)/prog/$(PROG_NAME).elf \
+	    $(CRT0) $(SRC) $(ULIB_OBJS) -Wl,--start-group $(NEWLIB)/lib/libc.a $(NEWLIB)/lib/libm.a -lgcc -Wl,--end-group
+	@$(MAKE) --no-print-directory prog-install
+prog-library: $(CRT0) $(ULIB_OBJS)
+	@:
+prog-install: $(B)/prog/$(PROG_NAME) $(B)/tools/dmfs $(if $(filter $(SYSTEM_DISK),$(DISK)),$(SYSTEM_DISK))
+	@if [ "$(DISK)" = "$(SYSTEM_DISK)" ]; then \
+	    echo "  /bin/$(PROG_NAME) is on the system disk: make run; then, in the shell: run $(PROG_NAME)"; \
+	else \
+	    $(B)/tools/dmfs put $(DISK) $(B)/prog/$(PROG_NAME) /bin/$(PROG_NAME) && echo "  DMFS    $(DISK): /bin/$(PROG_NAME)"; \
+	fi
+
+# The system disk: a fresh file system holding /bin (the system's programs
+# and yours). Made again whenever a program changes, so files written on it
+# earlier are lost; `make run DISK=IMAGE` boots with an image of your own
+# instead.
+$(SYSTEM_DISK): $(BIN) $(PROG_BIN) $(B)/tools/dmfs
+	@echo "  DMFS    $@ (/bin: $(words $(BIN) $(PROG_BIN)) programs)"
+	@$(B)/tools/dmfs mkfs --force $@ $(SYSTEM_DISK_MB) $(foreach p,$(BIN) $(PROG_BIN),$(p)=/bin/$(notdir $(p))) >/dev/null
 
 # The servers' own library (user/lib/server.c): registering, answering
 # requests, requests to a kernel.
@@ -149,6 +194,22 @@ $(BOOT_ELVES): SERVER_OBJS := $(SERVER_LIB)
 FSCK_OBJS := $(B)/fs/fsimage.o $(B)/fs/fsck.o
 $(B)/fs/di.elf: $(FSCK_OBJS)
 $(B)/fs/di.elf: EXTRA_OBJS := $(FSCK_OBJS)
+
+# libctest checks newlib's printf and scanf against the host's C library:
+# tests/libc_expected.c, built with the host's compiler, writes what the
+# host prints for each case of user/tests/libc_formats.h into a header
+# that libctest compiles in.
+LIBC_EXPECTED := $(B)/user/tests/libc_expected.h
+$(B)/tools/libc_expected: tests/libc_expected.c user/tests/libc_formats.h
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $<"
+	@$(HOSTCC) -Iuser/tests -o $@ $<
+$(LIBC_EXPECTED): $(B)/tools/libc_expected
+	@mkdir -p $(dir $@)
+	@echo "  GEN     $@"
+	@$< > $@.tmp && mv $@.tmp $@
+$(B)/user/tests/libctest.o: $(LIBC_EXPECTED)
+$(B)/user/tests/libctest.o: USER_CFLAGS += -I$(B)/user/tests
 
 # The workloads share their random numbers and argument parsing; the
 # travelling salesman's controller and servers share its search
@@ -342,6 +403,6 @@ bench: all
 	@python3 scripts/bench.py
 
 clean:
-	rm -rf $(B)/kernel $(B)/user $(B)/servers $(B)/fs $(B)/tools $(B)/fuzz $(B)/bin $(B)/kernel.elf $(SYSTEM_DISK)
+	rm -rf $(B)/kernel $(B)/user $(B)/servers $(B)/fs $(B)/tools $(B)/fuzz $(B)/bin $(B)/prog $(B)/kernel.elf $(SYSTEM_DISK)
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -147,7 +147,7 @@
     \
     /* STOPTASK(status) — ends the calling process; never returns. Its links
      * are destroyed and the process manager is told the exit status. */ \
-    X(9, STOPTASK, dm_stoptask, __attribute__((noreturn)) void, (long status), 0)
+    X(9, STOPTASK, dm_stoptask, __attribute__((__noreturn__)) void, (long status), 0)
 
 #ifndef __ASSEMBLER__
 enum dm_call {

@@ -119,3 +119,13 @@ def test_a_node_whose_kernel_answered_an_unlisted_error_fails_the_test():
         finally:
             node.kill()        # checks again, and finds nothing new
         assert node not in harness.live_nodes
+
+
+def test_exit_status_of_exit_return_and_abort():
+    """exit(n) (after the atexit handlers, with stdio flushed), return n from
+    main and abort() give the status the shell reports."""
+    out = node.command("run libctest exit 3")
+    assert re.search(r"libctest: exit\(3\) libctest: atexit handler ran\n\[\S+\] libctest: exit status 3\n", out), out
+    assert re.search(r"\[\S+\] libctest: exit status 4\n", node.command("run libctest return 4"))
+    assert re.search(r"\[\S+\] libctest: exit status 134\n", node.command("run libctest abort"))   # 128 + SIGABRT
+    assert node.command("run libctest return 0") == ""

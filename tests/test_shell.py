@@ -108,6 +108,26 @@ def test_backspace_edits_the_line():
     n.expect(r"\$ ", 10)
 
 
+def test_environment_export_unset_and_per_command():
+    """Every program gets HOME and PATH, what export set and unset did not
+    remove, and the NAME=VALUE words before its name, for it alone."""
+    n = booted()
+    assert n.command("libctest env HOME PATH GREETING") == "HOME=/\nPATH=/bin\nGREETING is not set\n"
+    assert n.command("export GREETING=hello OTHER=x") == ""
+    assert n.command("GREETING=bye run libctest env GREETING OTHER") == "GREETING=bye\nOTHER=x\n"
+    assert n.command("libctest env GREETING") == "GREETING=hello\n"
+    assert n.command("unset OTHER") == ""
+    assert n.command("LATER=1") == ""
+    listed = n.command("export")
+    for line in ("HOME=/", "PATH=/bin", "GREETING=hello", "LATER=1"):
+        assert line + "\n" in listed, listed
+    assert "OTHER" not in listed, listed
+    assert "not NAME=VALUE" in n.command("export 9=x")
+    assert n.command("libctest env DM_STDOUT GREETING > /env.txt") == ""
+    assert n.command("cat /env.txt") == "DM_STDOUT=/env.txt\nGREETING=hello\n"
+    assert n.command("unset GREETING LATER") == ""
+
+
 def test_halt_powers_off_cleanly():
     global node
     n = booted()

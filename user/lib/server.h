@@ -75,7 +75,7 @@ static inline __attribute__((always_inline)) int server_serve(const struct dm_ms
 /* Serve requests for ever: each message received on any channel goes to
  * server_serve. A message is at most DM_MSG_MAX - 1 bytes and is followed
  * by a NUL, so that a request's string data is always ended. */
-static inline __attribute__((always_inline, noreturn)) void server_run(server_handler *handle)
+static inline __attribute__((always_inline, __noreturn__)) void server_run(server_handler *handle)
 {
     /* One page (aligned to its size): the kernel copies a message into a
      * buffer that lies in one page with one memcpy. */

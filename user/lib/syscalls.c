@@ -383,11 +383,14 @@ int _getpid(void)
     return (int)PID_SLOT(dm_self());
 }
 
+/* A signal to the process itself (abort, raise with the default action)
+ * ends it with status 128 + the signal's number; other processes cannot
+ * be signalled (unsupported.c). */
 int _kill(int pid, int sig)
 {
     if (pid == _getpid())
         _exit(128 + sig);
-    errno = EPERM;
+    errno = ENOSYS;
     return -1;
 }
 

@@ -20,6 +20,9 @@
  *                       a filter server (DESCRIPTION, RULES: files, or -)
  *   filter stats NAME, filter stop NAME
  *   echo WORDS          print the words
+ *   export NAME=VALUE...  set environment variables for every later program
+ *   export              list the environment
+ *   unset NAME...       remove environment variables
  *   help                this list
  *   halt                power the system off
  *
@@ -28,7 +31,15 @@
  * (DM_STDOUT=FILE or DM_STDOUT_APPEND=FILE) that its start-up code obeys
  * (user/lib/syscalls.c); the shell's own commands write to FILE themselves.
  * Programs (ls, cat, cp, mv, rm, mkdir, fsstat, sync, ...) are /bin/NAME.
+ *
+ * The environment: every program gets the shell's (HOME=/ and PATH=/bin
+ * at start, then what export and unset make of it), then the NAME=VALUE
+ * words before its name (`NAME=VALUE run PROG`, for that program only),
+ * then DM_STDOUT for a redirection. A line of NAME=VALUE words alone is
+ * an export. PATH says where programs are; the process manager looks in
+ * /bin whatever it says.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +48,9 @@
 #include "record.h"
 
 #define MAX_ARGS 32
+#define MAX_ENV  64
+
+extern char **environ;
 
 static const char *state_name(uint32_t s)
 {
@@ -404,10 +418,68 @@ static void cmd_help(FILE *out)
                  "                   meter off PID, meter system MACHINES\n"
                  "filter start [-l] [@K] NAME DESCRIPTION RULES [LOG]; filter stats NAME; filter stop NAME\n"
                  "echo WORDS         print the words\n"
+                 "export NAME=VALUE  set an environment variable for later programs; export lists them;\n"
+                 "                   unset NAME removes one; NAME=VALUE PROG ARGS sets it for PROG only\n"
                  "help               this list\n"
                  "halt               power the system off\n"
                  "programs in /bin:  ls [-l] [PATH], cat FILE..., cp FROM TO, mv FROM TO, rm PATH...,\n"
                  "                   mkdir PATH..., fsstat, sync, hello, ping/pong, tests\n");
+}
+
+/* Whether word is NAME=VALUE, NAME a letter or '_' then letters, digits, '_'. */
+static int is_assignment(const char *word)
+{
+    if (!(isalpha((unsigned char)word[0]) || word[0] == '_'))
+        return 0;
+    size_t n = 1;
+    while (isalnum((unsigned char)word[n]) || word[n] == '_')
+        n++;
+    return word[n] == '=';
+}
+
+/* export NAME=VALUE...: the count words into the shell's environment;
+ * with none, list it. */
+static void cmd_export(int count, char **words, FILE *out)
+{
+    if (count == 0)
+        for (char **e = environ; *e; e++)
+            fprintf(out, "%s\n", *e);
+    for (int i = 0; i < count; i++) {
+        if (!is_assignment(words[i])) {
+            printf("export: %s: not NAME=VALUE\n", words[i]);
+            continue;
+        }
+        char *equals = strchr(words[i], '=');
+        *equals = 0;
+        if (setenv(words[i], equals + 1, 1) != 0)
+            printf("export: %s: %s\n", words[i], strerror(errno));
+    }
+}
+
+static void cmd_unset(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (unsetenv(argv[i]) != 0)
+            printf("unset: %s: %s\n", argv[i], strerror(errno));
+}
+
+/* Put string (NAME=VALUE) into envp, which has *count strings, in place of
+ * one of the same NAME. Returns 0, or -1 (with a message) when full. */
+static int add_env(char **envp, int *count, char *string)
+{
+    size_t name_len = strcspn(string, "=") + 1;
+    for (int i = 0; i < *count; i++) {
+        if (strncmp(envp[i], string, name_len) == 0) {
+            envp[i] = string;
+            return 0;
+        }
+    }
+    if (*count == MAX_ENV) {
+        printf("shell: more than %d environment strings\n", MAX_ENV);
+        return -1;
+    }
+    envp[(*count)++] = string;
+    return 0;
 }
 
 /* Take `> FILE`, `>FILE`, `>> FILE` or `>>FILE` out of argv: its path and
@@ -446,12 +518,15 @@ static int split(char *line, char **argv)
 }
 
 static void run_line(char *line);
+static int make_environment(char **envp, char **argv, int assignments, const char *out_path, int append);
 static void run_command(int argc, char **argv, FILE *out, int background, char **envp);
 
 /* Read a line, run it, and again, until the end of the input. */
 int main(void)
 {
     static char line[1024];
+    setenv("HOME", "/", 0);
+    setenv("PATH", "/bin", 0);
     printf("DEMOS/MP shell. Type help for the commands.\n");
     for (;;) {
         printf("$ ");
@@ -484,23 +559,50 @@ static void run_line(char *line)
     if ((argc = take_redirection(argc, argv, &out_path, &append)) <= 0)
         return;
     argv[argc] = 0;
+    int assignments = 0;
+    while (assignments < argc && is_assignment(argv[assignments]))
+        assignments++;
+    if (assignments == argc) {   /* NAME=VALUE ... alone */
+        cmd_export(argc, argv, stdout);
+        return;
+    }
+    char *envp[MAX_ENV + 1];
+    if (make_environment(envp, argv, assignments, out_path, append) < 0)
+        return;
+    argc -= assignments;
+    memmove(argv, argv + assignments, (size_t)(argc + 1) * sizeof argv[0]);
     const char *cmd = argv[0];
     int builtin = strcmp(cmd, "help") == 0 || strcmp(cmd, "echo") == 0 || strcmp(cmd, "ps") == 0 ||
-                  strcmp(cmd, "netstat") == 0;
+                  strcmp(cmd, "netstat") == 0 || strcmp(cmd, "export") == 0;
     FILE *out = stdout;
     if (builtin && out_path && !(out = fopen(out_path, append ? "a" : "w"))) {
         printf("shell: %s: %s\n", out_path, strerror(errno));
         return;
     }
-    static char env_string[1100];
-    char *envp[2] = { 0, 0 };
-    if (out_path) {
-        snprintf(env_string, sizeof env_string, "%s=%s", append ? "DM_STDOUT_APPEND" : "DM_STDOUT", out_path);
-        envp[0] = env_string;
-    }
     run_command(argc, argv, out, background, envp);
     if (out != stdout && fclose(out) != 0)
         printf("shell: %s: %s\n", out_path, strerror(errno));
+}
+
+/* A program's environment, in envp: the shell's, the line's NAME=VALUE
+ * words (the first `assignments` of argv), and the redirection (`> FILE`
+ * as DM_STDOUT or DM_STDOUT_APPEND). -1, said, when it has too many. */
+static int make_environment(char **envp, char **argv, int assignments, const char *out_path, int append)
+{
+    static char redirection[1100];
+    int envc = 0, too_many = 0;
+    for (char **e = environ; *e && !too_many; e++)
+        too_many = add_env(envp, &envc, *e);
+    for (int i = 0; i < assignments && !too_many; i++)
+        too_many = add_env(envp, &envc, argv[i]);
+    if (out_path && !too_many) {
+        snprintf(redirection, sizeof redirection, "%s=%s", append ? "DM_STDOUT_APPEND" : "DM_STDOUT", out_path);
+        too_many = add_env(envp, &envc, redirection);
+    }
+    if (too_many)
+        return -1;
+    envp[envc] = 0;
+    return 0;
 }
 
 /* A built-in command by its name, else a program (`run PROG` or `PROG`). */
@@ -517,6 +619,10 @@ static void run_command(int argc, char **argv, FILE *out, int background, char *
         cmd_ps(out);
     else if (strcmp(cmd, "netstat") == 0)
         cmd_netstat(out);
+    else if (strcmp(cmd, "export") == 0)
+        cmd_export(argc - 1, argv + 1, out);
+    else if (strcmp(cmd, "unset") == 0)
+        cmd_unset(argc, argv);
     else if (strcmp(cmd, "kill") == 0)
         cmd_signal("kill", argc, argv, pm_kill);
     else if (strcmp(cmd, "stop") == 0)
