@@ -7,6 +7,7 @@ commands into the shell and reads what it prints, expect-style.
     out = node.command("run hello")   # text printed before the next prompt
     node.halt()                    # `halt`, then waits for QEMU to exit
 """
+import codecs
 import os
 import re
 import select
@@ -154,6 +155,7 @@ class Node:
                                      stderr=subprocess.STDOUT, bufsize=0, preexec_fn=preexec_fn)
         self.output = ""      # everything the node printed
         self.seen = 0         # how much of output expect() has consumed
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")   # a character may span two reads
         if wait_prompt:
             try:
                 self.expect(re.escape("$ "), boot_timeout)
@@ -169,7 +171,7 @@ class Node:
         if not data:
             raise NodeError("the node exited (status %s); it printed:\n%s" %
                             (self.proc.wait(), self.output[-3000:]))
-        self.output += data.decode("utf-8", "replace").replace("\r", "")
+        self.output += self.decoder.decode(data).replace("\r", "")
         return True
 
     def expect(self, pattern, timeout=30, since=None):
