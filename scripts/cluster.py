@@ -241,7 +241,8 @@ class Cluster:
     tests' way). extra_per_node(k) gives more QEMU arguments for node k.
     wait_prompt: with pipes, wait until node 0 shows its shell prompt and every
     other node has booted (it has no shell: machine 0's process manager runs
-    its processes; wait_joined() waits until it knows them all).
+    its processes, and starts the shell once it knows them all, or after 30 s;
+    wait_joined() also waits until their kernels know each other).
     faults: None, or a FAULTS specification ("loss=10 dup=5", see parse_faults):
     each node then has a switch of its own, joined to the central switch by a
     wirefilter that applies the faults to the frames going into the node.

@@ -14,6 +14,7 @@ for it in everything the node printed when the node ends (Node.kill, which
 halt(), `with`, Cluster.close and Cluster.restart all end with) and, for the
 nodes still running, after each test (scripts/test.py, check_live_nodes).
 """
+import codecs
 import os
 import re
 import select
@@ -196,6 +197,7 @@ class Node:
         self.seen = 0         # how much of output expect() has consumed
         self.checked = 0      # how much of output check_kernel_lines has looked at
         live_nodes.append(self)
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")   # a character may span two reads
         if wait_prompt:
             try:
                 self.expect(re.escape("$ "), boot_timeout)
@@ -211,7 +213,7 @@ class Node:
         if not data:
             raise NodeError("the node exited (status %s); it printed:\n%s" %
                             (self.proc.wait(), self.output[-3000:]))
-        self.output += data.decode("utf-8", "replace").replace("\r", "")
+        self.output += self.decoder.decode(data).replace("\r", "")
         return True
 
     def expect(self, pattern, timeout=30, since=None):

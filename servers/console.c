@@ -4,6 +4,16 @@
  * It prints what processes write, and turns typed characters into lines:
  * echo, backspace, Ctrl-U (erase the line), Ctrl-D (end of input).
  * Readers wait in order; each read gets at most one line.
+ *
+ * Bytes >= 0x80 are kept as typed (UTF-8); backspace erases a whole UTF-8
+ * character. A line longer than the editing buffer (LINE_MAX) is handed on
+ * in pieces as it is typed, and editing reaches back only into its last
+ * piece; the reader sees the whole line, and judges its length itself.
+ *
+ * No input is lost: the kernel is asked for more (at most INPUT_CHUNK
+ * bytes) only when a reader waits and every finished line has been read,
+ * so `cooked` never holds more than one line's pieces and one chunk; until
+ * then, what is typed waits in the kernel, then in the UART (dev/uart.c).
  */
 #include <string.h>
 #include "dmlib.h"
@@ -13,11 +23,13 @@
 #define CHANNEL_REQUEST  0
 #define CHANNEL_INPUT    1
 #define LINE_MAX         1024
+#define INPUT_CHUNK      256
 #define NREADERS         32
 
-static char line[LINE_MAX];          /* the line being typed */
+static char line[LINE_MAX];          /* the line being typed (its last piece) */
 static uint32_t line_len;
-static char cooked[8192];            /* finished lines not yet read */
+static int line_continues;           /* pieces of the line were handed on already */
+static char cooked[LINE_MAX + INPUT_CHUNK];   /* finished lines (and pieces) not yet read */
 static uint32_t cooked_len;
 static int eof_pending;              /* Ctrl-D on an empty line */
 static struct { long reply; uint32_t max; } readers[NREADERS];
@@ -38,7 +50,7 @@ static void device_request_input(void)
 {
     if (read_outstanding)
         return;
-    struct dm_kreq q = { .op = KOP_CONS_READ, .arg = { 256 } };
+    struct dm_kreq q = { .op = KOP_CONS_READ, .arg = { INPUT_CHUNK } };
     long reply = dm_createlink(CHANNEL_INPUT, 0, LINK_REPLY, 0, 0);
     if (reply >= 0 && dm_send(DEVICE_SLOT, &q, sizeof q, reply) == 0)
         read_outstanding = 1;
@@ -67,14 +79,33 @@ static void serve_readers(void)
     }
 }
 
-static void finish_line(void)
+/* Hand the line typed so far on to the readers: the whole line (with
+ * its newline), or, when the editing buffer is full, its next piece.
+ * Room is certain: input is asked for only when `cooked` is empty, and one
+ * answer (INPUT_CHUNK bytes) finishes at most one line or one piece after
+ * the pieces it continues. */
+static void hand_on_line(int finished)
 {
-    line[line_len++] = '\n';
-    if (cooked_len + line_len <= sizeof cooked) {
-        memcpy(cooked + cooked_len, line, line_len);
-        cooked_len += line_len;
-    }
+    if (finished)
+        line[line_len++] = '\n';
+    memcpy(cooked + cooked_len, line, line_len);
+    cooked_len += line_len;
     line_len = 0;
+    line_continues = !finished;
+}
+_Static_assert(sizeof cooked >= LINE_MAX + INPUT_CHUNK, "cooked holds a line's last piece and one chunk of input");
+
+/* Erase the last character of the line being typed (a UTF-8 character's
+ * lead byte and its continuation bytes, 10xxxxxx); returns whether there
+ * was one. */
+static int erase_character(void)
+{
+    if (line_len == 0)
+        return 0;
+    while (line_len > 1 && ((unsigned char)line[line_len - 1] & 0xc0) == 0x80)
+        line_len--;
+    line_len--;
+    return 1;
 }
 
 /* Line editing on typed characters, with echo. */
@@ -83,33 +114,38 @@ static void typed(const char *p, uint32_t n)
     char echo[512];
     uint32_t e = 0;
     for (uint32_t i = 0; i < n; i++) {
-        char c = p[i];
+        unsigned char c = (unsigned char)p[i];
         if (e + 4 > sizeof echo) {
             device_write(echo, e);
             e = 0;
         }
         if (c == '\r' || c == '\n') {
             echo[e++] = '\n';
-            finish_line();
+            hand_on_line(1);
         } else if (c == 0x7f || c == '\b') {
-            if (line_len > 0) {
-                line_len--;
+            if (erase_character()) {
                 memcpy(echo + e, "\b \b", 3);
                 e += 3;
             }
         } else if (c == 0x15) {               /* Ctrl-U */
-            for (; line_len > 0 && e + 3 <= sizeof echo; line_len--, e += 3)
+            while (erase_character()) {
+                if (e + 3 > sizeof echo) {
+                    device_write(echo, e);
+                    e = 0;
+                }
                 memcpy(echo + e, "\b \b", 3);
+                e += 3;
+            }
         } else if (c == 0x04) {               /* Ctrl-D */
-            if (line_len == 0)
+            if (line_len == 0 && !line_continues)
                 eof_pending = 1;
             else
-                finish_line();
-        } else if ((c >= ' ' && c < 0x7f) || c == '\t') {
-            if (line_len < LINE_MAX - 1) {
-                line[line_len++] = c;
-                echo[e++] = c;
-            }
+                hand_on_line(1);
+        } else if (c >= ' ' || c == '\t') {   /* printable ASCII, and every byte of UTF-8 */
+            if (line_len == LINE_MAX - 1)
+                hand_on_line(0);
+            line[line_len++] = (char)c;
+            echo[e++] = (char)c;
         }
     }
     if (e)

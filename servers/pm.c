@@ -579,6 +579,7 @@ static void flush_file_system(void)
 }
 
 static void serve_one(void);
+static int wait_for_machines(uint32_t first, uint32_t last, uint64_t give_up);
 
 /* The handlers of each kind of request (user/lib/server_protocol.h, enum pm_op),
  * below in this order. Each fills in the answer (server.h); the caller is
@@ -652,6 +653,8 @@ struct run_request {
     uint32_t args_len;
 };
 
+static void wait_to_run(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
+                        struct server_answer *answer, uint32_t machine);
 static long parse_run_request(const struct sv_request *q, uint32_t len, struct run_request *run);
 static long load_and_create(uint32_t machine, const struct run_request *run, int argc, int envc, long device,
                             const struct metering *metering, uint64_t *pid);
@@ -672,6 +675,10 @@ static void run_program(const struct dm_msg_info *info, const struct sv_request 
         return;
     }
     uint32_t machine = q->arg[2] > 0 ? (uint32_t)(q->arg[2] - 1) : PID_MACHINE(caller);
+    if (machine < dm_nodes() && machine < PM_MAX_MACHINES && control[machine] < 0) {
+        wait_to_run(info, q, len, answer, machine);
+        return;
+    }
     if (machine >= PM_MAX_MACHINES || control[machine] < 0) {
         answer->status = E_NODE;
         return;
@@ -707,6 +714,30 @@ static void run_program(const struct dm_msg_info *info, const struct sv_request 
         status = E_DEAD;     /* it refused to start: it said why on the console */
     answer->status = status;
     answer->value = (int64_t)value;
+}
+
+/* How long a request to run a program on a machine of the cluster that
+ * has not joined yet waits for it. */
+#define RUN_WAIT_NS 10000000000ull
+
+/* A run request for `machine`, a machine of the cluster that has not
+ * joined yet: wait up to RUN_WAIT_NS for it, serving others meanwhile
+ * (which overwrites the request buffer: the request is copied first), then
+ * handle the request, or answer E_NODE. */
+static void wait_to_run(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
+                        struct server_answer *answer, uint32_t machine)
+{
+    struct sv_request *copy = malloc(len);
+    if (!copy) {
+        answer->status = E_NOMEM;
+        return;
+    }
+    memcpy(copy, q, len);
+    if (wait_for_machines(machine, machine, dm_clock_ns() + RUN_WAIT_NS))
+        run_program(info, copy, len, answer);
+    else
+        answer->status = E_NODE;
+    free(copy);
 }
 
 /* Take the request's data apart: PM_METER_RUN's struct pm_meter (its
@@ -948,23 +979,39 @@ static void serve_one(void)
 }
 
 /* How long the process manager waits at start-up for a machine on which
- * the start-up table places a server. */
+ * the start-up table places a server, and for every machine of the
+ * cluster to join before it starts the shell (from its own start). */
 #define MACHINE_WAIT_NS 30000000000ull
 
-/* Serve what comes until machine `machine` is up (its kernel's
- * process-control link has come); returns whether it came in time. */
-static int wait_for_machine(uint32_t machine)
+/* The first machine from `first` to `last` that is not up (its kernel's
+ * process-control link has not come), or -1 if all are. */
+static int first_missing(uint32_t first, uint32_t last)
 {
-    uint64_t give_up = dm_clock_ns() + MACHINE_WAIT_NS;
-    while (control[machine] < 0 && dm_clock_ns() < give_up) {
+    for (uint32_t m = first; m <= last; m++)
+        if (control[m] < 0)
+            return (int)m;
+    return -1;
+}
+
+/* Serve what comes until every machine from `first` to `last` is up, or
+ * the machine clock reaches give_up; returns whether they all are. */
+static int wait_for_machines(uint32_t first, uint32_t last, uint64_t give_up)
+{
+    while (first_missing(first, last) >= 0 && dm_clock_ns() < give_up) {
         struct dm_msg_info info;
         long n;
-        while (control[machine] < 0 && (n = dm_areceive(&info, buffer, sizeof buffer, DM_ANY_CHANNEL)) >= 0)
+        while (first_missing(first, last) >= 0 &&
+               (n = dm_areceive(&info, buffer, sizeof buffer, DM_ANY_CHANNEL)) >= 0)
             serve_message(&info, n);
-        if (control[machine] < 0)
+        if (first_missing(first, last) >= 0)
             timer_sleep_ns(50000000);
     }
-    return control[machine] >= 0;
+    return first_missing(first, last) < 0;
+}
+
+static int wait_for_machine(uint32_t machine)
+{
+    return wait_for_machines(machine, machine, dm_clock_ns() + MACHINE_WAIT_NS);
 }
 
 static void serve_message(const struct dm_msg_info *m, long n)
@@ -1123,13 +1170,16 @@ static void take_own_slot(long slot, long from)
 static int count_disks(void);
 static void init_tables(void);
 static void start_disk_servers(int disks);
+static void wait_for_cluster(uint64_t give_up);
 static void start_shell(int disks);
 
 /* Boot the system: the process manager's tables, the switchboard, the
  * console and timer servers, the file system and the other disks' servers,
- * then the shell; then serve requests for ever. */
+ * then, once every machine of the cluster has joined (or MACHINE_WAIT_NS
+ * after the start), the shell; then serve requests for ever. */
 int main(int argc, char **argv)
 {
+    uint64_t join_deadline = dm_clock_ns() + MACHINE_WAIT_NS;
     int disks = count_disks();   /* before any link of ours can take slot 6 */
     reserve_own_slots();
     init_tables();
@@ -1140,6 +1190,7 @@ int main(int argc, char **argv)
     start_server(dm_machine(), "timer", 0, BOOT_SLOT_TIMER, 0, 0);
     read_placement(argc, argv);
     start_disk_servers(disks);
+    wait_for_cluster(join_deadline);
     start_shell(disks);
     for (;;)
         serve_one();
@@ -1201,6 +1252,50 @@ static void start_disk_servers(int disks)
         char name[16];
         snprintf(name, sizeof name, "di%d", i);
         start_server(dm_machine(), "di", name, BOOT_SLOT_DISK0 + i, 0, 0);
+    }
+}
+
+/* Serve what comes until every machine of the cluster (dm_nodes) has
+ * joined, or until give_up; then name each machine still missing, and
+ * which kernels have heard of it (KOP_NETSTAT): none, when it did not
+ * start or is not on the network; the others but not this one, when the
+ * network loses what it sends here. */
+static void wait_for_cluster(uint64_t give_up)
+{
+    uint32_t last = dm_nodes() - 1;
+    if (last >= PM_MAX_MACHINES)
+        last = PM_MAX_MACHINES - 1;
+    if (wait_for_machines(0, last, give_up))
+        return;
+    static struct dm_kpeer peers[DM_MSG_MAX / sizeof(struct dm_kpeer)];
+    for (int missing = first_missing(0, last); missing >= 0; missing = first_missing((uint32_t)missing + 1, last)) {
+        char heard[128] = "", unheard[128] = "";
+        int nheard = 0, nunheard = 0;
+        for (uint32_t k = 0; k <= last; k++) {
+            uint64_t count = 0;
+            if (control[k] < 0 ||
+                kernel_request_on(k, KOP_NETSTAT, 0, 0, 0, 0, 0, DM_NO_LINK, peers, sizeof peers, &count) < 0)
+                continue;
+            int knows = 0;
+            for (uint64_t i = 0; i < count && i < sizeof peers / sizeof peers[0]; i++)
+                knows |= peers[i].machine == (uint32_t)missing;
+            char *list = knows ? heard : unheard;
+            int *n = knows ? &nheard : &nunheard;
+            size_t used = strlen(list);
+            snprintf(list + used, sizeof heard - used, "%s%u", *n ? ", " : "", k);
+            ++*n;
+        }
+        char why[300];
+        if (nheard == 0)
+            snprintf(why, sizeof why, "no machine has heard of it: is it started, and on this network?");
+        else if (nunheard == 0)
+            snprintf(why, sizeof why, "machine%s %s heard of it, but it did not join", nheard > 1 ? "s" : "", heard);
+        else
+            snprintf(why, sizeof why, "machine%s %s %s not heard of it; machine%s %s %s", nunheard > 1 ? "s" : "",
+                     unheard, nunheard > 1 ? "have" : "has", nheard > 1 ? "s" : "", heard,
+                     nheard > 1 ? "have" : "has");
+        printf("pm: after %llu s, machine %d has not joined (%s): the shell starts without it\n",
+               (unsigned long long)(MACHINE_WAIT_NS / 1000000000ull), missing, why);
     }
 }
 

@@ -91,11 +91,15 @@ def test_frame_parser_on_the_host():
 
 
 def boot(k):
-    """Node k, booted: node 0 to its shell; another node has no shell (the process
-    manager on machine 0 runs its processes): until it says it waits for it."""
-    n = Node(extra=nic_args(switch_sock, node_mac(k, NODES)), wait_prompt=k == 0)
+    """Node k, booted: until its kernel has announced itself and found its disk
+    (node 0's shell comes only once every machine has joined); another
+    node has no shell (the process manager on machine 0 runs its processes):
+    until it says it waits for it."""
+    n = Node(extra=nic_args(switch_sock, node_mac(k, NODES)), wait_prompt=False)
     if k:
         n.expect(r"machine %d: waiting for the process manager on machine 0\n" % k, 20)
+    else:
+        n.expect(r"disk 0: ", 20)
     return n
 
 
@@ -104,6 +108,7 @@ def test_nodes_learn_their_number_from_their_mac():
     switch_sock = start_switch()
     for k in range(NODES):      # one after another: each is up before the next starts
         nodes.append(boot(k))
+    nodes[0].expect(r"\$ ", 20)
     for k, n in enumerate(nodes):
         assert "DEMOS/MP kernel: machine %d of %d," % (k, NODES) in n.output, n.output[:300]
         assert "net: %s\n" % node_mac(k, NODES) in n.output, n.output[:300]

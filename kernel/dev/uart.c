@@ -6,6 +6,13 @@
  * ring, from which the console server's read requests are answered
  * (console_service.c). The kernel's own messages (boot, panic) bypass the ring and
  * wait on the transmitter directly.
+ *
+ * Input is flow-controlled, never dropped: when the input ring is full the
+ * receive interrupt is turned off and the next byte stays in the UART's
+ * receive register. The UART takes no byte while that register is full
+ * (its FIFO is left off), so the sender waits: QEMU stops reading the
+ * host's pipe or terminal. Reading from the ring turns the interrupt on
+ * again (uart_read_input).
  */
 #include "defs.h"
 
@@ -28,6 +35,14 @@ static uint8_t tx_ring[TX_RING];
 static uint32_t tx_head, tx_tail;     /* head: next to send; tail: next free */
 static uint8_t rx_ring[RX_RING];
 static uint32_t rx_head, rx_tail;
+static int rx_stopped;                /* the input ring is full: the receive interrupt is off */
+
+/* Turn on the interrupts there is work for: receive unless the input ring
+ * is full, transmit-empty while output is queued. */
+static void uart_enable_interrupts(void)
+{
+    REG(IER) = (rx_stopped ? 0 : IER_RX) | (tx_head != tx_tail ? IER_TX : 0);
+}
 
 void uart_init(void)
 {
@@ -52,7 +67,7 @@ static void uart_start_output(void)
         REG(THR) = tx_ring[tx_head % TX_RING];
         tx_head++;
     }
-    REG(IER) = tx_head != tx_tail ? (IER_RX | IER_TX) : IER_RX;
+    uart_enable_interrupts();
 }
 
 uint32_t uart_output_space(void)
@@ -76,30 +91,39 @@ uint32_t uart_queue_output(const uint8_t *p, uint32_t n)
     return i;
 }
 
+/* Take up to max received bytes from the input ring. If the ring was full,
+ * the receive interrupt comes on again: the UART raises it at once for a
+ * byte that waits in its receive register. */
 uint32_t uart_read_input(uint8_t *p, uint32_t max)
 {
     uint32_t n = 0;
     while (n < max && rx_head != rx_tail)
         p[n++] = rx_ring[rx_head++ % RX_RING];
+    if (rx_stopped && n > 0) {
+        rx_stopped = 0;
+        uart_enable_interrupts();
+    }
     return n;
 }
 
-/* The UART's interrupt: take every received byte, send what is queued. */
+/* The UART's interrupt: take received bytes while the input ring has room
+ * (when it is full, stop receiving: see the top of this file), send what
+ * is queued. */
 #define CONTROL_T 0x14
 
 void uart_interrupt(void)
 {
     int got = 0;
-    while (REG(LSR) & LSR_RX_READY) {
+    while (rx_tail - rx_head < RX_RING && (REG(LSR) & LSR_RX_READY)) {
         uint8_t c = REG(RBR);
         if (c == CONTROL_T) {          /* the machine's state, at once (like BSD's SIGINFO) */
             kernel_status();
             continue;
         }
-        if (rx_tail - rx_head < RX_RING)
-            rx_ring[rx_tail++ % RX_RING] = c;
+        rx_ring[rx_tail++ % RX_RING] = c;
         got = 1;
     }
+    rx_stopped = rx_tail - rx_head == RX_RING;
     uint32_t before = uart_output_space();
     uart_start_output();
     if (got)

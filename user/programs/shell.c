@@ -26,6 +26,13 @@
  *   help                this list
  *   halt                power the system off
  *
+ * Words are separated by blanks and quoted as in a POSIX shell: '...'
+ * keeps every character as it is, "..." too except that \" and \\ stand
+ * for " and \, and outside quotes a backslash keeps the next character as
+ * it is; `>`, `>>` and `&` are operators wherever they stand unquoted
+ * (`|` is refused: there are no pipes). A line is at most LINE_LIMIT
+ * bytes; a longer one is refused, not run.
+ *
  * `> FILE` (or `>> FILE`, to append) after a command sends its standard
  * output to FILE. A program is told so by an environment string
  * (DM_STDOUT=FILE or DM_STDOUT_APPEND=FILE) that its start-up code obeys
@@ -118,13 +125,18 @@ static void report_status(const char *name, dm_pid pid, int64_t status)
 }
 
 /* The machine K of a word "@K"; -1 (with a message naming `command`) if
- * it is not one. */
+ * it is not one, or not a machine of this cluster. */
 static int parse_machine(const char *command, const char *word)
 {
     char *end;
     long k = strtol(word + 1, &end, 10);
     if (word[0] != '@' || end == word + 1 || *end || k < 0 || k >= PM_MAX_MACHINES) {
         printf("%s: %s: not a machine number (@0, @1, ...)\n", command, word);
+        return -1;
+    }
+    if (k >= (long)dm_nodes()) {
+        printf("%s: %s: the cluster has no machine %ld (its machines are 0 to %u)\n", command, word, k,
+               dm_nodes() - 1);
         return -1;
     }
     return (int)k;
@@ -410,6 +422,7 @@ static void cmd_help(FILE *out)
     fprintf(out, "run PROG ARGS [&]  run a program (background with &); 'PROG ARGS' works too\n"
                  "run @K PROG ARGS   run it on machine K\n"
                  "CMD ... > FILE     standard output to FILE (>> FILE appends)\n"
+                 "'a b' \"a b\" a\\ b   one word: quotes and \\ as in a POSIX shell\n"
                  "ps                 list processes\n"
                  "netstat            what each machine's transport did with each other machine\n"
                  "kill PID           end a process; stop PID, resume PID suspend and continue it\n"
@@ -482,106 +495,207 @@ static int add_env(char **envp, int *count, char *string)
     return 0;
 }
 
-/* Take `> FILE`, `>FILE`, `>> FILE` or `>>FILE` out of argv: its path and
- * whether to append. Returns the new argc, or -1 (with a message). */
-static int take_redirection(int argc, char **argv, const char **path, int *append)
-{
-    *path = 0;
-    for (int i = 0; i < argc; i++) {
-        if (argv[i][0] != '>')
-            continue;
-        *append = argv[i][1] == '>';
-        const char *p = argv[i] + 1 + *append;
-        int used = 1;
-        if (!*p && i + 1 < argc)
-            p = argv[i + 1], used = 2;
-        if (!*p || *p == '>' || *path) {
-            printf("shell: %s\n", *path ? "one > FILE only" : "> needs a file name");
-            return -1;
-        }
-        *path = p;
-        for (int j = i; j + used <= argc; j++)
-            argv[j] = argv[j + used];
-        argc -= used;
-        i--;
-    }
-    return argc;
-}
+/* The longest command line the shell takes, in bytes (without its newline). */
+#define LINE_LIMIT 1023
 
-/* Split line into words; returns their count. */
-static int split(char *line, char **argv)
-{
-    int argc = 0;
-    for (char *p = strtok(line, " \t\n"); p && argc < MAX_ARGS; p = strtok(0, " \t\n"))
-        argv[argc++] = p;
-    return argc;
-}
-
-static void run_line(char *line);
+static long read_line(char *line, size_t size);
+static void run_line(const char *line);
 static int make_environment(char **envp, char **argv, int assignments, const char *out_path, int append);
 static void run_command(int argc, char **argv, FILE *out, int background, char **envp);
 
 /* Read a line, run it, and again, until the end of the input. */
 int main(void)
 {
-    static char line[1024];
+    static char line[LINE_LIMIT + 2];    /* the line, its newline, the NUL */
     setenv("HOME", "/", 0);
     setenv("PATH", "/bin", 0);
     printf("DEMOS/MP shell. Type help for the commands.\n");
     for (;;) {
         printf("$ ");
         fflush(stdout);
-        if (!fgets(line, sizeof line, stdin)) {
+        long len = read_line(line, sizeof line);
+        if (len < 0) {
             printf("shell: end of input\n");
             return 0;
         }
-        run_line(line);
+        if (len > LINE_LIMIT)
+            printf("shell: a line of %ld bytes is too long (the limit is %d bytes): not run\n", len, LINE_LIMIT);
+        else
+            run_line(line);
     }
 }
+
+/* Read one line into line (size bytes); returns its length without the
+ * newline, or -1 at the end of the input. A line that does not fit is
+ * read to its end and only counted. */
+static long read_line(char *line, size_t size)
+{
+    if (!fgets(line, (int)size, stdin))
+        return -1;
+    size_t len = strlen(line);
+    if (len > 0 && line[len - 1] == '\n')
+        return (long)len - 1;
+    if (len < size - 1)
+        return (long)len;                /* the input's last line, without a newline */
+    long total = (long)len;
+    int c;
+    while ((c = getchar()) != EOF && c != '\n')
+        total++;
+    return total;
+}
+
+/* A command line taken apart: its words, where its standard output goes,
+ * and whether it runs in the background. */
+struct command {
+    int argc;
+    char *argv[MAX_ARGS + 1];
+    const char *out_path;       /* `> FILE` or `>> FILE`; 0: the console */
+    int append;                 /* `>>` */
+    int background;             /* a final `&` */
+};
+
+static int parse_line(const char *line, struct command *c, char *store);
 
 /* One command line: its words, a trailing `&` (in the background) and a
  * redirection (`> FILE`: a built-in command writes there itself; a program
  * is told by DM_STDOUT or DM_STDOUT_APPEND in its environment). */
-static void run_line(char *line)
+static void run_line(const char *line)
 {
-    char *argv[MAX_ARGS + 1];
-    int argc = split(line, argv);
-    if (argc == 0)
+    static char store[LINE_LIMIT + 3];   /* the words: the line, its newline and two bytes (parse_line) */
+    struct command c;
+    if (parse_line(line, &c, store) <= 0)
         return;
-    int background = 0;
-    if (strcmp(argv[argc - 1], "&") == 0) {
-        background = 1;
-        argc--;
-    }
-    argv[argc] = 0;
-    const char *out_path;
-    int append = 0;
-    if ((argc = take_redirection(argc, argv, &out_path, &append)) <= 0)
-        return;
-    argv[argc] = 0;
     int assignments = 0;
-    while (assignments < argc && is_assignment(argv[assignments]))
+    while (assignments < c.argc && is_assignment(c.argv[assignments]))
         assignments++;
-    if (assignments == argc) {   /* NAME=VALUE ... alone */
-        cmd_export(argc, argv, stdout);
+    if (assignments == c.argc) {   /* NAME=VALUE ... alone */
+        cmd_export(c.argc, c.argv, stdout);
         return;
     }
     char *envp[MAX_ENV + 1];
-    if (make_environment(envp, argv, assignments, out_path, append) < 0)
+    if (make_environment(envp, c.argv, assignments, c.out_path, c.append) < 0)
         return;
-    argc -= assignments;
-    memmove(argv, argv + assignments, (size_t)(argc + 1) * sizeof argv[0]);
-    const char *cmd = argv[0];
+    c.argc -= assignments;
+    memmove(c.argv, c.argv + assignments, (size_t)(c.argc + 1) * sizeof c.argv[0]);
+    const char *cmd = c.argv[0];
     int builtin = strcmp(cmd, "help") == 0 || strcmp(cmd, "echo") == 0 || strcmp(cmd, "ps") == 0 ||
                   strcmp(cmd, "netstat") == 0 || strcmp(cmd, "export") == 0;
     FILE *out = stdout;
-    if (builtin && out_path && !(out = fopen(out_path, append ? "a" : "w"))) {
-        printf("shell: %s: %s\n", out_path, strerror(errno));
+    if (builtin && c.out_path && !(out = fopen(c.out_path, c.append ? "a" : "w"))) {
+        printf("shell: %s: %s\n", c.out_path, strerror(errno));
         return;
     }
-    run_command(argc, argv, out, background, envp);
+    run_command(c.argc, c.argv, out, c.background, envp);
     if (out != stdout && fclose(out) != 0)
-        printf("shell: %s: %s\n", out_path, strerror(errno));
+        printf("shell: %s: %s\n", c.out_path, strerror(errno));
+}
+
+/* The tokens of a command line: words, and the operators `>`, `>>`, `&`. */
+enum token { TOKEN_END, TOKEN_WORD, TOKEN_TO_FILE, TOKEN_APPEND, TOKEN_BACKGROUND, TOKEN_ERROR };
+
+static enum token next_token(const char **line, char **store, char **word);
+
+/* Take a command line apart into c; the words are written to store, which
+ * needs the line's length plus two bytes (each word's NUL stands for the
+ * blank or operator after it, or for the line's end). Returns the number
+ * of words, or -1 after a message saying what is wrong. */
+static int parse_line(const char *line, struct command *c, char *store)
+{
+    *c = (struct command){ 0 };
+    for (;;) {
+        char *word;
+        enum token t = next_token(&line, &store, &word);
+        if (t == TOKEN_ERROR)
+            return -1;
+        if (t == TOKEN_END)
+            break;
+        if (c->background) {
+            printf("shell: & may only end a command\n");
+            return -1;
+        }
+        if (t == TOKEN_WORD) {
+            if (c->argc == MAX_ARGS) {
+                printf("shell: more than %d words: not run\n", MAX_ARGS);
+                return -1;
+            }
+            c->argv[c->argc++] = word;
+        } else if (t == TOKEN_BACKGROUND) {
+            c->background = 1;
+        } else {
+            enum token file = next_token(&line, &store, &word);
+            if (file == TOKEN_ERROR)
+                return -1;
+            if (file != TOKEN_WORD || c->out_path) {
+                printf("shell: %s\n", c->out_path ? "one > FILE only" : "> needs a file name");
+                return -1;
+            }
+            c->out_path = word;
+            c->append = t == TOKEN_APPEND;
+        }
+    }
+    c->argv[c->argc] = 0;
+    return c->argc;
+}
+
+/* The next token of the line at *line (which moves past it). A word is
+ * copied to *store, unquoted, NUL-ended (*word: where; *store moves past
+ * it). As in a POSIX shell: blanks separate words; `>`, `>>` and `&` are
+ * operators wherever they stand; '...' keeps every character as it is;
+ * "..." too, except that \" and \\ stand for " and \; outside quotes a
+ * backslash keeps the next character as it is. `|` is refused (no pipes),
+ * and so are a quote without its end and a backslash at the line's end
+ * (TOKEN_ERROR, after a message). */
+static enum token next_token(const char **line, char **store, char **word)
+{
+    const char *p = *line;
+    while (*p == ' ' || *p == '\t' || *p == '\n')
+        p++;
+    enum token t = TOKEN_WORD;
+    if (*p == 0) {
+        t = TOKEN_END;
+    } else if (*p == '&') {
+        t = TOKEN_BACKGROUND;
+        p++;
+    } else if (*p == '>') {
+        t = p[1] == '>' ? TOKEN_APPEND : TOKEN_TO_FILE;
+        p += t == TOKEN_APPEND ? 2 : 1;
+    } else if (*p == '|') {
+        printf("shell: | (a pipe) is not supported; quote it to mean the character itself\n");
+        return TOKEN_ERROR;
+    }
+    *line = p;
+    if (t != TOKEN_WORD)
+        return t;
+    char *out = *store;
+    *word = out;
+    while (*p && !strchr(" \t\n&>|", *p)) {
+        if (*p == '\\') {
+            if (p[1] == 0 || p[1] == '\n') {
+                printf("shell: a \\ ends the line (nothing to escape): not run\n");
+                return TOKEN_ERROR;
+            }
+            *out++ = p[1];
+            p += 2;
+        } else if (*p == '\'' || *p == '"') {
+            char quote = *p++;
+            for (; *p && *p != quote; p++) {
+                if (quote == '"' && *p == '\\' && (p[1] == '"' || p[1] == '\\'))
+                    p++;
+                *out++ = *p;
+            }
+            if (!*p) {
+                printf("shell: no closing %c in the line: not run\n", quote);
+                return TOKEN_ERROR;
+            }
+            p++;
+        } else {
+            *out++ = *p++;
+        }
+    }
+    *out++ = 0;
+    *store = out;
+    *line = p;
+    return TOKEN_WORD;
 }
 
 /* A program's environment, in envp: the shell's, the line's NAME=VALUE
@@ -589,7 +703,7 @@ static void run_line(char *line)
  * as DM_STDOUT or DM_STDOUT_APPEND). -1, said, when it has too many. */
 static int make_environment(char **envp, char **argv, int assignments, const char *out_path, int append)
 {
-    static char redirection[1100];
+    static char redirection[LINE_LIMIT + 32];
     int envc = 0, too_many = 0;
     for (char **e = environ; *e && !too_many; e++)
         too_many = add_env(envp, &envc, *e);
