@@ -203,7 +203,7 @@ def test_a_damaged_image_marked_mounted_is_repaired_at_start():
     """Damage of three kinds (dmfs check --repair's tests in test_tools.py
     have one each) repaired by the disk interface, which shares the checker."""
     a_data = bytes(range(256)) * (5 * BLOCK // 256)
-    image = mkfs("damaged.img", 4, [("/a", a_data), ("/b", b"bee\n"), ("/d/c", b"inside d\n")])
+    image = mkfs("damaged.img", 8, [("/a", a_data), ("/b", b"bee\n"), ("/d/c", b"inside d\n")])
     data = bytearray(open(image, "rb").read())
     a, b, d = root_entry(data, "a")[1], root_entry(data, "b")[1], root_entry(data, "d")[1]
     block_of_a = INODE.unpack_from(data, inode_offset(data, a))[5]
@@ -230,7 +230,7 @@ def test_a_damaged_image_marked_mounted_is_repaired_at_start():
 
 
 def test_a_superblock_the_check_cannot_repair_does_not_stop_the_start():
-    image = mkfs("layout.img", 4, [("/f", b"x\n")])
+    image = mkfs("layout.img", 8, [("/f", b"x\n")])
     data = bytearray(open(image, "rb").read())
     data_start = struct.unpack_from("<13I", data)[10]
     struct.pack_into("<I", data, 40, data_start + 1)
