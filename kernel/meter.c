@@ -531,14 +531,14 @@ static int send_local(struct sealed *e)
     struct proc *r = proc_lookup(e->link.dest);
     if (!r)
         return E_DEAD;
-    struct message m = {   /* (a page goes only to a queue: a waiting receiver must not see the bit) */
+    uint32_t donate = r->state == PS_RECEIVING ? 0 : MSG_DONATED_PAGE;   /* a waiting receiver gets a copy */
+    struct message m = {
         .sender = kernel_proc->pid, .code = e->link.code, .channel = e->link.channel,
-        .flags = DM_MSG_FROM_KERNEL | (r->state == PS_RECEIVING ? 0 : MSG_DONATED_PAGE), .length = e->length,
-        .data = e->page,
+        .flags = DM_MSG_FROM_KERNEL | donate, .length = e->length, .data = e->page,
     };
     int err = msg_deliver(r, &m, e->link.reply_id);
-    if (err == 0 && !(m.flags & MSG_DONATED_PAGE))
-        e->page = 0;
+    if (err == 0 && donate && !(m.flags & MSG_DONATED_PAGE))
+        e->page = 0;           /* the queue took the page itself */
     return err;
 }
 
