@@ -4,7 +4,7 @@
  * the filters (docs/architecture.md, "Metering").
  *
  * A probe sits in the kernel where its event happens, behind one test of
- * the process's selection flags (METERED in defs.h); an unmetered process
+ * the process's selection flags (METERED in probes.h); an unmetered process
  * pays that test and nothing else. A metered process's records go into a
  * page of its own (its batch: struct meter_batch, then the records, as
  * meter/record.h lays them out). A batch is sealed when it holds

@@ -21,7 +21,6 @@ void page_init(void)
     }
 }
 
-/* A zeroed page, or 0 when memory is exhausted. */
 /* A page whose old contents do not matter (it is about to be filled): no
  * zeroing, which would cost as much as the copy that fills it. */
 void *page_alloc_dirty(void)
@@ -34,6 +33,7 @@ void *page_alloc_dirty(void)
     return f;
 }
 
+/* A zeroed page, or 0 when memory is exhausted. */
 void *page_alloc(void)
 {
     void *p = page_alloc_dirty();

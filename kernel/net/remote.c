@@ -295,7 +295,7 @@ static void intent_queue(struct intent *i)
     flush();
 }
 
-/* The process waiting for answer `op` from `machine`, or 0. */
+/* The process `waiter` if it still waits for answer `op`, or 0. */
 static struct proc *waiting_process(dm_pid waiter, uint64_t op)
 {
     struct proc *p = proc_lookup(waiter);
