@@ -634,6 +634,8 @@ enum dm_notice_kind {
     DM_NOTICE_EXIT = 1,     /* process `pid` ended with `status` */
     DM_NOTICE_MACHINE = 2,  /* `machine` is up (in a new epoch): the message passes a
                                process-control link to its kernel */
+    DM_NOTICE_DOWN = 3,     /* `machine` does not answer: this kernel takes it to be down
+                               (every wait on it ended with E_NODE) */
 };
 
 /* ---- The process's info page: read-only, at DM_INFO_PAGE in every process.
