@@ -95,10 +95,18 @@ struct pm_meter {
 
 /* The switchboard (slot SLOT_SWITCHBOARD): names for links. */
 enum sb_op {
-    SB_REGISTER = 1,  /* data = name; the passed link is stored under it (replacing) */
-    SB_LOOKUP,        /* data = name; the answer passes a copy of the link */
+    SB_REGISTER = 1,  /* data = name; the passed link is stored under it (replacing;
+                         with arg0 = SB_REGISTER_NEW, only if the name is free:
+                         E_STATE if it is not) */
+    SB_LOOKUP,        /* data = name; the answer passes a copy of the link; value =
+                         the process that registered it */
     SB_REMOVE,        /* data = name */
+    SB_FORGET,        /* data = a prefix; arg0 = pid: every name beginning with it
+                         that pid registered goes (arg1 = 1: that any process of
+                         pid's machine registered); value = how many. The process
+                         manager sends it when a process ends or its machine is down */
 };
+#define SB_REGISTER_NEW 1
 #define SB_NAME_MAX 32
 
 /* The console server (slot SLOT_CONSOLE). */
