@@ -402,8 +402,9 @@ enum dm_klink_kind {
     X( 8, PS, DM_KLINKS(KLINK_PROCESS_CONTROL), DM_ERRS(E_BADREQ, E_NOSYS)) \
     \
     /* KOP_NOTIFY: the passed link receives struct dm_notice messages: when a
-     * process of this machine ends, and, if the link leads to a process on
-     * this machine, when another machine comes up.
+     * process of this machine ends, when this kernel takes another machine
+     * to be down, and, if the link leads to a process on this machine, when
+     * another machine comes up.
      * Errors: E_BADREQ (no link passed), E_LINKFULL (the kernel's link
      * table cannot keep it). */ \
     X( 9, NOTIFY, DM_KLINKS(KLINK_PROCESS_CONTROL), DM_ERRS(E_BADREQ, E_NOSYS, E_LINKFULL)) \
