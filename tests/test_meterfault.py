@@ -67,7 +67,7 @@ def test_a_filter_whose_machine_dies_stops_nothing_and_loses_nothing_silently():
     time.sleep(2)
     c.kill(1)
     # The kernel gives machine 1 up within seconds; the metering into r stops.
-    node.expect(r"machine 0: meter: ping \(\d+\.\d+\): its filter's machine is down; metering stops", timeout=20,
+    node.expect(r"machine 0: meter: p[io]ng \(\d+\.\d+\): its filter's machine is down; metering stops", timeout=20,
                 since=0)
     time.sleep(1)
     first = cpu(node, ping)
@@ -81,7 +81,8 @@ def test_a_filter_whose_machine_dies_stops_nothing_and_loses_nothing_silently():
     out = node.command("meter -F r run hello")
     assert "run: hello: no such program, or no filter called r" in out, out
     # The stream goes on in filter t: its first batch carries the count of what r never got.
-    assert node.command("meter -F t attach %s" % ping) == ""
+    out = node.command("meter attach -F t %s" % ping)
+    assert "meter:" not in out.replace("machine 0: meter:", ""), out
     time.sleep(2)
     node.command("kill %s" % ping)
     stats = node.command("filter stats t")
@@ -133,7 +134,8 @@ def test_a_killed_filter_gives_its_name_up_and_its_records_are_counted():
     u = started(node.command("filter start u - -"), "filter u")
     ping = started(node.command("meter -F u run ping 1000000 &"), "ping")
     time.sleep(1)
-    assert node.command("kill %s" % u) == ""
+    out = node.command("kill %s" % u)
+    assert "kill:" not in out, out
     time.sleep(1)
     out = node.command("meter -F u run hello")
     assert "run: hello: no such program, or no filter called u" in out, out
