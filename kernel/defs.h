@@ -338,6 +338,7 @@ static inline void kernel_work_end(void)
 uint64_t proctime_now(struct proc *p);
 void set_exit_notify_slot(int slot);
 void notify_machine_up(uint32_t machine, uint32_t epoch);
+void notify_machine_down(uint32_t machine);
 void kernel_status(void);
 
 /* elf.c */
