@@ -431,3 +431,24 @@ def test_trace_disks_are_made_blank_kept_and_found_by_the_kernels():
     assert_none_left(switch_dir)
     extract = subprocess.run([dmtrace, "extract", images[1], images[1] + ".log"], capture_output=True, text=True)
     assert extract.returncode == 0 and "4 records, 3 lost" in extract.stdout, extract
+
+
+def test_largest_cluster_boots_and_joins():
+    """The largest cluster the launcher allows (MAX_NODES, docs/cluster.md) boots:
+    every machine joins, `run @k hello` reports machine k for every k, and a token
+    goes round a ring of relays on all of them. `make test-large` boots it
+    LARGE_ROUNDS times (default 1)."""
+    count = cluster_module.MAX_NODES
+    for round in range(int(os.environ.get("LARGE_ROUNDS", "1"))):
+        start = time.monotonic()
+        with Cluster(count, boot_timeout=90) as cluster:
+            cluster.wait_joined(timeout=60)
+            elapsed = time.monotonic() - start
+            note("%d nodes booted and joined in %.1f s on %d cores" % (count, elapsed, os.cpu_count()))
+            for k in range(count):
+                assert re.search(hello_on(k), cluster.node(0).command("run @%d hello" % k))
+            out = cluster.node(0).command("run nettest ring %d 2" % count, timeout=60)
+            assert re.search(r"nettest ring: the token went round %d machines 2 times and came back" % count,
+                             out), out
+            switch_dir = cluster.switch_dir
+        assert_none_left(switch_dir)
