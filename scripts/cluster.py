@@ -76,6 +76,7 @@ SWITCH = "vde_switch"
 WIREFILTER = "wirefilter"             # Debian's vde-wirefilter package names it so, not vde_wirefilter
 STOP_GRACE = 5                        # seconds a process has to end after SIGTERM before SIGKILL
 START_TIMEOUT = 5                     # seconds a switch or wirefilter has to come up
+SPARE_PORTS = 8                       # switch ports beyond the nodes', for host-side plugs (vde_plug)
 PR_SET_PDEATHSIG = 1                  # prctl option, <linux/prctl.h>
 
 # The faults --faults can ask for: key -> (wirefilter option, largest value, meaning).
@@ -283,7 +284,7 @@ class Cluster:
             os.makedirs(self.logs, exist_ok=True)
             try:
                 with open(os.path.join(self.logs, "switch.log"), "w") as log:
-                    self._start_switch(self.switch_dir, log)
+                    self._start_switch(self.switch_dir, log, self.count + SPARE_PORTS)
                 if self.faults is not None:
                     for k in range(self.count):
                         self._start_wire(k)
@@ -310,11 +311,15 @@ class Cluster:
         """The module's wait_joined(), on this cluster's node 0 (with pipes)."""
         wait_joined(self.nodes[0], self.count, timeout, machines, pairs)
 
-    def _start_switch(self, directory, log):
-        """Start vde_switch with its socket in `directory`, in the foreground with a
-        pipe as its stdin: it ends by itself at end of input, that is when the
-        launcher ends. Its messages go to the file `log`. Wait for its socket."""
-        switch = subprocess.Popen([SWITCH, "--sock", directory], stdin=subprocess.PIPE,
+    def _start_switch(self, directory, log, plugs):
+        """Start vde_switch with its socket in `directory` and room for `plugs`
+        plugs, in the foreground with a pipe as its stdin: it ends by itself at
+        end of input, that is when the launcher ends. Its messages go to the file
+        `log`. Wait for its socket. (vde_switch keeps port 0 for itself and has 32
+        ports unless told otherwise; a QEMU that finds every port taken waits
+        for one without a word.)"""
+        switch = subprocess.Popen([SWITCH, "--sock", directory, "--numports", str(plugs + 1)],
+                                  stdin=subprocess.PIPE,
                                   stdout=subprocess.DEVNULL, stderr=log, preexec_fn=detach_and_end_with_parent)
         self.switches.append(switch)
         self._wait_start(switch, log.name, lambda: os.path.exists(os.path.join(directory, "ctl")))
@@ -341,7 +346,7 @@ class Cluster:
         that no frame of the node's boot is lost for want of a wire."""
         log_path = os.path.join(self.logs, "node%d-net.log" % k)
         with open(log_path, "w") as log:
-            self._start_switch(self.node_switch_dir(k), log)
+            self._start_switch(self.node_switch_dir(k), log, 2 + SPARE_PORTS)   # the node and the wirefilter
             command = [WIREFILTER, "-v", "%s:%s" % (self.switch_dir, self.node_switch_dir(k)),
                        *wirefilter_options(self.faults)]
             wire = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=log, stderr=log,
