@@ -9,7 +9,9 @@ it. Node 0's console is this terminal (or the piped input and output); the
 other nodes' consoles go to DIR/node1.log ... (default build/cluster/). `halt`
 on node 0 ends the whole cluster, with node 0's exit status; Ctrl-C or SIGTERM
 ends it with a non-zero status. A node other than 0 that exits or crashes is
-reported on stderr and the others go on. No QEMU, vde_switch or wirefilter
+reported on stderr with QEMU's last message, and so is one whose kernel has
+printed nothing FIRST_LINE_TIMEOUT seconds after its QEMU started; the others
+go on. No QEMU, vde_switch or wirefilter
 process of the cluster outlives the launcher, however it ends, and a small
 cleaner process removes the launcher's private directory in /tmp even when the
 launcher is killed outright.
@@ -76,6 +78,9 @@ SWITCH = "vde_switch"
 WIREFILTER = "wirefilter"             # Debian's vde-wirefilter package names it so, not vde_wirefilter
 STOP_GRACE = 5                        # seconds a process has to end after SIGTERM before SIGKILL
 START_TIMEOUT = 5                     # seconds a switch or wirefilter has to come up
+FIRST_LINE_TIMEOUT = 15               # seconds a node's kernel has to print its first line after QEMU starts
+FIRST_LINE = "DEMOS/MP kernel: machine "   # how that line begins (kernel/main.c)
+QEMU_MESSAGE = re.compile(r"^qemu-system-riscv64: .*$", re.M)   # what QEMU itself says, on its stderr
 SPARE_PORTS = 8                       # switch ports beyond the nodes', for host-side plugs (vde_plug)
 PR_SET_PDEATHSIG = 1                  # prctl option, <linux/prctl.h>
 
@@ -202,6 +207,13 @@ def describe_status(status):
     return "status %s" % status
 
 
+def qemu_said(text):
+    """The last message QEMU printed of its own in `text` (a node's console
+    with QEMU's stderr) as ": MESSAGE", or "" if it printed none."""
+    messages = QEMU_MESSAGE.findall(text)
+    return ": " + messages[-1] if messages else ""
+
+
 def wait_joined(node0, count, timeout=30, machines=None, pairs=True):
     """Wait until the process manager (node 0's shell, `ps`, typed into the
     harness.Node node0) knows the kernel of every machine in `machines` (default:
@@ -252,11 +264,15 @@ class Cluster:
     meter_fs: None, or a machine K: the boot argument meter.fs=K has the
     process manager start a filter "fstrace" on K's trace disk before the file
     system and meter the file system's processes into it from the start.
-    bootargs_per_node(k): more boot arguments for node k (a string)."""
+    bootargs_per_node(k): more boot arguments for node k (a string).
+    first_line_timeout: the seconds a node's kernel has to print its first
+    line after its QEMU starts; a node that has not, or whose QEMU exits
+    first, did not boot (with wait_prompt, Cluster() raises ClusterError
+    naming each such node and why; wait_node0() reports it)."""
 
     def __init__(self, nodes=DEFAULT_NODES, disk=None, logs=None, console=False, extra_per_node=None,
                  kernel=KERNEL, boot_timeout=60, wait_prompt=True, faults=None, place=None, trace_disks=None,
-                 meter_fs=None, disk_service_us=None, bootargs_per_node=None):
+                 meter_fs=None, disk_service_us=None, bootargs_per_node=None, first_line_timeout=FIRST_LINE_TIMEOUT):
         if not 1 <= nodes <= MAX_NODES:
             raise ClusterError("the node count must be between 1 and %d, not %d" % (MAX_NODES, nodes))
         self.count = nodes
@@ -272,6 +288,9 @@ class Cluster:
         self.nodes = []               # with pipes: the harness.Node of node k
         self.qemu_extra = []          # node k's QEMU arguments after qemu_command's own
         self.reported = set()         # nodes whose exit exited() has already returned
+        self.first_line_timeout = first_line_timeout
+        self.started = []             # when node k's QEMU started (time.monotonic())
+        self.log_start = []           # with console: where node k's current boot begins in its log
         self.switches = []            # the central switch, then node k's switch (with faults)
         self.wirefilters = []         # with faults: the wirefilter into node k
         self.logs_checked = False     # with console: close() has looked at the nodes' logs
@@ -292,11 +311,67 @@ class Cluster:
             except FileNotFoundError as e:
                 raise ClusterError("%s: not found (scripts/setup.sh installs it)" % e.filename) from None
             if wait_prompt and not console:
+                self._wait_booted()
                 for k in range(self.count):
                     self._wait_prompt(k, boot_timeout)
         except BaseException:
             self.close()
             raise
+
+    def _wait_booted(self):
+        """Wait until every node's kernel has printed its first line; then
+        ClusterError naming each node that did not boot, and why (boot_failure)."""
+        pending = set(range(self.count))
+        failures = []
+        while pending:
+            for k in sorted(pending):
+                failure = self.boot_failure(k)
+                if failure is not False:
+                    pending.discard(k)
+                    if failure:
+                        failures.append(failure)
+            if pending:
+                time.sleep(0.05)
+        if failures:
+            raise ClusterError("; ".join(failures))
+
+    def console_text(self, k):
+        """What node k's current boot has printed so far, QEMU's own messages
+        included: its Node's output with pipes, its log file with console
+        (node 0's console is then the terminal: "")."""
+        if not self.console:
+            return self.nodes[k].printed()
+        if k == 0:
+            return ""
+        with open(self.log_path(k), "rb") as log:
+            log.seek(self.log_start[k])
+            return log.read().decode(errors="replace")
+
+    def boot_failure(self, k):
+        """None if node k's kernel has printed its first line; the line saying
+        why node k did not boot if its QEMU has exited first or the kernel has
+        printed nothing within first_line_timeout seconds of QEMU's start;
+        False while neither is known yet. With console, node 0 (whose console
+        is the terminal) counts as booted."""
+        if self.console and k == 0:
+            return None
+        text = self.console_text(k)
+        if FIRST_LINE in text:
+            return None
+        status = self.procs[k].poll()
+        if status is not None:
+            cause = "its QEMU exited (%s)%s" % (describe_status(status), qemu_said(text))
+        elif time.monotonic() > self.started[k] + self.first_line_timeout:
+            cause = "its kernel printed nothing within %g s of its QEMU's start (QEMU runs, pid %d)%s" % (
+                self.first_line_timeout, self.procs[k].pid, qemu_said(text))
+        else:
+            return False
+        return "node %d did not %s: %s%s" % (k, "reach its prompt" if k == 0 else "boot", cause, self.see_log(k))
+
+    def see_log(self, k):
+        """With console, the end of a line about node k that names its log file
+        ("; see build/cluster/node2.log"); else ""."""
+        return "; see %s" % shown_path(self.log_path(k)) if self.console and k > 0 else ""
 
     def _wait_prompt(self, k, timeout):
         """Wait until node k (with pipes) is up: node 0 shows its shell prompt,
@@ -382,6 +457,8 @@ class Cluster:
             self.qemu_extra.append(drive + net + list(extra_per_node(k)))
             self.procs.append(None)
             self.nodes.append(None)
+            self.started.append(None)
+            self.log_start.append(0)
             self._start_node(k)
 
     def trace_disk(self, k):
@@ -424,6 +501,7 @@ class Cluster:
         bootargs.append(self.bootargs_per_node(k))
         command = qemu_command(self.kernel, extra=self.qemu_extra[k], bootargs=" ".join(bootargs).strip(),
                                trace_disk=self.trace_disk(k), live=self.live_channel(k, again))
+        self.started[k] = time.monotonic()
         if not self.console:
             node = Node(command=command, wait_prompt=False, preexec_fn=detach_and_end_with_parent)
             self.nodes[k] = node
@@ -432,6 +510,7 @@ class Cluster:
             self.procs[k] = subprocess.Popen(command, preexec_fn=end_with_parent)
         else:
             with open(self.log_path(k), "a" if again else "w") as log:
+                self.log_start[k] = log.tell()
                 self.procs[k] = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
                                                  stderr=subprocess.STDOUT, preexec_fn=detach_and_end_with_parent)
 
@@ -495,25 +574,38 @@ class Cluster:
         return ended
 
     def exit_message(self, k, status):
-        """The line reporting that node k ended with `status`."""
-        where = "; see %s" % shown_path(self.log_path(k)) if self.console and k > 0 else ""
-        return "cluster: node %d exited (%s)%s" % (k, describe_status(status), where)
+        """The line reporting that node k ended with `status`, and what QEMU
+        itself said last, if anything (a message of its own on its stderr)."""
+        return "cluster: node %d exited (%s)%s%s" % (k, describe_status(status), qemu_said(self.console_text(k)),
+                                                     self.see_log(k))
 
     def wait_node0(self, report=None):
         """Wait until node 0 exits and return its status; call report(line) for
-        each other node that exits meanwhile (the cluster goes on without it)."""
+        each other node that exits meanwhile (the cluster goes on without it),
+        and for each node that has not booted within first_line_timeout
+        seconds of its start ("cluster: node 3 did not boot: ...", boot_failure)."""
         watched = {}
+        unbooted = set(range(self.count)) - self.reported
         try:
             for k, proc in enumerate(self.procs):
                 if k not in self.reported:
                     watched[os.pidfd_open(proc.pid)] = k
             while True:
-                ready, _, _ = select.select(list(watched), [], [])
+                for k in sorted(unbooted):
+                    failure = self.boot_failure(k)
+                    if failure is None or (failure and self.procs[k].poll() is not None):
+                        unbooted.discard(k)           # booted, or its exit is reported below
+                    elif failure:
+                        unbooted.discard(k)
+                        if report:
+                            report("cluster: " + failure)
+                ready, _, _ = select.select(list(watched), [], [], 0.2 if unbooted else None)
                 for fd in ready:
                     k = watched.pop(fd)
                     os.close(fd)
                     status = self.procs[k].wait()
                     self.reported.add(k)
+                    unbooted.discard(k)
                     if k == 0:
                         return status
                     if report:
@@ -598,8 +690,8 @@ def parse_arguments(argv):
         description="Boot a cluster of DEMOS/MP nodes on a VDE switch. Node 0's console is this "
                     "terminal (or piped input and output); the other consoles go to log files. "
                     "`halt` on node 0 ends the cluster with node 0's exit status; Ctrl-C or "
-                    "SIGTERM ends it with a non-zero status; another node that exits is "
-                    "reported and the rest go on.",
+                    "SIGTERM ends it with a non-zero status; another node that exits, or does "
+                    "not boot within %d s, is reported with its cause and the rest go on." % FIRST_LINE_TIMEOUT,
         epilog="example: printf 'run hello\\nhalt\\n' | python3 scripts/cluster.py --nodes 3")
     parser.add_argument("--nodes", type=int, default=DEFAULT_NODES, metavar="N",
                         help="how many nodes (1..%d; default %d)" % (MAX_NODES, DEFAULT_NODES))
