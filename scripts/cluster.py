@@ -72,7 +72,13 @@ import time
 from harness import ROOT, KERNEL, SYSTEM_DISK, DMTRACE, Node, assert_no_unlisted_errors, disk_args, qemu_command
 
 DEFAULT_NODES = 4
-MAX_NODES = 255                       # the node count is one byte of the MAC address
+# The largest cluster, tested (tests/test_cluster.py; docs/cluster.md, "How
+# large a cluster"). The process manager holds a process-control link to every
+# other machine's kernel in its link table of DM_NLINKS (64) slots, beside
+# about 10 of its own: 40 machines leave it 15 for filters, trace disks and
+# live channels; past about 52 it cannot take them all. (The MAC address
+# convention, kernel/net/netframe.h, would allow 255.)
+MAX_NODES = 40
 DEFAULT_LOGS = os.path.join(ROOT, "build", "cluster")
 SWITCH = "vde_switch"
 WIREFILTER = "wirefilter"             # Debian's vde-wirefilter package names it so, not vde_wirefilter
@@ -207,6 +213,16 @@ def describe_status(status):
     return "status %s" % status
 
 
+def bad_node_count(what, nodes):
+    """The complaint about a node count outside 1..MAX_NODES, with the reason for
+    the maximum when it is above."""
+    line = "%s must be between 1 and %d, not %d" % (what, MAX_NODES, nodes)
+    if nodes > MAX_NODES:
+        line += (" (the process manager keeps a link to every machine's kernel in its table of 64; "
+                 "see docs/cluster.md, \"How large a cluster\")")
+    return line
+
+
 def qemu_said(text):
     """The last message QEMU printed of its own in `text` (a node's console
     with QEMU's stderr) as ": MESSAGE", or "" if it printed none."""
@@ -274,7 +290,7 @@ class Cluster:
                  kernel=KERNEL, boot_timeout=60, wait_prompt=True, faults=None, place=None, trace_disks=None,
                  meter_fs=None, disk_service_us=None, bootargs_per_node=None, first_line_timeout=FIRST_LINE_TIMEOUT):
         if not 1 <= nodes <= MAX_NODES:
-            raise ClusterError("the node count must be between 1 and %d, not %d" % (MAX_NODES, nodes))
+            raise ClusterError(bad_node_count("the node count", nodes))
         self.count = nodes
         self.console = console
         self.kernel = kernel
@@ -733,7 +749,7 @@ def main(argv=None):
     """Run the cluster from the command line; return the launcher's exit status."""
     args = parse_arguments(argv)
     if not 1 <= args.nodes <= MAX_NODES:
-        print("cluster: --nodes must be between 1 and %d" % MAX_NODES, file=sys.stderr)
+        print("cluster: %s" % bad_node_count("--nodes", args.nodes), file=sys.stderr)
         return 2
     if not os.path.exists(args.disk):
         print("cluster: %s: no such disk image" % args.disk, file=sys.stderr)
