@@ -48,8 +48,12 @@ static int sound;                    /* the disk interface found the file system
 static struct bm_stats stats;
 static uint64_t disk_requests;       /* every request sent to the disk interface */
 static const uint8_t zeros[FS_BLOCK_SIZE];
+static long write_back_failed;       /* the first DI_WRITE that failed: every later change is refused with it */
 
-/* Move buffer i to or from disk block b through the disk interface. */
+/* Move buffer i to or from disk block b through the disk interface. A
+ * disk interface that is gone (E_DEAD, E_NODE), or a disk that refused the
+ * transfer (E_BADREQ, the kernel's answer), is E_FSDOWN; the first failed
+ * write is kept in write_back_failed. */
 static long disk_transfer(uint32_t op, uint32_t b, uint32_t i)
 {
     long area = dm_duplicatelink(cache_link);
@@ -57,7 +61,12 @@ static long disk_transfer(uint32_t op, uint32_t b, uint32_t i)
         return area;
     struct sv_call c = { .op = op, .arg = { b, (int64_t)i * FS_BLOCK_SIZE }, .pass = area };
     disk_requests++;
-    return sv_call(di, &c);
+    long status = sv_call(di, &c);
+    if (status == E_DEAD || status == E_NODE || status == E_BADREQ)
+        status = E_FSDOWN;
+    if (status < 0 && op == DI_WRITE && !write_back_failed)
+        write_back_failed = status;
+    return status;
 }
 
 /* A buffer to put block b in: a free one or the least recently used, whose
@@ -180,7 +189,7 @@ static uint32_t allocate_block(long *err)
         if (b >= count)
             b = first;   /* round to the start of the data */
     }
-    *err = E_NOMEM;   /* the disk is full */
+    *err = E_DISKFULL;
     return 0;
 }
 
@@ -352,23 +361,28 @@ static enum write_order write_order(const struct buffer *b)
 }
 
 /* Write every changed buffer to the disk, in write_order; returns how
- * many, or an error. */
-static long sync_all(void)
+ * many, or the first error, with *unwritten the number of changed blocks
+ * that could not be written (each is tried). */
+static long sync_all(int64_t *unwritten)
 {
-    long written = 0;
+    long written = 0, first_error = 0;
+    *unwritten = 0;
     for (int order = WRITE_DATA; order <= WRITE_METADATA; order++) {
         for (uint32_t i = 0; i < cache_blocks; i++) {
             if (!buffers[i].valid || !buffers[i].dirty || write_order(&buffers[i]) != (enum write_order)order)
                 continue;
             long err = disk_transfer(DI_WRITE, buffers[i].block, i);
-            if (err < 0)
-                return err;
+            if (err < 0) {
+                ++*unwritten;
+                first_error = first_error ? first_error : err;
+                continue;
+            }
             buffers[i].dirty = 0;
             stats.sync_writes++;
             written++;
         }
     }
-    return written;
+    return first_error ? first_error : written;
 }
 
 /* Write the superblock to the disk with `state`. The whole block is made
@@ -438,6 +452,8 @@ static long handle(const struct sv_request *q, long area, int64_t *value)
 {
     if (q->op < BM_NKINDS)
         stats.requests[q->op]++;
+    if (changes_blocks(q->op) && write_back_failed)
+        return write_back_failed;   /* a change now would be lost: say so at once */
     if (changes_blocks(q->op) && marked_clean) {
         long err = write_state(FS_STATE_MOUNTED);   /* before the change can reach the disk */
         if (err < 0)
@@ -549,10 +565,10 @@ static long change_links(const struct sv_request *q, int64_t *value)
 
 /* BM_SYNC: write every changed block; with arg0 = 1 (at shutdown) and a
  * file system found sound, then mark it CLEAN. *value is the number of
- * blocks written. */
+ * blocks written, or with an error the number that could not be. */
 static long sync_request(const struct sv_request *q, int64_t *value)
 {
-    long written = sync_all();
+    long written = sync_all(value);
     if (written < 0)
         return written;
     if (q->arg[0] == 1 && !marked_clean && sound) {

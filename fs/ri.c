@@ -32,7 +32,7 @@ static long bm_call(uint32_t op, int64_t a0, int64_t a1, int64_t a2, long link, 
     long status = sv_call(bm, &c);
     if (value)
         *value = c.value;
-    return status;
+    return status == E_DEAD || status == E_NODE ? E_FSDOWN : status;   /* the buffer manager is gone */
 }
 
 /* FS_READ: bytes [offset, offset+length) of the file (FS_FILE_ID) into the user's area. */
@@ -116,7 +116,21 @@ static long to_dm(uint32_t op, const char *path, uint32_t out_len, int64_t arg0,
     long status = sv_call(dm, &c);
     *value = c.value;
     *len = c.reply_len;
-    return status;
+    return status == E_DEAD || status == E_NODE ? E_FSDOWN : status;   /* the directory manager is gone */
+}
+
+/* E_NAMETOOLONG if a name in the `len` bytes at `path` (one path, or two
+ * for FS_RENAME, each NUL-ended) is longer than a directory entry holds
+ * (FS_NAME_MAX), else 0. */
+static long check_names(const char *path, uint32_t len)
+{
+    size_t name = 0;
+    for (uint32_t i = 0; i < len; i++) {
+        name = path[i] == '/' || path[i] == 0 ? 0 : name + 1;
+        if (name > FS_NAME_MAX)
+            return E_NAMETOOLONG;
+    }
+    return 0;
 }
 
 /* A file link's code: the file (FS_FILE_ID: inode and generation) in bits
@@ -181,6 +195,11 @@ static long handle(const struct sv_request *q, const struct dm_msg_info *info, u
                    uint32_t *len, long *pass)
 {
     const char *path = (const char *)(q + 1);
+    int by_path = q->op == FS_OPEN || q->op == FS_CREATE || q->op == FS_UNLINK || q->op == FS_LIST ||
+                  q->op == FS_RENAME;
+    long err = by_path ? check_names(path, (uint32_t)(size - sizeof *q)) : 0;
+    if (err < 0)
+        return err;
     switch (q->op) {
     case FS_OPEN:
     case FS_CREATE:

@@ -186,19 +186,29 @@ enum dm_call {
     X(-18, E_BADREQ,    "bad request")                  /* request: malformed, or not allowed over this link */ \
     X(-19, E_STATE,     "wrong state")                  /* request: the process is not in a state that allows it */ \
     X(-20, E_NODE,      "machine down or unreachable")  /* the destination's machine is down or
-                                                           unreachable (after a bounded wait) */
+                                                           unreachable (after a bounded wait) */ \
+    X(-21, E_PROCFULL,  "process table full")           /* request: the machine has no free process */ \
+    X(-22, E_DISKFULL,  "disk full")                    /* file system: no free block on the disk */ \
+    X(-23, E_NAMETOOLONG, "name too long")              /* a name is longer than its table or
+                                                           directory entry holds */ \
+    X(-24, E_SYSTEM,    "a system process")             /* request: the process manager keeps the
+                                                           system's own processes from being ended,
+                                                           stopped or metered on request */ \
+    X(-25, E_FSDOWN,    "the file system is down")      /* file system: one of its processes is
+                                                           gone, or its disk refuses to write */ \
+    X(-26, E_NAMESFULL, "name table full")              /* the switchboard has no room for another name */
 
 enum dm_error {
 #define DM_ERROR_ENUM(value, name, text) name = value,
     DM_ERRORS(DM_ERROR_ENUM)
 #undef DM_ERROR_ENUM
 };
-#define DM_NERRORS 21   /* error values are 0 .. -(DM_NERRORS - 1) */
+#define DM_NERRORS 27   /* error values are 0 .. -(DM_NERRORS - 1) */
 
 /* A set of errors, as a call's entry in DM_CALLS names them: bit -e for
  * error e. DM_ERRS(E_BADSLOT, E_FAULT) is the set of those two; it takes up
- * to DM_NERRORS - 1 errors (the rest of its 20 places are filled with
- * E_OK, which adds no bit). */
+ * to 20 errors (the rest of its 20 places are filled with E_OK, which adds
+ * no bit). */
 #define DM_ERROR_BIT(e) ((e) < 0 ? 1u << -(e) : 0u)
 #define DM_ERRS(...) DM_ERRS_20(__VA_ARGS__, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
 #define DM_ERRS_20(a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r, s, t, ...) \
@@ -350,14 +360,15 @@ enum dm_klink_kind {
      * unreachable), E_FAULT (the area on another machine is not all mapped;
      * or the arguments could not be written to the new stack), E_TOOBIG (the
      * strings do not fit in half of the stack, or a program on another
-     * machine is larger than 4 MiB), E_NOMEM (no free process, no free page,
-     * or over the process's memory limit; for a program on another machine,
-     * four are being fetched already, or there is no room for more work),
-     * E_LINKFULL (the kernel's link table cannot keep the reply link while
-     * a program on another machine is fetched). */ \
+     * machine is larger than 4 MiB), E_PROCFULL (the process table has no
+     * free process), E_NOMEM (no free page, or over the process's memory
+     * limit; for a program on another machine, four are being fetched
+     * already, or there is no room for more work), E_LINKFULL (the kernel's
+     * link table cannot keep the reply link while a program on another
+     * machine is fetched). */ \
     X( 1, CREATE, DM_KLINKS(KLINK_PROCESS_CONTROL), \
       DM_ERRS(E_BADREQ, E_NOSYS, E_NOAREA, E_RIGHTS, E_NOTFOUND, E_DEAD, E_NODE, E_FAULT, E_TOOBIG, E_NOMEM, \
-              E_LINKFULL)) \
+              E_LINKFULL, E_PROCFULL)) \
     \
     /* KOP_MOVELINK: pid; arg[0] = slot or -1; the passed link enters pid's
      * table, in that slot or (-1) the first free one. Reply value: the slot

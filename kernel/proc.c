@@ -102,7 +102,7 @@ struct proc *proc_create(const char *name, const struct image_source *image, con
         if (procs[i].state == PS_FREE)
             p = &procs[i];
     if (!p || !(p->pagetable = vm_new_space())) {
-        *err = E_NOMEM;
+        *err = p ? E_NOMEM : E_PROCFULL;
         return 0;
     }
     uint32_t generation = p->generation;

@@ -35,6 +35,8 @@ struct record {
     char   name[24];
     int    ended;
     int    ready;                /* a boot server said PM_READY */
+    int    system;               /* one of the system's own processes (started at boot): not killed,
+                                    stopped or metered on request */
     int64_t status;
     int    waiters[NWAITERS];   /* reply slots of PM_WAIT requests */
     int    nwaiters;
@@ -71,6 +73,7 @@ static struct record records[NRECORDS];
 static uint64_t end_counter;
 static long switchboard_slot = -1, console_slot = -1;
 static long control[PM_MAX_MACHINES];   /* process-control link to each machine's kernel, or -1 */
+static long buffer_manager = -1;        /* our own link to the file system's buffer manager, for halt */
 static long notice_link = -1;           /* our notice channel, copied to every kernel */
 static uint8_t buffer[DM_MSG_MAX];
 
@@ -249,7 +252,7 @@ static long create_process(uint32_t machine, const char *program, long image_lin
         err = meter_request(pid, &metering->meter, filters[metering->filter].link, metering->parent);
     struct record *r = err >= 0 ? new_record(pid, base) : 0;
     if (err >= 0 && !r)
-        err = E_NOMEM;
+        err = E_PROCFULL;
     if (r) {
         r->parent = metering ? metering->parent : 0;
         r->filter = metered ? metering->filter : -1;
@@ -417,13 +420,15 @@ static long change_metering(dm_pid caller, struct record *r, const struct pm_met
 {
     if (!may_change_metering(caller, r))
         return E_RIGHTS;
+    if (r->system || r->serves_filter[0])
+        return E_SYSTEM;    /* a lossless stream could hold it while a filter waits for it */
     if (m->flags & ~(uint32_t)METER_ALL_FLAGS)
         return E_INVAL;
     long f = -1;
     if (m->flags && m->filter[0] && (f = find_filter(m->filter)) < 0)
         return f;
-    if (m->flags && f < 0 && r->filter < 0)
-        return E_INVAL;                  /* not metered yet: a filter must be named */
+    if (f < 0 && r->filter < 0)
+        return E_STATE;                  /* not metered: off has nothing to stop, flags need a filter named */
     long err = meter_request(r->pid, m, f >= 0 ? filters[f].link : DM_NO_LINK, r->parent);
     if (err < 0)
         return err;
@@ -636,15 +641,24 @@ static void halt_other_machines(int code)
             dm_send(control[m], &q, sizeof q, DM_NO_LINK);
 }
 
-/* Before power-off: the buffer manager writes its changed blocks back. */
+/* Before power-off: the buffer manager writes its changed blocks back,
+ * over the process manager's own link to it (the switchboard is not
+ * needed). What could not be written back is said on the console. */
 static void flush_file_system(void)
 {
-    long bm = sb_lookup("bm");
-    if (bm < 0)
-        return;
+    if (buffer_manager < 0)
+        return;        /* no file system was started */
     struct sv_call sync = { .op = BM_SYNC, .arg = { 1 }, .pass = DM_NO_LINK };   /* final: marks it CLEAN */
-    sv_call(bm, &sync);
-    dm_destroylink(bm);
+    long err = sv_call(buffer_manager, &sync);
+    if (err == E_DEAD || err == E_NODE)
+        printf("pm: halt: the file system's changes since its last sync could not be written back: "
+               "its buffer manager (bm) is gone: %s\n", dm_error_text(err));
+    else if (err < 0)
+        printf("pm: halt: %lld changed blocks of the file system could not be written back: %s\n",
+               (long long)sync.value, dm_error_text(err));
+    if (err < 0)
+        printf("pm: halt: the disk is left marked MOUNTED: the next start checks it\n");
+    fflush(stdout);
 }
 
 static void serve_one(void);
@@ -843,16 +857,16 @@ static long load_and_create(uint32_t machine, const struct run_request *run, int
 {
     long image_link = DM_NO_LINK;
     void *image = 0;
-    long status = read_program(run->name, &image_link, &image);
-    if (status == E_NOTFOUND && !strchr(run->name, '/'))
-        status = 0;   /* not in the file system: perhaps in the boot image */
+    long status = read_program(run->name, &image_link, &image), read_status = status;
+    if ((status == E_NOTFOUND || status == E_FSDOWN) && !strchr(run->name, '/'))
+        status = 0;   /* not in the file system (or it is down): perhaps in the boot image */
     if (status == 0)
         status = create_process(machine, run->name, image_link, run->args, run->args_len, argc, envc, device, 3,
                                 metering, pid);
     else if (device >= 0)
         dm_destroylink(device);
     free(image);
-    return status;
+    return status == E_NOTFOUND && read_status == E_FSDOWN ? E_FSDOWN : status;
 }
 
 /* Remember the name a filter just started serves under: its first
@@ -919,7 +933,10 @@ static void wait_for_end(const struct dm_msg_info *info, const struct sv_request
     }
 }
 
-/* PM_KILL, PM_STOP, PM_RESUME: of process arg0 (not the process manager). */
+/* PM_KILL, PM_STOP, PM_RESUME: of process arg0. The system's own
+ * processes (the process manager, the servers it started at boot, the
+ * shell) are not killed or stopped: without any of them the console, the
+ * file system or halt would be gone for good. */
 static void signal_process(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
                            struct server_answer *answer)
 {
@@ -928,8 +945,8 @@ static void signal_process(const struct dm_msg_info *info, const struct sv_reque
     struct record *r = target(q);
     if (!r || r->ended)
         answer->status = E_NOTFOUND;
-    else if (r->pid == dm_self())
-        answer->status = E_INVAL;   /* not the process manager itself */
+    else if (r->system && q->op != PM_RESUME)
+        answer->status = E_SYSTEM;
     else
         answer->status = kernel_request_about(q->op == PM_KILL   ? KOP_DESTROY
                                               : q->op == PM_STOP ? KOP_STOP
@@ -1182,6 +1199,8 @@ static int start_server(uint32_t machine, const char *name, const char *argument
         return 0;
     }
     struct record *r = find_record(pid);
+    if (r)
+        r->system = 1;
     while (r && !r->ended && (ready ? *ready < 0 : !r->ready))
         serve_one();
     return r && !r->ended;
@@ -1283,6 +1302,7 @@ static void init_tables(void)
 {
     records[0].pid = dm_self();
     records[0].filter = -1;
+    records[0].system = 1;
     snprintf(records[0].name, sizeof records[0].name, "pm");
     for (int m = 0; m < PM_MAX_MACHINES; m++)
         control[m] = live_channels[m].link = -1;
@@ -1316,6 +1336,8 @@ static void start_disk_servers(int disks)
         if (!start_server(f->machine, f->program, f->argument, f->takes_disk ? BOOT_SLOT_DISK0 : -1, 0,
                           &fs_metering))
             break;
+        if (strcmp(f->program, "bm") == 0)
+            buffer_manager = sb_lookup("bm");   /* it registered before it said PM_READY */
     }
     for (int i = 1; i < disks; i++) {
         if (i < DM_MAX_DISKS && trace_disk[i])
@@ -1383,6 +1405,9 @@ static void start_shell(int disks)
     if (err == 0)
         err = create_process(dm_machine(), "shell", image_link, shell_args, sizeof shell_args, 1, 0, -1, 0, 0, &shell);
     free(image);
+    struct record *r = err < 0 ? 0 : find_record(shell);
+    if (r)
+        r->system = 1;
     if (err < 0) {
         printf("pm: cannot start the shell (/bin/shell%s): %s; powering off\n",
                disks == 0 ? ", and there is no disk" : "", dm_error_name(err));

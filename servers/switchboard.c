@@ -46,8 +46,10 @@ static long handle(const struct dm_msg_info *info, const struct sv_request *q, u
 {
     const char *name = (const char *)(q + 1);
     uint32_t name_len = len - sizeof *q;
-    if (name_len == 0 || strnlen(name, name_len) == name_len || strlen(name) >= SB_NAME_MAX)
+    if (name_len == 0 || strnlen(name, name_len) == name_len)
         return E_INVAL;
+    if (strlen(name) >= SB_NAME_MAX)
+        return E_NAMETOOLONG;
     int i = find(name);
     switch (q->op) {
     case SB_REGISTER:
@@ -61,7 +63,7 @@ static long handle(const struct dm_msg_info *info, const struct sv_request *q, u
         else
             dm_destroylink(names[i].slot);
         if (i == NNAMES)
-            return E_NOMEM;
+            return E_NAMESFULL;
         strcpy(names[i].name, name);
         names[i].slot = info->link;
         names[i].owner = info->sender;

@@ -8,8 +8,10 @@ error demos.h does not list for it fails the test that ended the node."""
 import os
 import re
 import select
+import shutil
+import tempfile
 import harness
-from harness import Node, ROOT
+from harness import Node, ROOT, disk_args, make_image
 
 node = None
 
@@ -43,6 +45,21 @@ def test_ktest(report):
             provoked.add(m.group(1))
     assert checks >= 100, "ktest ran only %d checks:\n%s" % (checks, out[-2000:])
     assert re.search(r"ktest: \d+ passed, 0 failed", out), out[-500:]
+
+
+def test_a_full_disk_provokes_its_error():
+    """E_DISKFULL, the one error ktest cannot provoke on the system disk it
+    shares: fsseq on a 6 MB image fills it."""
+    workdir = tempfile.mkdtemp(prefix="dm-kernel-")
+    try:
+        image = make_image(os.path.join(workdir, "full.img"), 6)
+        with Node(extra=disk_args(image)) as n:
+            out = n.command("run fsseq /huge 8000", timeout=120)
+        m = re.search(r"fsseq: /huge: write at offset \d+: (E_[A-Z]+) ", out)
+        assert m and m.group(1) == "E_DISKFULL", out
+        provoked.add(m.group(1))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def test_every_error_code_is_provoked():

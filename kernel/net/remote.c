@@ -202,17 +202,27 @@ static void hook_deliver(void *context, uint32_t machine, const uint8_t *bytes, 
     receive(machine, bytes, len);
 }
 
+/* Whether the console has been told that machine m failed, since its last
+ * boot: the transport fails each message under way on its own, and the
+ * failure is said once. */
+static uint8_t failure_said[NETFRAME_MAX_NODES];
+
 static void hook_failed(void *context, uint32_t machine, uint32_t sequence, int reason)
 {
     (void)context, (void)sequence;
-    kprintf("machine %u: machine %u %s\n", this_machine, machine,
-            reason == TRANSPORT_FAIL_REBOOTED ? "rebooted" : "does not answer: taken to be down");
+    if (machine < NETFRAME_MAX_NODES && !failure_said[machine])
+        kprintf("machine %u: machine %u %s\n", this_machine, machine,
+                reason == TRANSPORT_FAIL_REBOOTED ? "rebooted" : "does not answer: taken to be down");
+    if (machine < NETFRAME_MAX_NODES)
+        failure_said[machine] = 1;
     fail_machine(machine, reason == TRANSPORT_FAIL_REBOOTED ? E_DEAD : E_NODE);
 }
 
 static void hook_rebooted(void *context, uint32_t machine, uint32_t epoch)
 {
     (void)context, (void)epoch;
+    if (machine < NETFRAME_MAX_NODES)
+        failure_said[machine] = 0;     /* a new boot: its next failure is news */
     fail_machine(machine, E_DEAD);
 }
 

@@ -335,11 +335,14 @@ long sb_register(const char *name, long slot)
     return sv_call(SLOT_SWITCHBOARD, &c);
 }
 
-/* FILTER_NAME_PREFIX + name into out[SB_NAME_MAX]; 0, or E_INVAL if too long or empty. */
+/* FILTER_NAME_PREFIX + name into out[SB_NAME_MAX]; 0, E_INVAL if empty, or
+ * E_NAMETOOLONG if longer than FILTER_NAME_MAX. */
 static long filter_sb_name(const char *name, char *out)
 {
-    if (!name[0] || strlen(name) > FILTER_NAME_MAX)
+    if (!name[0])
         return E_INVAL;
+    if (strlen(name) > FILTER_NAME_MAX)
+        return E_NAMETOOLONG;
     snprintf(out, SB_NAME_MAX, "%s%s", FILTER_NAME_PREFIX, name);
     return 0;
 }

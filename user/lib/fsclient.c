@@ -11,7 +11,9 @@
 static long fs_link = -1;
 
 /* A request over `via` (-1: the "fs" link) with `len` bytes of data (0: the
- * path and its NUL, if any); a link passed with the answer in *got, if got. */
+ * path and its NUL, if any); a link passed with the answer in *got, if got.
+ * A request interpreter (or switchboard) that is gone, E_DEAD or E_NODE,
+ * is E_FSDOWN. */
 static long fs_call(long via, uint32_t op, const char *path, uint32_t len, int64_t a0, int64_t a1, long pass,
                     void *answer, uint32_t cap, int64_t *value, long *got)
 {
@@ -20,7 +22,7 @@ static long fs_call(long via, uint32_t op, const char *path, uint32_t len, int64
         fs_link = -1;
         if (pass >= 0)
             dm_destroylink(pass);
-        return err;
+        return err == E_DEAD || err == E_NODE ? E_FSDOWN : err;
     }
     struct sv_call c = { .op = op, .arg = { a0, a1 }, .data = path,
                          .len = len ? len : path ? (uint32_t)strlen(path) + 1 : 0, .pass = pass,
@@ -32,7 +34,7 @@ static long fs_call(long via, uint32_t op, const char *path, uint32_t len, int64
         *got = c.reply_link;
     else if (c.reply_link >= 0)
         dm_destroylink(c.reply_link);
-    return status;
+    return status == E_DEAD || status == E_NODE ? E_FSDOWN : status;
 }
 
 /* The file link an open or create answered with (or why there is none). */

@@ -47,7 +47,10 @@ static int fail(long err, int state)
     switch (err) {
     case E_NOTFOUND: errno = ENOENT; break;
     case E_STATE:    errno = state; break;
-    case E_NOMEM:    errno = ENOSPC; break;   /* the disk, or its inodes, are full */
+    case E_NOMEM:    errno = ENOSPC; break;   /* the inode table is full */
+    case E_DISKFULL: errno = ENOSPC; break;
+    case E_NAMETOOLONG: errno = ENAMETOOLONG; break;
+    case E_FSDOWN:   errno = EIO; break;      /* one of the file system's processes is gone */
     case E_INVAL:    errno = EINVAL; break;
     case E_TOOBIG:   errno = EFBIG; break;
     case E_RIGHTS:   errno = EBADF; break;

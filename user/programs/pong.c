@@ -16,7 +16,7 @@ int main(int argc, char **argv)
     long self = dm_createlink(0, 0, 0, 0, 0);
     long err = sb_register(argv[1], self);
     if (err < 0) {
-        printf("pong: cannot register %s: %s\n", argv[1], dm_error_name(err));
+        printf("pong: cannot register %s: %s\n", argv[1], dm_error_text(err));
         return 1;
     }
     for (;;) {

@@ -142,6 +142,8 @@ static int parse_machine(const char *command, const char *word)
     return (int)k;
 }
 
+static void remember_job(dm_pid pid, const char *name);
+
 static void cmd_run(int argc, char **argv, int background, char **envp, const struct pm_meter *metering)
 {
     char id[24];
@@ -171,6 +173,7 @@ static void cmd_run(int argc, char **argv, int background, char **envp, const st
     }
     if (background) {
         printf("[%s] %s\n", dm_pid_string((dm_pid)pid, id), argv[0]);
+        remember_job((dm_pid)pid, argv[0]);
         return;
     }
     int64_t status;
@@ -179,6 +182,77 @@ static void cmd_run(int argc, char **argv, int background, char **envp, const st
         printf("run: waiting for %s: %s\n", argv[0], dm_error_text(err));
     else
         report_status(argv[0], (dm_pid)pid, status);
+}
+
+/* ---- background jobs on other machines ----
+ * A machine that goes down takes its processes with it, and no exit notice
+ * comes from it: the shell keeps its background jobs on other machines and,
+ * before each prompt, says which are gone with their machine. */
+
+#define MAX_JOBS 64
+static struct { dm_pid pid; char name[24]; } jobs[MAX_JOBS];   /* pid 0: a free entry */
+
+/* Keep background job pid if it runs on another machine (and there is room). */
+static void remember_job(dm_pid pid, const char *name)
+{
+    if (PID_MACHINE(pid) == dm_machine())
+        return;
+    for (int i = 0; i < MAX_JOBS; i++) {
+        if (!jobs[i].pid) {
+            jobs[i].pid = pid;
+            snprintf(jobs[i].name, sizeof jobs[i].name, "%s", name);
+            return;
+        }
+    }
+}
+
+/* Whether machine 0's kernel (whose transport watches every other machine)
+ * has found `machine` down. */
+static int machine_down(uint32_t machine)
+{
+    static struct dm_kpeer peers[DM_MSG_MAX / sizeof(struct dm_kpeer)];
+    struct sv_call c = { .op = PM_NETSTAT, .arg = { 0 }, .pass = DM_NO_LINK, .reply_data = peers,
+                         .reply_cap = sizeof peers };
+    if (sv_call(SLOT_PM, &c) < 0)
+        return 0;
+    for (int64_t i = 0; i < c.value; i++)
+        if (peers[i].machine == machine)
+            return peers[i].state != DM_PEER_UP;
+    return 0;
+}
+
+/* The jobs of `machine` that no longer run are forgotten; if the machine
+ * has gone down, each is said so first. Asking for its processes is what
+ * makes its silence noticed. */
+static void check_machine_jobs(uint32_t machine)
+{
+    static struct dm_kproc entries[DM_MSG_MAX / sizeof(struct dm_kproc)];
+    int running[MAX_JOBS] = { 0 }, listed = 0;
+    int64_t cursor = PM_PS_CURSOR(machine, 0);
+    long n;
+    while ((n = pm_ps_page(&cursor, entries, sizeof entries)) > 0 && PID_MACHINE(entries[0].pid) == machine) {
+        listed = 1;     /* a page holds the processes of one machine */
+        for (long e = 0; e < n; e++)
+            for (int i = 0; i < MAX_JOBS; i++)
+                running[i] |= jobs[i].pid == entries[e].pid;
+    }
+    int down = !listed && machine_down(machine);
+    char id[24];
+    for (int i = 0; i < MAX_JOBS; i++) {
+        if (!jobs[i].pid || PID_MACHINE(jobs[i].pid) != machine || running[i])
+            continue;
+        if (down)
+            printf("[%s] %s: machine %u went down\n", dm_pid_string(jobs[i].pid, id), jobs[i].name, machine);
+        jobs[i].pid = 0;
+    }
+}
+
+/* Before a prompt: every machine that has background jobs of the shell. */
+static void check_jobs(void)
+{
+    for (int i = 0; i < MAX_JOBS; i++)
+        if (jobs[i].pid)
+            check_machine_jobs(PID_MACHINE(jobs[i].pid));
 }
 
 static void cmd_signal(const char *what, int argc, char **argv, long (*action)(dm_pid))
@@ -190,7 +264,10 @@ static void cmd_signal(const char *what, int argc, char **argv, long (*action)(d
     }
     long err = action(pid);
     if (err < 0)
-        printf("%s: %s: %s\n", what, argv[1], err == E_NOTFOUND ? "no such process" : dm_error_text(err));
+        printf("%s: %s: %s\n", what, argv[1],
+               err == E_NOTFOUND ? "no such process"
+               : err == E_SYSTEM ? "a system process: the system cannot go on without it"
+                                 : dm_error_text(err));
 }
 
 /* ---- metering ---- */
@@ -242,8 +319,9 @@ static int parse_meter_options(int argc, char **argv, struct pm_meter *m)
         } else if ((strcmp(o, "-F") == 0 || strcmp(o, "-e") == 0 || strcmp(o, "-a") == 0) && i + 1 < argc) {
             const char *v = argv[++i];
             if (o[1] == 'F') {
-                if (strlen(v) >= sizeof m->filter) {
-                    printf("meter: %s: a filter's name has at most %zu characters\n", v, sizeof m->filter - 1);
+                if (strlen(v) > FILTER_NAME_MAX) {
+                    printf("meter: %s: name too long (a filter's name has at most %zu characters)\n", v,
+                           FILTER_NAME_MAX);
                     return -1;
                 }
                 snprintf(m->filter, sizeof m->filter, "%s", v);
@@ -273,7 +351,9 @@ static const char *meter_error(long err)
 {
     return err == E_NOTFOUND ? "no such process or filter"
          : err == E_RIGHTS   ? "not allowed: only whoever started its metering changes it"
-         : err == E_INVAL    ? "not metered (name a filter with -F), or bad flags"
+         : err == E_SYSTEM   ? "a system process or a filter: not metered on request"
+         : err == E_STATE    ? "not metered"
+         : err == E_INVAL    ? "bad flags"
                              : dm_error_text(err);
 }
 
@@ -297,8 +377,16 @@ static void cmd_meter(int argc, char **argv, int background, char **envp)
         int more = argv[1][0] == '-' ? parse_meter_options(argc - 1, argv + 1, &m) : 0;
         for (int i = 1 + (more > 0 ? more : 0); more >= 0 && i < argc; i++) {
             dm_pid pid;
-            long err = dm_pid_parse(argv[i], &pid) < 0 ? E_INVAL : pm_meter(pid, &m);
-            if (err < 0)
+            if (dm_pid_parse(argv[i], &pid) < 0) {
+                printf("meter: %s: not a process id (as ps shows it, e.g. 0.7.1)\n", argv[i]);
+                continue;
+            }
+            long err = pm_meter(pid, &m), filter = err == E_NOTFOUND ? filter_lookup(m.filter) : -1;
+            if (filter >= 0)
+                dm_destroylink(filter);
+            if (err == E_NOTFOUND && filter < 0)
+                printf("meter: %s: no filter called %s\n", argv[i], m.filter);
+            else if (err < 0)
                 printf("meter: %s: %s\n", argv[i], meter_error(err));
         }
     } else if ((strcmp(sub, "flags") == 0 && argc == 3) || (strcmp(sub, "off") == 0 && argc == 2)) {
@@ -368,6 +456,11 @@ static void filter_start(int argc, char **argv)
     }
     if (argc - first < 3 || argc - first > 4) {
         printf("filter: usage: filter start [-l] [@K] NAME DESCRIPTION RULES [LOG]\n");
+        return;
+    }
+    if (strlen(argv[first]) > FILTER_NAME_MAX) {
+        printf("filter: %s: name too long (a filter's name has at most %zu characters)\n", argv[first],
+               FILTER_NAME_MAX);
         return;
     }
     long running = filter_lookup(argv[first]);
@@ -527,6 +620,7 @@ int main(void)
     setenv("PATH", "/bin", 0);
     printf("DEMOS/MP shell. Type help for the commands.\n");
     for (;;) {
+        check_jobs();
         printf("$ ");
         fflush(stdout);
         long len = read_line(line, sizeof line);

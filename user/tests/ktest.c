@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "dmlib.h"
+#include "fsclient.h"
 
 /* The kernel call a check is named after ("send" in "send.too_big"), or 0. */
 static long call_of_check(const char *name)
@@ -518,6 +519,69 @@ static void test_stoptask_and_requests(void)
     expect_error(dm_badcall(), E_NOSYS, "kernel.unknown_call");
 }
 
+/* The pid of the process called `name` (the first ps lists), or 0. */
+static dm_pid pid_named(const char *name)
+{
+    static struct dm_kproc entries[DM_MSG_MAX / sizeof(struct dm_kproc)];
+    int64_t cursor = 0;
+    long n;
+    while ((n = pm_ps_page(&cursor, entries, sizeof entries)) > 0)
+        for (long i = 0; i < n; i++)
+            if (strcmp(entries[i].name, name) == 0)
+                return entries[i].pid;
+    return 0;
+}
+
+/* The process manager refuses to end or stop the system's own processes. */
+static void test_system_processes(void)
+{
+    dm_pid switchboard = pid_named("switchboard");
+    expect_error(pm_kill(switchboard), E_SYSTEM, "pm.kill_a_system_process");
+    expect_error(pm_stop(switchboard), E_SYSTEM, "pm.stop_a_system_process");
+    expect_error(pm_kill(pid_named("pm")), E_SYSTEM, "pm.kill_the_process_manager");
+}
+
+/* The switchboard's limits: a name longer than SB_NAME_MAX - 1, and a
+ * table with no room for another name; every name taken is given back. */
+static void test_switchboard_limits(void)
+{
+    char name[SB_NAME_MAX + 1];
+    memset(name, 'n', SB_NAME_MAX);
+    name[SB_NAME_MAX] = 0;
+    long self = dm_createlink(0, 0, 0, 0, 0);
+    expect_error(sb_register(name, dm_duplicatelink(self)), E_NAMETOOLONG, "switchboard.name_too_long");
+    long err = 0;
+    int taken = 0;
+    for (; taken < 100 && err == 0; taken++) {
+        snprintf(name, sizeof name, "kt%u-n%d", PID_SLOT(dm_self()), taken);
+        err = sb_register(name, dm_duplicatelink(self));
+    }
+    expect_error(err, E_NAMESFULL, "switchboard.table_full");
+    for (int i = 0; i < taken; i++) {
+        snprintf(name, sizeof name, "kt%u-n%d", PID_SLOT(dm_self()), i);
+        struct sv_call c = { .op = SB_REMOVE, .data = name, .len = (uint32_t)strlen(name) + 1, .pass = DM_NO_LINK };
+        sv_call(SLOT_SWITCHBOARD, &c);
+    }
+    dm_destroylink(self);
+}
+
+/* A file link whose request interpreter is gone: the client library
+ * says the file system is down. */
+static void test_file_system_gone(void)
+{
+    char name[SB_NAME_MAX];
+    snprintf(name, sizeof name, "kt%u-gone", PID_SLOT(dm_self()));
+    long p = spawn("never", name, 0);
+    long link = p < 0 ? p : sb_lookup_wait(name, 5000000000ull);
+    int64_t status;
+    if (p >= 0 && pm_kill((dm_pid)p) == 0)
+        pm_wait((dm_pid)p, &status);
+    char byte;
+    expect_error(link < 0 ? link : fs_read(link, 0, &byte, 1), E_FSDOWN, "fs.request_interpreter_gone");
+    if (link >= 0)
+        dm_destroylink(link);
+}
+
 static void test_many_processes(void)
 {
     enum { N = 64 };
@@ -537,6 +601,24 @@ static void test_many_processes(void)
             right++;
     }
     dm_check(right == N, "processes.64_exit_statuses", "%d right", right);
+    /* Then as many as the machine takes: the next is refused, and the
+     * table is free again after. */
+    enum { MAX = 130 };
+    long full[MAX], err = 0;
+    int made = 0;
+    while (made < MAX && err >= 0) {
+        char name[SB_NAME_MAX];
+        snprintf(name, sizeof name, "kt%u-full", PID_SLOT(dm_self()));   /* one name, taken over by each */
+        err = full[made] = spawn("never", name, 0);
+        made += err >= 0;
+    }
+    expect_error(err, E_PROCFULL, "processes.table_full");
+    for (int i = 0; i < made; i++) {
+        int64_t status;
+        if (pm_kill((dm_pid)full[i]) == 0)
+            pm_wait((dm_pid)full[i], &status);
+    }
+    expect_ok(spawn("exit", "0", 0), "processes.room_again_after");
 }
 
 static void test_memory(void)
@@ -585,6 +667,8 @@ static const struct { const char *name; void (*run)(void); } groups[] = {
     { "kill", test_kill_while_blocked }, { "movedata", test_movedata },
     { "stoptask", test_stoptask_and_requests }, { "many", test_many_processes },
     { "memory", test_memory },           { "fp", test_floating_point },
+    { "system", test_system_processes }, { "switchboard", test_switchboard_limits },
+    { "fsgone", test_file_system_gone },
 };
 
 int main(int argc, char **argv)
