@@ -82,12 +82,13 @@ setup:
 	@scripts/setup.sh
 
 # newlib is built again when scripts/build-newlib.sh changes (its options
-# are in it): the script compares them with the build's record,
+# are in it), or a change it makes to newlib's source (scripts/newlib/,
+# user/lib/float_subject.h): the script compares them with the build's record,
 # build/newlib/build-options, and touches it when they agree. Every user
 # object depends on that record, so a newlib built again (other options,
 # another newlib.h) recompiles and relinks every program.
 NEWLIB_BUILT := $(B)/newlib/build-options
-$(NEWLIB_BUILT) $(NEWLIB)/lib/libc.a &: scripts/build-newlib.sh
+$(NEWLIB_BUILT) $(NEWLIB)/lib/libc.a &: scripts/build-newlib.sh $(wildcard scripts/newlib/*.patch) user/lib/float_subject.h
 	@scripts/setup.sh
 
 $(B)/kernel/%.o: kernel/%.c | $(NEWLIB)/lib/libc.a
