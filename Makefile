@@ -75,6 +75,7 @@ all: setup
 	@$(MAKE) --no-print-directory build
 
 build: $(B)/kernel.elf $(B)/tools/dmfs $(B)/tools/netframe_test $(B)/tools/transport_test $(B)/tools/meter_test $(B)/tools/rules_test \
+       $(B)/tools/strtold_test \
        $(B)/tools/dmtrace $(B)/tools/tracegen $(B)/tools/dpm $(B)/tools/dpm-sanitized $(B)/tools/dpm_graph_test \
        $(SYSTEM_DISK)
 
@@ -295,6 +296,15 @@ $(B)/tools/rules_test: tests/rules_test.c tests/host_check.h meter/rules.c meter
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Imeter -o $@ \
 	    tests/rules_test.c meter/rules.c meter/tracelog.c
+
+# The user library's strtold (riscv64's binary128) on the host against
+# glibc's strtof128, under the sanitizers (tests/test_kernel.py); x86_64's
+# long double is made binary128 for it.
+$(B)/tools/strtold_test: tests/strtold_test.c tests/host_check.h user/lib/strtold.c user/lib/float_subject.h
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $<"
+	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all \
+	    $(if $(filter x86_64,$(shell uname -m)),-mlong-double-128) -o $@ tests/strtold_test.c -lm
 
 # The transport engine (plain C) between simulated kernels on a faulty
 # simulated network, under the sanitizers (tests/test_transport.py).
