@@ -75,6 +75,7 @@ all: setup
 	@$(MAKE) --no-print-directory build
 
 build: $(B)/kernel.elf $(B)/tools/dmfs $(B)/tools/netframe_test $(B)/tools/transport_test $(B)/tools/meter_test $(B)/tools/rules_test \
+       $(B)/tools/strtold_test \
        $(B)/tools/dmtrace $(B)/tools/tracegen $(B)/tools/dpm $(B)/tools/dpm-sanitized $(B)/tools/dpm_graph_test \
        $(SYSTEM_DISK)
 
@@ -82,12 +83,13 @@ setup:
 	@scripts/setup.sh
 
 # newlib is built again when scripts/build-newlib.sh changes (its options
-# are in it): the script compares them with the build's record,
+# are in it), or a change it makes to newlib's source (scripts/newlib/,
+# user/lib/float_subject.h): the script compares them with the build's record,
 # build/newlib/build-options, and touches it when they agree. Every user
 # object depends on that record, so a newlib built again (other options,
 # another newlib.h) recompiles and relinks every program.
 NEWLIB_BUILT := $(B)/newlib/build-options
-$(NEWLIB_BUILT) $(NEWLIB)/lib/libc.a &: scripts/build-newlib.sh
+$(NEWLIB_BUILT) $(NEWLIB)/lib/libc.a &: scripts/build-newlib.sh $(wildcard scripts/newlib/*.patch) user/lib/float_subject.h
 	@scripts/setup.sh
 
 $(B)/kernel/%.o: kernel/%.c | $(NEWLIB)/lib/libc.a
@@ -294,6 +296,15 @@ $(B)/tools/rules_test: tests/rules_test.c tests/host_check.h meter/rules.c meter
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Imeter -o $@ \
 	    tests/rules_test.c meter/rules.c meter/tracelog.c
+
+# The user library's strtold (riscv64's binary128) on the host against
+# glibc's strtof128, under the sanitizers (tests/test_kernel.py); x86_64's
+# long double is made binary128 for it.
+$(B)/tools/strtold_test: tests/strtold_test.c tests/host_check.h user/lib/strtold.c user/lib/float_subject.h
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $<"
+	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all \
+	    $(if $(filter x86_64,$(shell uname -m)),-mlong-double-128) -o $@ tests/strtold_test.c -lm
 
 # The transport engine (plain C) between simulated kernels on a faulty
 # simulated network, under the sanitizers (tests/test_transport.py).
