@@ -212,6 +212,15 @@ static inline uint32_t word32(const uint8_t *p)
     return (uint32_t)tracelog_little_endian(p, 4);
 }
 
+/* A word of a log block: blocks are aligned (struct tracelog_block has
+ * 8-byte fields), and the project's guest and hosts are little-endian, so
+ * it is one load, where word32 assembles four bytes. */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "log blocks are read as little-endian words");
+static inline uint32_t word32_aligned(const uint8_t *p)
+{
+    return *(const uint32_t *)__builtin_assume_aligned(p, 4);
+}
+
 static inline uint32_t xxh32_round(uint32_t lane, uint32_t input)
 {
     return rotate_left(lane + input * XXH_PRIME2, 13) * XXH_PRIME1;
@@ -222,22 +231,23 @@ static inline uint32_t xxh32_round(uint32_t lane, uint32_t input)
  * total % 16 last bytes). The four lanes are separate variables: kept in
  * one array, the compiler makes vector code of them whose multiplications
  * cost more than the scalar ones. */
-static uint32_t xxh32_two_pieces(const uint8_t *first, size_t first_stripes, const uint8_t *rest, uint64_t total)
+static inline __attribute__((always_inline)) uint32_t xxh32_body(const uint8_t *first, size_t first_stripes,
+                                                                  const uint8_t *rest, uint64_t total, int aligned)
 {
     uint32_t h;
     if (total >= 16) {
         uint32_t v1 = XXH_PRIME1 + XXH_PRIME2, v2 = XXH_PRIME2, v3 = 0, v4 = 0u - XXH_PRIME1;   /* seed 0 */
         for (size_t i = 0; i < first_stripes; i++, first += 16) {
-            v1 = xxh32_round(v1, word32(first));
-            v2 = xxh32_round(v2, word32(first + 4));
-            v3 = xxh32_round(v3, word32(first + 8));
-            v4 = xxh32_round(v4, word32(first + 12));
+            v1 = xxh32_round(v1, (aligned ? word32_aligned(first) : word32(first)));
+            v2 = xxh32_round(v2, (aligned ? word32_aligned(first + 4) : word32(first + 4)));
+            v3 = xxh32_round(v3, (aligned ? word32_aligned(first + 8) : word32(first + 8)));
+            v4 = xxh32_round(v4, (aligned ? word32_aligned(first + 12) : word32(first + 12)));
         }
         for (size_t i = first_stripes; i < total / 16; i++, rest += 16) {
-            v1 = xxh32_round(v1, word32(rest));
-            v2 = xxh32_round(v2, word32(rest + 4));
-            v3 = xxh32_round(v3, word32(rest + 8));
-            v4 = xxh32_round(v4, word32(rest + 12));
+            v1 = xxh32_round(v1, aligned ? word32_aligned(rest) : word32(rest));
+            v2 = xxh32_round(v2, (aligned ? word32_aligned(rest + 4) : word32(rest + 4)));
+            v3 = xxh32_round(v3, (aligned ? word32_aligned(rest + 8) : word32(rest + 8)));
+            v4 = xxh32_round(v4, (aligned ? word32_aligned(rest + 12) : word32(rest + 12)));
         }
         h = rotate_left(v1, 1) + rotate_left(v2, 7) + rotate_left(v3, 12) + rotate_left(v4, 18);
     } else {
@@ -257,6 +267,17 @@ static uint32_t xxh32_two_pieces(const uint8_t *first, size_t first_stripes, con
     return h;
 }
 
+/* The same, for bytes of any alignment, and for a block's aligned words. */
+static uint32_t xxh32_two_pieces(const uint8_t *first, size_t first_stripes, const uint8_t *rest, uint64_t total)
+{
+    return xxh32_body(first, first_stripes, rest, total, 0);
+}
+
+static uint32_t xxh32_aligned(const uint8_t *first, size_t first_stripes, const uint8_t *rest, uint64_t total)
+{
+    return xxh32_body(first, first_stripes, rest, total, 1);
+}
+
 uint32_t tracelog_xxh32(const uint8_t *data, size_t n)
 {
     return xxh32_two_pieces(data, 0, data, n);
@@ -267,10 +288,10 @@ uint32_t tracelog_xxh32(const uint8_t *data, size_t n)
 _Static_assert(sizeof(struct tracelog_block) == 32 && TRACELOG_BLOCK % 16 == 0, "two stripes of header");
 uint32_t tracelog_block_checksum(const uint8_t *block)
 {
-    uint8_t header[sizeof(struct tracelog_block)];
+    uint8_t header[sizeof(struct tracelog_block)] __attribute__((aligned(8)));
     copy_bytes(header, block, sizeof header);
     zero_bytes(header + __builtin_offsetof(struct tracelog_block, checksum), sizeof(uint32_t));
-    return xxh32_two_pieces(header, sizeof header / 16, block + sizeof header, TRACELOG_BLOCK);
+    return xxh32_aligned(header, sizeof header / 16, block + sizeof header, TRACELOG_BLOCK);
 }
 
 static struct tracelog_block *block_header(struct tracelog_writer *w)
