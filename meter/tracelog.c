@@ -193,6 +193,107 @@ static const struct meter_field *field_of(uint32_t type, uint32_t i, uint32_t *a
     return &body->fields[i];
 }
 
+/* ---- the checksum: XXH32 ---- */
+
+/* xxHash's 32-bit primes and rounds, as its specification gives them. */
+#define XXH_PRIME1 2654435761u
+#define XXH_PRIME2 2246822519u
+#define XXH_PRIME3 3266489917u
+#define XXH_PRIME4 668265263u
+#define XXH_PRIME5 374761393u
+
+static inline uint32_t rotate_left(uint32_t x, int r)
+{
+    return x << r | x >> (32 - r);
+}
+
+static inline uint32_t word32(const uint8_t *p)
+{
+    return (uint32_t)tracelog_little_endian(p, 4);
+}
+
+/* A word of a log block: blocks are aligned (struct tracelog_block has
+ * 8-byte fields), and the project's guest and hosts are little-endian, so
+ * it is one load, where word32 assembles four bytes. */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "log blocks are read as little-endian words");
+static inline uint32_t word32_aligned(const uint8_t *p)
+{
+    return *(const uint32_t *)__builtin_assume_aligned(p, 4);
+}
+
+static inline uint32_t xxh32_round(uint32_t lane, uint32_t input)
+{
+    return rotate_left(lane + input * XXH_PRIME2, 13) * XXH_PRIME1;
+}
+
+/* XXH32 of `total` bytes given in two pieces: `first_stripes` 16-byte
+ * stripes at `first`, then the rest at `rest` (its whole stripes, then its
+ * total % 16 last bytes). The four lanes are separate variables: kept in
+ * one array, the compiler makes vector code of them whose multiplications
+ * cost more than the scalar ones. */
+static inline __attribute__((always_inline)) uint32_t xxh32_body(const uint8_t *first, size_t first_stripes,
+                                                                  const uint8_t *rest, uint64_t total, int aligned)
+{
+    uint32_t h;
+    if (total >= 16) {
+        uint32_t v1 = XXH_PRIME1 + XXH_PRIME2, v2 = XXH_PRIME2, v3 = 0, v4 = 0u - XXH_PRIME1;   /* seed 0 */
+        for (size_t i = 0; i < first_stripes; i++, first += 16) {
+            v1 = xxh32_round(v1, (aligned ? word32_aligned(first) : word32(first)));
+            v2 = xxh32_round(v2, (aligned ? word32_aligned(first + 4) : word32(first + 4)));
+            v3 = xxh32_round(v3, (aligned ? word32_aligned(first + 8) : word32(first + 8)));
+            v4 = xxh32_round(v4, (aligned ? word32_aligned(first + 12) : word32(first + 12)));
+        }
+        for (size_t i = first_stripes; i < total / 16; i++, rest += 16) {
+            v1 = xxh32_round(v1, aligned ? word32_aligned(rest) : word32(rest));
+            v2 = xxh32_round(v2, (aligned ? word32_aligned(rest + 4) : word32(rest + 4)));
+            v3 = xxh32_round(v3, (aligned ? word32_aligned(rest + 8) : word32(rest + 8)));
+            v4 = xxh32_round(v4, (aligned ? word32_aligned(rest + 12) : word32(rest + 12)));
+        }
+        h = rotate_left(v1, 1) + rotate_left(v2, 7) + rotate_left(v3, 12) + rotate_left(v4, 18);
+    } else {
+        h = XXH_PRIME5;   /* the seed, 0, plus PRIME5 */
+    }
+    h += (uint32_t)total;
+    size_t left = (size_t)(total % 16);
+    for (; left >= 4; left -= 4, rest += 4)
+        h = rotate_left(h + word32(rest) * XXH_PRIME3, 17) * XXH_PRIME4;
+    for (; left > 0; left--, rest++)
+        h = rotate_left(h + *rest * XXH_PRIME5, 11) * XXH_PRIME1;
+    h ^= h >> 15;
+    h *= XXH_PRIME2;
+    h ^= h >> 13;
+    h *= XXH_PRIME3;
+    h ^= h >> 16;
+    return h;
+}
+
+/* The same, for bytes of any alignment, and for a block's aligned words. */
+static uint32_t xxh32_two_pieces(const uint8_t *first, size_t first_stripes, const uint8_t *rest, uint64_t total)
+{
+    return xxh32_body(first, first_stripes, rest, total, 0);
+}
+
+static uint32_t xxh32_aligned(const uint8_t *first, size_t first_stripes, const uint8_t *rest, uint64_t total)
+{
+    return xxh32_body(first, first_stripes, rest, total, 1);
+}
+
+uint32_t tracelog_xxh32(const uint8_t *data, size_t n)
+{
+    return xxh32_two_pieces(data, 0, data, n);
+}
+
+/* The block's header is its first two stripes: hashed from a copy whose
+ * checksum field is 0, then the rest of the block in place. */
+_Static_assert(sizeof(struct tracelog_block) == 32 && TRACELOG_BLOCK % 16 == 0, "two stripes of header");
+uint32_t tracelog_block_checksum(const uint8_t *block)
+{
+    uint8_t header[sizeof(struct tracelog_block)] __attribute__((aligned(8)));
+    copy_bytes(header, block, sizeof header);
+    zero_bytes(header + __builtin_offsetof(struct tracelog_block, checksum), sizeof(uint32_t));
+    return xxh32_aligned(header, sizeof header / 16, block + sizeof header, TRACELOG_BLOCK);
+}
+
 static struct tracelog_block *block_header(struct tracelog_writer *w)
 {
     return (struct tracelog_block *)w->block;
@@ -260,6 +361,7 @@ int tracelog_flush(struct tracelog_writer *w)
     struct tracelog_block *b = block_header(w);
     b->lost = w->lost;
     zero_bytes(w->block + sizeof *b + b->used, TRACELOG_BLOCK - sizeof *b - b->used);   /* no stale bytes on the disk */
+    b->checksum = tracelog_block_checksum(w->block);
     return w->write(w->context, w->next_index, w->block);
 }
 
@@ -527,34 +629,57 @@ int tracelog_open_fetch(struct tracelog_reader *r, const uint8_t *header, uint64
     return err;
 }
 
-/* Record block `index` of the log, or 0 if the log has ended before it:
- * past the end of the bytes (or of what `fetch` can read), or a block that is not the log's next one (a
- * block of an older log on the same disk has another log_id). */
-static const struct tracelog_block *record_block(const struct tracelog_reader *r, uint64_t index)
+/* Record block `index` of the log, its bytes, or 0 past the end of the
+ * bytes (or of what `fetch` can read). */
+static const struct tracelog_block *fetch_record_block(const struct tracelog_reader *r, uint64_t index)
 {
-    const struct tracelog_block *b;
     if (r->fetch)
-        b = (const struct tracelog_block *)r->fetch(r->fetch_context, index);
-    else if ((index + 1) * TRACELOG_BLOCK <= r->size)
-        b = (const struct tracelog_block *)(r->log + index * TRACELOG_BLOCK);
-    else
-        b = 0;
-    if (!b || b->magic != TRACELOG_BLOCK_MAGIC || b->log_id != r->header->log_id ||
-        b->sequence != index - r->header->header_blocks || b->used > TRACELOG_BLOCK - sizeof *b)
-        return 0;
-    return b;
+        return (const struct tracelog_block *)r->fetch(r->fetch_context, index);
+    if ((index + 1) * TRACELOG_BLOCK <= r->size)
+        return (const struct tracelog_block *)(r->log + index * TRACELOG_BLOCK);
+    return 0;
 }
 
-/* The record block being read, or 0 at the end of the log. */
-static const struct tracelog_block *current_block(const struct tracelog_reader *r)
+/* What block b, at record block `index`, is to the log (tracelog.h, "the
+ * trace log"): 1 the log's next block, sound; 0 not the log's (the log
+ * ended before it); -1 damaged. */
+static int block_state(const struct tracelog_reader *r, uint64_t index, const struct tracelog_block *b)
 {
-    return record_block(r, r->index);
+    int identity = (b->magic == TRACELOG_BLOCK_MAGIC) + (b->log_id == r->header->log_id) +
+                   (b->sequence == index - r->header->header_blocks);
+    if (identity < 2)
+        return 0;
+    int sound = b->checksum == tracelog_block_checksum((const uint8_t *)b);
+    if (identity == 3)
+        return sound && b->used <= TRACELOG_BLOCK - sizeof *b ? 1 : -1;
+    return sound ? 0 : -1;   /* a sound block of another log that happens to share two fields */
+}
+
+/* The record block being read, or 0 at the end of the log or at a damaged
+ * block (then r->damaged says which). A block's checksum is computed once:
+ * the block last found sound is remembered. */
+static const struct tracelog_block *current_block(struct tracelog_reader *r)
+{
+    const struct tracelog_block *b = fetch_record_block(r, r->index);
+    if (!b)
+        return 0;
+    if ((const uint8_t *)b == r->verified && r->index == r->verified_index)
+        return b;
+    int state = block_state(r, r->index, b);
+    if (state < 0)
+        r->damaged = r->index + 1;
+    if (state <= 0)
+        return 0;
+    r->verified = (const uint8_t *)b;
+    r->verified_index = r->index;
+    return b;
 }
 
 uint64_t tracelog_blocks(const struct tracelog_reader *r)
 {
     uint64_t index = r->header->header_blocks;
-    while (record_block(r, index))
+    const struct tracelog_block *b;
+    while ((b = fetch_record_block(r, index)) != 0 && block_state(r, index, b) == 1)
         index++;
     return index;
 }
@@ -570,8 +695,11 @@ static const uint8_t *next_entry(struct tracelog_reader *r, struct tracelog_entr
         r->offset = 0;
     }
     *status = 0;
-    if (!b)
+    if (!b) {
+        if (r->damaged)
+            *status = TRACELOG_E_CHECKSUM;
         return 0;
+    }
     r->lost = b->lost;
     const uint8_t *p = (const uint8_t *)(b + 1) + r->offset;
     *status = TRACELOG_E_ENTRY;

@@ -75,6 +75,18 @@ uint32_t meter_all_fields(uint32_t type);
  *                     block of this log (a log is written in order, and a
  *                     block still being filled is rewritten in place).
  *
+ * Each record block carries a checksum of its contents: XXH32 (xxHash's
+ * 32-bit hash, seed 0, by its specification) of the block's
+ * TRACELOG_BLOCK bytes with the checksum field read as 0, written each
+ * time the block is written (tracelog_flush). A reader takes a block as
+ * the log's next only when its magic, log_id and sequence say so and its
+ * checksum matches; a block whose checksum does not match is DAMAGED
+ * (TRACELOG_E_CHECKSUM, never read as records) when it has at least two
+ * of those three (so a byte flipped in one of them is damage, not the
+ * log's end), else it is not the log's and the log ends before it. The
+ * header blocks carry no checksum: the header's fields are checked
+ * against each other and the description must parse.
+ *
  * The log identity matters on a trace disk, which is written again from
  * block 0 by each new filter: when the new log is shorter than an older
  * one, the older log's blocks still follow it, numbered just as the new
@@ -93,9 +105,9 @@ uint32_t meter_all_fields(uint32_t type);
  * little-endian.
  */
 #define TRACELOG_BLOCK   4096
-#define TRACELOG_VERSION 2              /* 2: the log identity (log_id) */
+#define TRACELOG_VERSION 3              /* 2: the log identity (log_id); 3: a checksum per record block */
 #define TRACELOG_MAGIC   "DPMTRACE"
-#define TRACELOG_BLOCK_MAGIC 0x4b4c4244u   /* "DBLK" */
+#define TRACELOG_BLOCK_MAGIC 0x334b4244u   /* "DBK3": version 2's blocks said "DBLK" */
 
 struct tracelog_header {
     char     magic[8];               /* TRACELOG_MAGIC, not NUL-ended */
@@ -114,9 +126,16 @@ struct tracelog_block {
     uint32_t sequence;
     uint32_t used;                   /* bytes of entries after this header */
     uint32_t records;
-    uint32_t reserved;               /* 0; keeps `lost` and the entries 8-byte aligned */
+    uint32_t checksum;               /* tracelog_block_checksum; also keeps `lost` 8-byte aligned */
     uint64_t lost;
 };
+
+/* XXH32 with seed 0 of the n bytes at data (xxHash's specification; its
+ * published values: "" 0x02cc5d05, "abc" 0x32d153ff). */
+uint32_t tracelog_xxh32(const uint8_t *data, size_t n);
+/* A record block's checksum: XXH32 of its TRACELOG_BLOCK bytes with the
+ * checksum field read as 0. */
+uint32_t tracelog_block_checksum(const uint8_t *block);
 
 struct tracelog_entry {
     uint16_t length;                 /* the entry's bytes, this header included */
@@ -216,6 +235,11 @@ struct tracelog_reader {
     uint32_t whole_length[DESC_MAX_LAYOUTS];   /* an entry of layout j (its index in `layouts`)
                                                   keeping every field: its length */
     uint64_t index;                  /* the block being read */
+    const uint8_t *verified;         /* the record block at `verified_index` whose checksum matched, or 0;
+                                        a fetch function that gives new contents at the same address for
+                                        the same index sets it to 0 */
+    uint64_t verified_index;
+    uint64_t damaged;                /* 1 + the index of the record block found damaged, or 0 */
     uint32_t offset;                 /* in it, after its header */
     uint64_t lost;                   /* as the last block read says */
     uint64_t records;
@@ -243,6 +267,7 @@ enum tracelog_error {
     TRACELOG_E_DESCRIPTION = -6,     /* its description does not parse (see description_error) */
     TRACELOG_E_LAYOUT = -7,          /* tracelog_next on a log of other layouts than this build's */
     TRACELOG_E_EMPTY = -8,           /* a blank trace disk: no log yet */
+    TRACELOG_E_CHECKSUM = -9,        /* record block `index` is damaged: its checksum does not match */
 };
 
 /* Check the header; 0 or an enum tracelog_error. */
@@ -256,7 +281,9 @@ int tracelog_open_fetch(struct tracelog_reader *r, const uint8_t *header, uint64
 /* The log's length in blocks: its header blocks and its record blocks up
  * to its end (what is left of older logs after it is not counted). */
 uint64_t tracelog_blocks(const struct tracelog_reader *r);
-/* The next record: 1, 0 at the end of the log, or an enum tracelog_error. */
+/* The next record: 1, 0 at the end of the log, or an enum tracelog_error
+ * (TRACELOG_E_CHECKSUM: block r->index is damaged, and nothing of it was
+ * read). */
 int tracelog_next_values(struct tracelog_reader *r, struct trace_values *out);
 /* The next record when its entry keeps every field of its layout (a
  * filter keeps records whole unless a rule drops fields): 1 with *body its

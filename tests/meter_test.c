@@ -230,6 +230,76 @@ static void check_log_round_trip(int records, int partial_fields)
     free(sent);
 }
 
+/* Give a record block changed by a test its checksum again, as a writer
+ * would: for damage the entry checks are to find. */
+static void seal(uint8_t *block)
+{
+    ((struct tracelog_block *)block)->checksum = tracelog_block_checksum(block);
+}
+
+/* XXH32 by its published values; every record block written carries its
+ * checksum; a flipped bit anywhere in a record block, its identity fields
+ * included, is damage (TRACELOG_E_CHECKSUM at that block, none of its
+ * records read), while a sound block of another log that shares two
+ * identity fields ends the log. */
+static void check_checksum(void)
+{
+    CHECK(tracelog_xxh32((const uint8_t *)"", 0) == 0x02cc5d05u);
+    CHECK(tracelog_xxh32((const uint8_t *)"abc", 3) == 0x32d153ffu);
+    CHECK(tracelog_xxh32((const uint8_t *)"Nobody inspects the spammish repetition", 39) == 0xe2293b2fu);
+    free(image);
+    image = 0;
+    image_blocks = 0;
+    static struct tracelog_writer w;
+    tracelog_begin(&w, "f", 0, 9, write_block, 0);
+    struct meter_record rec;
+    int added = 0;
+    for (; added < 200; added++) {
+        random_record(&rec, (uint64_t)added);
+        tracelog_append(&w, &rec, meter_all_fields(rec.header.traceType));
+    }
+    tracelog_flush(&w);
+    uint32_t header_blocks = ((struct tracelog_header *)image)->header_blocks;
+    uint64_t size = image_blocks * TRACELOG_BLOCK;
+    struct tracelog_reader r;
+    CHECK(tracelog_open(&r, image, size) == 0);
+    uint64_t blocks = tracelog_blocks(&r);
+    CHECK(blocks >= header_blocks + 3 && blocks == w.next_index + 1);
+    for (uint64_t i = header_blocks; i < blocks; i++) {
+        const struct tracelog_block *b = (const struct tracelog_block *)(image + i * TRACELOG_BLOCK);
+        CHECK(b->checksum == tracelog_block_checksum(image + i * TRACELOG_BLOCK));
+    }
+    uint64_t second = header_blocks + 1;
+    uint32_t first_records = ((struct tracelog_block *)(image + header_blocks * TRACELOG_BLOCK))->records;
+    static const uint32_t flips[] = { 0, 5, 9, 12, 16, 20, 24, 40, 100, 2049, TRACELOG_BLOCK - 1 };
+    for (size_t k = 0; k < sizeof flips / sizeof flips[0]; k++) {
+        uint8_t *at = image + second * TRACELOG_BLOCK + flips[k];
+        *at ^= 0x04;
+        CHECK(tracelog_open(&r, image, size) == 0);
+        CHECK(tracelog_blocks(&r) == second);
+        int n = 0, status;
+        while ((status = tracelog_next(&r, &rec)) == 1)
+            n++;
+        CHECK(status == TRACELOG_E_CHECKSUM && r.index == second && (uint32_t)n == first_records);
+        *at ^= 0x04;
+    }
+    /* A block of another log numbered as this log's next: the log ends before it. */
+    struct tracelog_block *b = (struct tracelog_block *)(image + second * TRACELOG_BLOCK);
+    b->log_id ^= 0x100;
+    seal((uint8_t *)b);
+    CHECK(tracelog_open(&r, image, size) == 0);
+    int n = 0, status;
+    while ((status = tracelog_next(&r, &rec)) == 1)
+        n++;
+    CHECK(status == 0 && (uint32_t)n == first_records && tracelog_blocks(&r) == second);
+    b->log_id ^= 0x100;
+    seal((uint8_t *)b);
+    CHECK(tracelog_open(&r, image, size) == 0);
+    for (n = 0; tracelog_next(&r, &rec) == 1;)
+        n++;
+    CHECK(n == added);
+}
+
 static void check_damage(void)
 {
     free(image);
@@ -263,10 +333,12 @@ static void check_damage(void)
     memcpy(&e, first, sizeof e);
     e.length = 4000;
     memcpy(first, &e, sizeof e);
+    seal(first - sizeof(struct tracelog_block));   /* the entry checks find it, not the checksum */
     CHECK(tracelog_open(&r, image, image_blocks * TRACELOG_BLOCK) == 0);
     CHECK(tracelog_next(&r, &rec) == TRACELOG_E_ENTRY);
     e.length = 4000 - 4000;
     memcpy(first, &e, sizeof e);
+    seal(first - sizeof(struct tracelog_block));
     CHECK(tracelog_open(&r, image, image_blocks * TRACELOG_BLOCK) == 0);
     CHECK(tracelog_next(&r, &rec) == TRACELOG_E_ENTRY);
     /* A record that is not what its type says is refused by the writer. */
@@ -444,6 +516,7 @@ static void check_foreign_log(void)
     memcpy(p + sizeof e2, some, sizeof some);
     b.used = e1.length + e2.length;
     memcpy(log + TRACELOG_BLOCK, &b, sizeof b);
+    seal(log + TRACELOG_BLOCK);
     struct tracelog_reader r;
     CHECK(tracelog_open(&r, log, sizeof log) == 0);
     CHECK(!r.compiled);
@@ -612,6 +685,7 @@ int main(void)
     check_log_round_trip(5000, 0);
     check_log_round_trip(5000, 1);
     check_damage();
+    check_checksum();
     check_log_identity();
     check_blank();
     check_capacity();
