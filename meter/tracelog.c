@@ -193,105 +193,76 @@ static const struct meter_field *field_of(uint32_t type, uint32_t i, uint32_t *a
     return &body->fields[i];
 }
 
-/* ---- the checksum: XXH32 ---- */
+/* ---- the checksum (tracelog.h, tracelog_checksum) ---- */
 
-/* xxHash's 32-bit primes and rounds, as its specification gives them. */
-#define XXH_PRIME1 2654435761u
-#define XXH_PRIME2 2246822519u
-#define XXH_PRIME3 3266489917u
-#define XXH_PRIME4 668265263u
-#define XXH_PRIME5 374761393u
-
-static inline uint32_t rotate_left(uint32_t x, int r)
+static inline uint32_t checksum_of_sums(uint64_t a, uint64_t b)
 {
-    return x << r | x >> (32 - r);
+    return (uint32_t)((a + 2 * b) % TRACELOG_CHECKSUM_PRIME);
 }
 
-static inline uint32_t word32(const uint8_t *p)
+uint32_t tracelog_checksum(const uint8_t *data, size_t n)
 {
-    return (uint32_t)tracelog_little_endian(p, 4);
-}
-
-/* A word of a log block: blocks are aligned (struct tracelog_block has
- * 8-byte fields), and the project's guest and hosts are little-endian, so
- * it is one load, where word32 assembles four bytes. */
-_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "log blocks are read as little-endian words");
-static inline uint32_t word32_aligned(const uint8_t *p)
-{
-    return *(const uint32_t *)__builtin_assume_aligned(p, 4);
-}
-
-static inline uint32_t xxh32_round(uint32_t lane, uint32_t input)
-{
-    return rotate_left(lane + input * XXH_PRIME2, 13) * XXH_PRIME1;
-}
-
-/* XXH32 of `total` bytes given in two pieces: `first_stripes` 16-byte
- * stripes at `first`, then the rest at `rest` (its whole stripes, then its
- * total % 16 last bytes). The four lanes are separate variables: kept in
- * one array, the compiler makes vector code of them whose multiplications
- * cost more than the scalar ones. */
-static inline __attribute__((always_inline)) uint32_t xxh32_body(const uint8_t *first, size_t first_stripes,
-                                                                  const uint8_t *rest, uint64_t total, int aligned)
-{
-    uint32_t h;
-    if (total >= 16) {
-        uint32_t v1 = XXH_PRIME1 + XXH_PRIME2, v2 = XXH_PRIME2, v3 = 0, v4 = 0u - XXH_PRIME1;   /* seed 0 */
-        for (size_t i = 0; i < first_stripes; i++, first += 16) {
-            v1 = xxh32_round(v1, (aligned ? word32_aligned(first) : word32(first)));
-            v2 = xxh32_round(v2, (aligned ? word32_aligned(first + 4) : word32(first + 4)));
-            v3 = xxh32_round(v3, (aligned ? word32_aligned(first + 8) : word32(first + 8)));
-            v4 = xxh32_round(v4, (aligned ? word32_aligned(first + 12) : word32(first + 12)));
+    uint64_t a = TRACELOG_CHECKSUM_SEED + n, b = 0;
+    for (size_t at = 0; at < n; at += 8) {
+        uint8_t last[8] = { 0 };
+        const uint8_t *p = data + at;
+        if (n - at < 8) {
+            copy_bytes(last, p, n - at);
+            p = last;
         }
-        for (size_t i = first_stripes; i < total / 16; i++, rest += 16) {
-            v1 = xxh32_round(v1, aligned ? word32_aligned(rest) : word32(rest));
-            v2 = xxh32_round(v2, (aligned ? word32_aligned(rest + 4) : word32(rest + 4)));
-            v3 = xxh32_round(v3, (aligned ? word32_aligned(rest + 8) : word32(rest + 8)));
-            v4 = xxh32_round(v4, (aligned ? word32_aligned(rest + 12) : word32(rest + 12)));
-        }
-        h = rotate_left(v1, 1) + rotate_left(v2, 7) + rotate_left(v3, 12) + rotate_left(v4, 18);
-    } else {
-        h = XXH_PRIME5;   /* the seed, 0, plus PRIME5 */
+        a += tracelog_little_endian(p, 8);
+        b += a;
     }
-    h += (uint32_t)total;
-    size_t left = (size_t)(total % 16);
-    for (; left >= 4; left -= 4, rest += 4)
-        h = rotate_left(h + word32(rest) * XXH_PRIME3, 17) * XXH_PRIME4;
-    for (; left > 0; left--, rest++)
-        h = rotate_left(h + *rest * XXH_PRIME5, 11) * XXH_PRIME1;
-    h ^= h >> 15;
-    h *= XXH_PRIME2;
-    h ^= h >> 13;
-    h *= XXH_PRIME3;
-    h ^= h >> 16;
-    return h;
+    return checksum_of_sums(a, b);
 }
 
-/* The same, for bytes of any alignment, and for a block's aligned words. */
-static uint32_t xxh32_two_pieces(const uint8_t *first, size_t first_stripes, const uint8_t *rest, uint64_t total)
+/* A log block as words: blocks are 8-byte aligned (struct tracelog_block
+ * has 8-byte fields), and the project's guest and hosts are little-endian,
+ * so a word of the checksum is one load. The checksum field is the upper
+ * half of the header's third word. */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "log blocks are read as little-endian words");
+_Static_assert(sizeof(struct tracelog_block) == 32 && __builtin_offsetof(struct tracelog_block, checksum) == 20,
+               "four header words, the checksum field the upper half of word 2");
+#define BLOCK_WORDS  (TRACELOG_BLOCK / 8)
+#define HEADER_WORDS 4
+#define CHECKSUM_WORD 2
+
+/* The running sums from the seed over a block's header words, the
+ * checksum field read as 0. */
+static void header_sums(const uint8_t *block, uint64_t *a, uint64_t *b)
 {
-    return xxh32_body(first, first_stripes, rest, total, 0);
+    const word *words = __builtin_assume_aligned(block, 8);
+    uint64_t sum_a = TRACELOG_CHECKSUM_SEED + TRACELOG_BLOCK, sum_b = 0;
+    sum_a += words[0];
+    sum_b += sum_a;
+    sum_a += words[1];
+    sum_b += sum_a;
+    sum_a += words[CHECKSUM_WORD] & 0xffffffffu;
+    sum_b += sum_a;
+    sum_a += words[3];
+    sum_b += sum_a;
+    *a = sum_a;
+    *b = sum_b;
 }
 
-static uint32_t xxh32_aligned(const uint8_t *first, size_t first_stripes, const uint8_t *rest, uint64_t total)
-{
-    return xxh32_body(first, first_stripes, rest, total, 1);
-}
-
-uint32_t tracelog_xxh32(const uint8_t *data, size_t n)
-{
-    return xxh32_two_pieces(data, 0, data, n);
-}
-
-/* The block's header is its first two stripes: hashed from a copy whose
- * checksum field is 0, then the rest of the block in place. */
-_Static_assert(sizeof(struct tracelog_block) == 32 && TRACELOG_BLOCK % 16 == 0, "two stripes of header");
+/* Four words a turn: the loop's count and branch once in 32 bytes. */
+_Static_assert((BLOCK_WORDS - HEADER_WORDS) % 4 == 0, "the entries' words come in fours");
 uint32_t tracelog_block_checksum(const uint8_t *block)
 {
-    uint8_t header[sizeof(struct tracelog_block)] __attribute__((aligned(8)));
-    copy_bytes(header, block, sizeof header);
-    zero_bytes(header + __builtin_offsetof(struct tracelog_block, checksum), sizeof(uint32_t));
-    return xxh32_aligned(header, sizeof header / 16, block + sizeof header, TRACELOG_BLOCK);
+    const word *words = __builtin_assume_aligned(block, 8);
+    uint64_t a, b;
+    header_sums(block, &a, &b);
+    for (uint32_t i = HEADER_WORDS; i < BLOCK_WORDS; i += 4) {
+        a += words[i];
+        b += a;
+        a += words[i + 1];
+        b += a;
+        a += words[i + 2];
+        b += a;
+        a += words[i + 3];
+        b += a;
+    }
+    return checksum_of_sums(a, b);
 }
 
 static struct tracelog_block *block_header(struct tracelog_writer *w)
@@ -310,6 +281,8 @@ static void block_start(struct tracelog_writer *w)
     b->log_id = w->log_id;
     b->sequence = w->sequence;
     b->lost = w->lost;
+    w->sum_a = w->sum_b = 0;
+    w->summed = 0;
 }
 
 int tracelog_begin(struct tracelog_writer *w, const char *filter, uint32_t machine, uint32_t log_id,
@@ -356,12 +329,54 @@ int tracelog_begin(struct tracelog_writer *w, const char *filter, uint32_t machi
     return 0;
 }
 
+/* Fold the block's entry words from w->summed up to byte `upto` of its
+ * entries (a multiple of 8, at least w->summed) into the writer's running
+ * sums. */
+static void fold_entries(struct tracelog_writer *w, uint32_t upto)
+{
+    const word *at = (const word *)(w->block + sizeof(struct tracelog_block) + w->summed);
+    const word *end = (const word *)(w->block + sizeof(struct tracelog_block) + upto);
+    uint64_t a = w->sum_a, b = w->sum_b;
+    while (at < end) {
+        a += *at++;
+        b += a;
+    }
+    w->sum_a = a;
+    w->sum_b = b;
+    w->summed = upto;
+}
+
+/* The block's checksum, what tracelog_block_checksum(w->block) computes,
+ * from the writer's sums, without reading the entries again; the bytes
+ * after them are zero (tracelog_flush). A word only partly filled is
+ * folded in for this checksum alone, as it fills further. The sums p, q
+ * of the entries' words 4 .. k-1, from 0, continue the header's sums a, b:
+ * over the words after them, all zero, a stays and b grows by a each
+ * time; so the block's sums are a + p and b + 508 a + q + (512 - k) p. */
+static uint32_t writer_checksum(struct tracelog_writer *w)
+{
+    struct tracelog_block *b = block_header(w);
+    fold_entries(w, b->used & ~7u);
+    uint64_t p = w->sum_a, q = w->sum_b;
+    uint32_t k = (uint32_t)HEADER_WORDS + w->summed / 8;   /* the words folded, from the block's start */
+    if (b->used & 7) {
+        p += ((const word *)w->block)[k];
+        q += p;
+        k++;
+    }
+    uint64_t sum_a, sum_b;
+    header_sums(w->block, &sum_a, &sum_b);
+    sum_b += (BLOCK_WORDS - HEADER_WORDS) * sum_a + q + (BLOCK_WORDS - k) * p;
+    sum_a += p;
+    return checksum_of_sums(sum_a, sum_b);
+}
+
 int tracelog_flush(struct tracelog_writer *w)
 {
     struct tracelog_block *b = block_header(w);
     b->lost = w->lost;
     zero_bytes(w->block + sizeof *b + b->used, TRACELOG_BLOCK - sizeof *b - b->used);   /* no stale bytes on the disk */
-    b->checksum = tracelog_block_checksum(w->block);
+    b->checksum = writer_checksum(w);
     return w->write(w->context, w->next_index, w->block);
 }
 
@@ -370,22 +385,65 @@ void tracelog_lose(struct tracelog_writer *w, uint64_t n)
     w->lost += n;
 }
 
-/* n words from `from` to `to`, both 8-byte aligned: four a turn, as a
- * filter appends every record it keeps (tracelog_append's quick path). */
-static inline __attribute__((always_inline)) void copy_words(word *to, const word *from, uint32_t n)
+/* One word of a record from `from` to `to`, folded into the checksum's
+ * running sums. */
+static inline __attribute__((always_inline)) void put_word(word *to, const word *from, uint64_t *a, uint64_t *b)
 {
-    for (; n >= 4; n -= 4, to += 4, from += 4) {
-        word a = from[0], b = from[1], c = from[2], d = from[3];
-        to[0] = a;
-        to[1] = b;
-        to[2] = c;
-        to[3] = d;
-    }
-    while (n--)
-        *to++ = *from++;
+    word v = *from;
+    *to = v;
+    *a += v;
+    *b += *a;
 }
 
-/* tracelog_append for any record: some fields dropped, or the block full. */
+/* A whole record's entry at `out`, the block's next free word: the entry
+ * word, then the record's `length` bytes (whole words) from `from`, each
+ * word folded into the running sums a and b in turn. As a filter puts
+ * every record it keeps (tracelog_append_whole), the words go straight
+ * through, entering at the record's length, with no loop to count. */
+#define RECORD_WORDS 14
+_Static_assert(METER_RECORD_MAX / 8 <= RECORD_WORDS, "put_entry takes the longest record");
+static inline __attribute__((always_inline)) void put_entry(uint8_t *out, word entry, const uint8_t *from,
+                                                            size_t length, uint64_t *a, uint64_t *b)
+{
+    put_word((word *)out, &entry, a, b);
+    word *to_end = (word *)(out + sizeof entry + length);
+    const word *from_end = (const word *)(from + length);
+    switch (length / 8) {
+    case 14: put_word(to_end - 14, from_end - 14, a, b); /* fall through */
+    case 13: put_word(to_end - 13, from_end - 13, a, b); /* fall through */
+    case 12: put_word(to_end - 12, from_end - 12, a, b); /* fall through */
+    case 11: put_word(to_end - 11, from_end - 11, a, b); /* fall through */
+    case 10: put_word(to_end - 10, from_end - 10, a, b); /* fall through */
+    case 9:  put_word(to_end - 9, from_end - 9, a, b);   /* fall through */
+    case 8:  put_word(to_end - 8, from_end - 8, a, b);   /* fall through */
+    case 7:  put_word(to_end - 7, from_end - 7, a, b);   /* fall through */
+    case 6:  put_word(to_end - 6, from_end - 6, a, b);   /* fall through */
+    case 5:  put_word(to_end - 5, from_end - 5, a, b);   /* fall through */
+    case 4:  put_word(to_end - 4, from_end - 4, a, b);   /* fall through */
+    case 3:  put_word(to_end - 3, from_end - 3, a, b);   /* fall through */
+    case 2:  put_word(to_end - 2, from_end - 2, a, b);   /* fall through */
+    case 1:  put_word(to_end - 1, from_end - 1, a, b);   /* fall through */
+    default: break;
+    }
+}
+
+/* The block is full: it is written, and the next one started; or
+ * TRACELOG_FULL when there is no room for another block. */
+static int next_block(struct tracelog_writer *w)
+{
+    if (w->capacity && w->next_index + 1 >= w->capacity)
+        return TRACELOG_FULL;
+    int err = tracelog_flush(w);
+    if (err)
+        return err;
+    w->next_index++;
+    w->sequence++;
+    block_start(w);
+    return 0;
+}
+
+/* tracelog_append for any record: some fields dropped, or not aligned.
+ * Its bytes are folded into the checksum later (fold_entries). */
 static int __attribute__((noinline)) append_fields(struct tracelog_writer *w, const void *record, uint32_t fields)
 {
     const struct meter_header *h = record;
@@ -404,15 +462,9 @@ static int __attribute__((noinline)) append_fields(struct tracelog_writer *w, co
     }
     struct tracelog_block *b = block_header(w);
     if (sizeof *b + b->used + len > TRACELOG_BLOCK) {
-        if (w->capacity && w->next_index + 1 >= w->capacity)
-            return TRACELOG_FULL;
-        int err = tracelog_flush(w);
+        int err = next_block(w);
         if (err)
             return err;
-        w->next_index++;
-        w->sequence++;
-        block_start(w);
-        b = block_header(w);
     }
     uint8_t *out = w->block + sizeof *b + b->used;
     struct tracelog_entry e = { (uint16_t)len, (uint16_t)h->traceType, fields };
@@ -435,29 +487,37 @@ static int __attribute__((noinline)) append_fields(struct tracelog_writer *w, co
 }
 
 /* The quick path is the common case: a record kept whole (the layouts are
- * packed, so the entry is its own bytes), word-aligned as batches and
- * blocks of whole records are, and room for it in the block. Anything
- * else takes append_fields. */
+ * packed, so the entry is its own bytes), word-aligned as batches are;
+ * when the block has no room for it, the next block is begun, whose start
+ * is aligned. The words are folded into the checksum as they are copied.
+ * Anything else takes append_fields. */
 int tracelog_append(struct tracelog_writer *w, const void *record, uint32_t fields)
 {
     const struct meter_header *h = record;
     uint32_t type = h->traceType;
     struct tracelog_block *b = block_header(w);
-    if (type - 1u < METER_NTYPES - 1u && ((uintptr_t)record & 7) == 0 && (b->used & 7) == 0) {
+    if (type - 1u < METER_NTYPES - 1u && ((uintptr_t)record & 7) == 0) {
         const struct meter_layout *body = &body_layouts[type];
         uint32_t n = (uint32_t)(sizeof header_fields / sizeof header_fields[0]) + body->nfields;
         uint32_t all = n >= 32 ? 0xffffffffu : (1u << n) - 1;
         uint32_t len = (uint32_t)sizeof(struct tracelog_entry) + h->length;
-        if ((fields & all) == all && h->length == sizeof *h + body->size &&
-            sizeof *b + b->used + len <= TRACELOG_BLOCK) {
-            word *out = (word *)(w->block + sizeof *b + b->used);
-            union { struct tracelog_entry e; word bits; } entry = { { (uint16_t)len, (uint16_t)type, all } };
-            out[0] = entry.bits;
-            copy_words(out + 1, record, h->length / 8);
-            b->used += len;
-            b->records++;
-            w->records++;
-            return 0;
+        if ((fields & all) == all && h->length == sizeof *h + body->size) {
+            if (sizeof *b + b->used + len > TRACELOG_BLOCK) {
+                int err = next_block(w);
+                if (err)
+                    return err;
+            }
+            if ((b->used & 7) == 0) {
+                fold_entries(w, b->used);
+                uint8_t *out = w->block + sizeof *b + b->used;
+                union { struct tracelog_entry e; word bits; } entry = { { (uint16_t)len, (uint16_t)type, all } };
+                put_entry(out, entry.bits, record, h->length, &w->sum_a, &w->sum_b);
+                b->used += len;
+                w->summed = b->used;
+                b->records++;
+                w->records++;
+                return 0;
+            }
         }
     }
     return append_fields(w, record, fields);
@@ -472,7 +532,8 @@ int tracelog_append(struct tracelog_writer *w, const void *record, uint32_t fiel
 uint32_t tracelog_append_whole(struct tracelog_writer *w, const uint8_t *records, uint32_t n, uint32_t *bytes)
 {
     /* The entry of a whole record of each type is the same word every time:
-     * its length, its type and every field. 0 for a type that is none. */
+     * its length, its type and every field. 0 for a type that is none,
+     * whose length no record has. */
     static word whole_entry[METER_NTYPES];
     if (!whole_entry[MT_SEND])
         for (uint32_t t = 1; t < METER_NTYPES; t++) {
@@ -482,28 +543,32 @@ uint32_t tracelog_append_whole(struct tracelog_writer *w, const uint8_t *records
             whole_entry[t] = entry.bits;
         }
     struct tracelog_block *b = block_header(w);
-    size_t done = 0, at = 0, used = b->used;
-    if (((uintptr_t)records & 7) != 0 || (used & 7) != 0) {
+    if (((uintptr_t)records & 7) != 0 || (b->used & 7) != 0) {
         *bytes = 0;
         return 0;
     }
+    fold_entries(w, b->used);
+    uint8_t *out = w->block + sizeof *b + b->used, *end = w->block + TRACELOG_BLOCK;
+    const uint8_t *at = records;
+    uint64_t sum_a = w->sum_a, sum_b = w->sum_b;
+    size_t done = 0;
     for (; done < n; done++) {
-        const struct meter_header *h = (const struct meter_header *)(records + at);
-        size_t type = h->traceType, length = h->length;
+        const struct meter_header *h = (const struct meter_header *)at;
+        size_t type = h->traceType, length = h->length, entry_length = length + sizeof(struct tracelog_entry);
         word entry = type < METER_NTYPES ? whole_entry[type] : 0;
-        if (entry == 0 || (entry & 0xffff) != length + sizeof(struct tracelog_entry) ||
-            sizeof *b + used + length + sizeof(struct tracelog_entry) > TRACELOG_BLOCK)
+        if ((entry & 0xffff) != entry_length || entry_length > (size_t)(end - out))
             break;
-        word *out = (word *)(w->block + sizeof *b + used);
-        out[0] = entry;
-        copy_words(out + 1, (const word *)h, (uint32_t)(length / 8));
-        used += length + sizeof(struct tracelog_entry);
+        put_entry(out, entry, at, length, &sum_a, &sum_b);
+        out += entry_length;
         at += length;
     }
-    b->used = (uint32_t)used;
+    b->used = (uint32_t)(out - w->block - sizeof *b);
     b->records += (uint32_t)done;
     w->records += done;
-    *bytes = (uint32_t)at;
+    w->sum_a = sum_a;
+    w->sum_b = sum_b;
+    w->summed = b->used;
+    *bytes = (uint32_t)(at - records);
     return (uint32_t)done;
 }
 

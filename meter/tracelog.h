@@ -75,10 +75,9 @@ uint32_t meter_all_fields(uint32_t type);
  *                     block of this log (a log is written in order, and a
  *                     block still being filled is rewritten in place).
  *
- * Each record block carries a checksum of its contents: XXH32 (xxHash's
- * 32-bit hash, seed 0, by its specification) of the block's
- * TRACELOG_BLOCK bytes with the checksum field read as 0, written each
- * time the block is written (tracelog_flush). A reader takes a block as
+ * Each record block carries a checksum of its contents: tracelog_checksum
+ * of the block's TRACELOG_BLOCK bytes with the checksum field read as 0,
+ * written each time the block is written (tracelog_flush). A reader takes a block as
  * the log's next only when its magic, log_id and sequence say so and its
  * checksum matches; a block whose checksum does not match is DAMAGED
  * (TRACELOG_E_CHECKSUM, never read as records) when it has at least two
@@ -130,11 +129,31 @@ struct tracelog_block {
     uint64_t lost;
 };
 
-/* XXH32 with seed 0 of the n bytes at data (xxHash's specification; its
- * published values: "" 0x02cc5d05, "abc" 0x32d153ff). */
-uint32_t tracelog_xxh32(const uint8_t *data, size_t n);
-/* A record block's checksum: XXH32 of its TRACELOG_BLOCK bytes with the
- * checksum field read as 0. */
+/* The checksum of the n bytes at data. The bytes are read as little-endian
+ * 64-bit words w (the last one padded with zero bytes), and Fletcher's two
+ * running sums taken over them, modulo 2^64:
+ *
+ *     a = TRACELOG_CHECKSUM_SEED + n;  b = 0;
+ *     for each word w, in order:  a += w;  b += a;
+ *     checksum = (a + 2 * b) % TRACELOG_CHECKSUM_PRIME
+ *
+ * A word changed by d changes a by d and b by d times the number of words
+ * from it to the end, so a + 2b by an odd multiple of d: never by 0. Two
+ * words swapped change b alone, by their difference times their distance.
+ * Zeros count too: a block of zeros has the checksum of the seed and its
+ * length, not 0. The prime takes the result to 32 bits such that a change
+ * of any one byte, or of any one aligned 16-bit piece, of a log block
+ * always changes it (tests/meter_test.c tries every such change); other
+ * damage (a word changed, words swapped, data zeroed, entries cut short or
+ * added) goes unseen once in about 2^32. It costs a load and two additions
+ * a word, and a writer folds each word of a whole record in as it copies
+ * it there (tracelog_append, tracelog_append_whole), so that writing a
+ * block of whole records reads none of it again. */
+#define TRACELOG_CHECKSUM_SEED  0x9e3779b97f4a7c15ull
+#define TRACELOG_CHECKSUM_PRIME 4294966187u
+uint32_t tracelog_checksum(const uint8_t *data, size_t n);
+/* A record block's checksum: tracelog_checksum of its TRACELOG_BLOCK bytes
+ * (8-byte aligned) with the checksum field read as 0. */
 uint32_t tracelog_block_checksum(const uint8_t *block);
 
 struct tracelog_entry {
@@ -158,6 +177,8 @@ struct tracelog_writer {
     uint32_t sequence;
     uint64_t lost;
     uint64_t records;                /* in the whole log */
+    uint64_t sum_a, sum_b;           /* the checksum's running sums over the block's entries, from 0: */
+    uint32_t summed;                 /* over this many bytes of them (a multiple of 8, at most `used`) */
 };
 
 /* tracelog_append's answer when the log has reached its capacity. */

@@ -111,34 +111,21 @@ def fnv1a(data):
     return "%016x" % h
 
 
-def xxh32(data):
-    """XXH32 with seed 0 (xxHash's specification), as meter/tracelog.c computes it."""
-    p1, p2, p3, p4, p5, m = 2654435761, 2246822519, 3266489917, 668265263, 374761393, 0xffffffff
+TRACELOG_CHECKSUM_SEED = 0x9e3779b97f4a7c15
+TRACELOG_CHECKSUM_PRIME = 4294966187
 
-    def rotl(x, r):
-        return ((x << r) | (x >> (32 - r))) & m
 
-    n, at = len(data), 0
-    if n >= 16:
-        v = [(p1 + p2) & m, p2, 0, (-p1) & m]
-        while n - at >= 16:
-            for lane in range(4):
-                word = int.from_bytes(data[at + 4 * lane:at + 4 * lane + 4], "little")
-                v[lane] = (rotl((v[lane] + word * p2) & m, 13) * p1) & m
-            at += 16
-        h = (rotl(v[0], 1) + rotl(v[1], 7) + rotl(v[2], 12) + rotl(v[3], 18)) & m
-    else:
-        h = p5
-    h = (h + n) & m
-    while n - at >= 4:
-        h = (rotl((h + int.from_bytes(data[at:at + 4], "little") * p3) & m, 17) * p4) & m
-        at += 4
-    while at < n:
-        h = (rotl((h + data[at] * p5) & m, 11) * p1) & m
-        at += 1
-    h = ((h ^ (h >> 15)) * p2) & m
-    h = ((h ^ (h >> 13)) * p3) & m
-    return h ^ (h >> 16)
+def tracelog_checksum(data):
+    """The checksum of `data` as meter/tracelog.c computes it (meter/tracelog.h,
+    tracelog_checksum): Fletcher's two running sums, modulo 2^64, over its
+    little-endian 64-bit words (the last padded with zero bytes), from the
+    seed plus its length; then (a + 2b) modulo the prime."""
+    mask = (1 << 64) - 1
+    a, b = (TRACELOG_CHECKSUM_SEED + len(data)) & mask, 0
+    for at in range(0, len(data), 8):
+        a = (a + int.from_bytes(data[at:at + 8], "little")) & mask
+        b = (b + a) & mask
+    return ((a + 2 * b) & mask) % TRACELOG_CHECKSUM_PRIME
 
 
 TRACELOG_BLOCK = 4096
@@ -146,14 +133,14 @@ TRACELOG_BLOCK = 4096
 
 def tracelog_seal(data, index):
     """Write record block `index` of the trace log in `data` (a bytearray) its
-    checksum again (meter/tracelog.h: XXH32 of the block with the checksum,
-    bytes 20..23, as 0), as the filter does after changing it: for tests
+    checksum again (meter/tracelog.h: tracelog_checksum of the block with the
+    checksum, bytes 20..23, as 0), as the filter does after changing it: for tests
     that damage an entry and want the entry checks, not the checksum, to
     find it. Returns data."""
     at = index * TRACELOG_BLOCK
     block = bytearray(data[at:at + TRACELOG_BLOCK])
     block[20:24] = bytes(4)
-    data[at + 20:at + 24] = xxh32(bytes(block)).to_bytes(4, "little")
+    data[at + 20:at + 24] = tracelog_checksum(bytes(block)).to_bytes(4, "little")
     return data
 
 
