@@ -233,12 +233,13 @@ $(B)/filter/filter.elf: $(METER_GUEST_OBJS)
 $(B)/filter/filter.elf: EXTRA_OBJS := $(METER_GUEST_OBJS)
 
 # Host tools (tools/): built with the host's compiler; dmfs and dmtrace
-# end on errors through tools/cli.c.
-CLI := tools/cli.c tools/cli.h
+# end on errors through tools/cli.c. They and dpm ask tools/output_check.c
+# before they write a file.
+CLI := tools/cli.c tools/cli.h tools/output_check.c tools/output_check.h
 $(B)/tools/dmfs: tools/dmfs.c $(CLI) fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck.h user/lib/fs_format.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
-	@$(HOSTCC) -Ifs -Iuser/lib -o $@ tools/dmfs.c tools/cli.c fs/fsimage.c fs/fsck.c
+	@$(HOSTCC) -Ifs -Iuser/lib -o $@ tools/dmfs.c tools/cli.c tools/output_check.c fs/fsimage.c fs/fsck.c
 
 # Trace disks and trace logs on the host (meter/'s container and rule
 # engine, compiled for the host); tracegen writes logs of known records
@@ -247,7 +248,7 @@ METER_HOST := meter/tracelog.c meter/rules.c meter/tracelog.h meter/rules.h mete
 $(B)/tools/dmtrace: tools/dmtrace.c $(CLI) $(METER_HOST)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
-	@$(HOSTCC) -Imeter -o $@ tools/dmtrace.c tools/cli.c meter/tracelog.c meter/rules.c meter/print.c
+	@$(HOSTCC) -Imeter -o $@ tools/dmtrace.c tools/cli.c tools/output_check.c meter/tracelog.c meter/rules.c meter/print.c
 $(B)/tools/tracegen: tests/tracegen.c $(METER_HOST)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
@@ -260,16 +261,16 @@ $(B)/tools/tracegen: tests/tracegen.c $(METER_HOST)
 # analyzer's tests run on damaged logs (tests/test_dpm.py). Includes within
 # analysis/ name a header by its path from there ("models/history.h").
 DPM_SRCS := $(wildcard analysis/*.c analysis/*/*.c)
-DPM_DEPS := $(DPM_SRCS) $(wildcard analysis/*/*.h) $(METER_HOST) kernel/demos.h
+DPM_DEPS := $(DPM_SRCS) $(wildcard analysis/*/*.h) $(METER_HOST) kernel/demos.h tools/output_check.c tools/output_check.h
 $(B)/tools/dpm: $(DPM_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
-	@$(HOSTCC) -Imeter -Ianalysis -Ikernel -o $@ $(DPM_SRCS) meter/tracelog.c meter/rules.c meter/print.c -lm
+	@$(HOSTCC) -Imeter -Ianalysis -Ikernel -Itools -o $@ $(DPM_SRCS) tools/output_check.c meter/tracelog.c meter/rules.c meter/print.c -lm
 $(B)/tools/dpm-sanitized: $(DPM_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
-	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Imeter -Ianalysis -Ikernel -o $@ \
-	    $(DPM_SRCS) meter/tracelog.c meter/rules.c meter/print.c -lm
+	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Imeter -Ianalysis -Ikernel -Itools -o $@ \
+	    $(DPM_SRCS) tools/output_check.c meter/tracelog.c meter/rules.c meter/print.c -lm
 
 # The kernel's frame parser (plain C) under a host unit test with the
 # sanitizers (tests/test_net.py).
@@ -339,11 +340,11 @@ SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all
 $(B)/tools/dmfs-sanitized: tools/dmfs.c $(CLI) fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck.h user/lib/fs_format.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
-	@$(HOSTCC) $(SANITIZE) -Ifs -Iuser/lib -o $@ tools/dmfs.c tools/cli.c fs/fsimage.c fs/fsck.c
+	@$(HOSTCC) $(SANITIZE) -Ifs -Iuser/lib -o $@ tools/dmfs.c tools/cli.c tools/output_check.c fs/fsimage.c fs/fsck.c
 $(B)/tools/dmtrace-sanitized: tools/dmtrace.c $(CLI) $(METER_HOST)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
-	@$(HOSTCC) $(SANITIZE) -Imeter -o $@ tools/dmtrace.c tools/cli.c meter/tracelog.c meter/rules.c meter/print.c
+	@$(HOSTCC) $(SANITIZE) -Imeter -o $@ tools/dmtrace.c tools/cli.c tools/output_check.c meter/tracelog.c meter/rules.c meter/print.c
 
 # The fuzzers (tests/fuzz/, README "Fuzzing"): clang's libFuzzer with the
 # sanitizers, one binary per target. `make fuzz` runs each for FUZZ_SECONDS
