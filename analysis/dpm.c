@@ -19,10 +19,11 @@ static const char help_text[] =
 "    dpm dump [--rules FILE|TEXT] LOG...\n"
 "    dpm stats [--csv DIR] LOG...\n"
 "    dpm merge -o OUT LOG...\n"
-"    dpm export [--perfetto OUT.json] [--dot OUT.dot] [--csv DIR] LOG...\n"
+"    dpm export [--perfetto OUT.json] [--dot OUT.dot] [--csv DIR] [--shiviz OUT.log] LOG...\n"
 "    dpm generate [--repeat N] SCENARIO OUT\n"
 "    dpm generate --random N [--seed S] OUT\n"
 "    dpm causality ...        dpm parallelism ...        dpm critpath ...\n"
+"    dpm clocks [--min-delay NS] [--reference MACHINE] [--events] LOG...\n"
 "    dpm report [--server NAMES] [--place ...] [--elf-dir DIR] -o OUT.html LOG...\n"
 "    dpm live [--interval SECONDS] [--figure NAME] [--once | --frames N] STREAM\n"
 "    dpm --help               dpm COMMAND --help\n"
@@ -43,7 +44,9 @@ static const char help_text[] =
 "\n"
 "    Times are guest time: TIME is a machine's clock in ns and PROCTIME a\n"
 "    process's CPU time in instructions (under QEMU -icount shift=0 the\n"
-"    two are the same unit). Only clocks of one machine are subtracted.\n"
+"    two are the same unit). Only clocks of one machine are subtracted,\n"
+"    except once clocks has set the machines' clocks against one another\n"
+"    (clocks).\n"
 "    A pid is shown as MACHINE.SLOT.GENERATION, after its program's name\n"
 "    when the trace holds its CREATEPROCESS (\"ri 0.17.1\"); slot 0 of a\n"
 "    machine is its kernel (\"kernel 1.0.1\").\n"
@@ -55,11 +58,16 @@ static const char help_text[] =
 "               to whom, rates, sizes, local and remote, queue lengths and\n"
 "               waits, blocking times, CPU shares, the Fig. 5.12 table\n"
 "    merge      several filters' logs into one log\n"
-"    export     Perfetto/Chrome trace JSON, Graphviz DOT, CSV tables\n"
+"    export     Perfetto/Chrome trace JSON, Graphviz DOT, CSV tables, a\n"
+"               ShiViz log (vector timestamps)\n"
 "    generate   a log from a scenario script, or of random traffic\n"
 "    causality  paths of causality and branching probabilities (§5.2.4)\n"
 "    parallelism  P = T / t_max in DPM's three steps (§5.2.3)\n"
 "    critpath   the critical path, its PCs named from ELF symbols\n"
+"    clocks     the machines' clock offsets from the messages between them,\n"
+"               with their bounds; messages that seem to arrive before they\n"
+"               were sent, before and after correction; happens-before\n"
+
 "    report     one HTML page with every table above and SVG pictures: the\n"
 "               communication graph, the traffic matrix, the message rate,\n"
 "               the critical path on a timeline, the causality diagram\n"
@@ -135,11 +143,11 @@ int main(int argc, char **argv)
         { "dump", cmd_dump },           { "stats", cmd_stats },     { "merge", cmd_merge },
         { "export", cmd_export },       { "generate", cmd_generate }, { "causality", cmd_causality },
         { "parallelism", cmd_parallelism }, { "critpath", cmd_critpath }, { "report", cmd_report },
-        { "live", cmd_live },
+        { "live", cmd_live },           { "clocks", cmd_clocks },
     };
     if (argc < 2)
         dpm_usage(0, "dpm COMMAND ARGS, where COMMAND is dump, stats, merge, export, generate, causality, "
-                     "parallelism, critpath, report or live");
+                     "parallelism, critpath, clocks, report or live");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
         fputs(help_text, stdout);
         return DPM_OK;
