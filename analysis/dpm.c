@@ -24,6 +24,7 @@ static const char help_text[] =
 "    dpm generate --random N [--seed S] OUT\n"
 "    dpm causality ...        dpm parallelism ...        dpm critpath ...\n"
 "    dpm clocks [--min-delay NS] [--reference MACHINE] [--events] LOG...\n"
+"    dpm waitstates [--top N] [--elf-dir DIR] LOG...\n"
 "    dpm report [--server NAMES] [--place ...] [--elf-dir DIR] -o OUT.html LOG...\n"
 "    dpm live [--interval SECONDS] [--figure NAME] [--once | --frames N] STREAM\n"
 "    dpm --help               dpm COMMAND --help\n"
@@ -46,7 +47,7 @@ static const char help_text[] =
 "    process's CPU time in instructions (under QEMU -icount shift=0 the\n"
 "    two are the same unit). Only clocks of one machine are subtracted,\n"
 "    except once clocks has set the machines' clocks against one another\n"
-"    (clocks).\n"
+"    (clocks, waitstates).\n"
 "    A pid is shown as MACHINE.SLOT.GENERATION, after its program's name\n"
 "    when the trace holds its CREATEPROCESS (\"ri 0.17.1\"); slot 0 of a\n"
 "    machine is its kernel (\"kernel 1.0.1\").\n"
@@ -67,7 +68,9 @@ static const char help_text[] =
 "    clocks     the machines' clock offsets from the messages between them,\n"
 "               with their bounds; messages that seem to arrive before they\n"
 "               were sent, before and after correction; happens-before\n"
-
+"    waitstates why processes waited: each blocking RECEIVE and CALL split\n"
+"               into late sender, delivery, queued, server's work, outside\n"
+"               the trace, charged to processes and functions\n"
 "    report     one HTML page with every table above and SVG pictures: the\n"
 "               communication graph, the traffic matrix, the message rate,\n"
 "               the critical path on a timeline, the causality diagram\n"
@@ -143,11 +146,11 @@ int main(int argc, char **argv)
         { "dump", cmd_dump },           { "stats", cmd_stats },     { "merge", cmd_merge },
         { "export", cmd_export },       { "generate", cmd_generate }, { "causality", cmd_causality },
         { "parallelism", cmd_parallelism }, { "critpath", cmd_critpath }, { "report", cmd_report },
-        { "live", cmd_live },           { "clocks", cmd_clocks },
+        { "live", cmd_live },           { "clocks", cmd_clocks }, { "waitstates", cmd_waitstates },
     };
     if (argc < 2)
         dpm_usage(0, "dpm COMMAND ARGS, where COMMAND is dump, stats, merge, export, generate, causality, "
-                     "parallelism, critpath, clocks, report or live");
+                     "parallelism, critpath, clocks, waitstates, report or live");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
         fputs(help_text, stdout);
         return DPM_OK;

@@ -17,10 +17,11 @@ thesis's hand cases, which also exercises the loading of a whole trace
 (dpm_trace_load): their figures, --help, usage errors (status 2) and
 damaged logs (status 1, the file and record named).
 
-And `dpm clocks` and `dpm export --shiviz`: a known skew found again within
-its bound, in a hand case and in random traffic; the ShiViz log read back
-by the test's own parser, its clocks worked out by hand and again from its
-events alone."""
+And `dpm clocks`, `dpm export --shiviz` and `dpm waitstates`: a known skew
+found again within its bound, in a hand case and in random traffic; the
+ShiViz log read back by the test's own parser, its clocks worked out by
+hand and again from its events alone; waits split by hand, and adding up
+to dpm stats's blocking time on random traffic."""
 import json
 import os
 import re
@@ -422,18 +423,136 @@ def test_shiviz_log_of_random_traffic():
     assert status == 0 and "            " + SHIVIZ_REGEX + "\n" in out, out
 
 
-def test_usage_of_clocks():
+# ---- wait states (dpm waitstates) ----
+
+# Two clients call a server that asks a disk server, all on one machine.
+# Only compute takes time (the machine's one clock):
+#   srv and disk wait from 0. c1 computes 100 and calls srv: srv receives at
+#     100 (its wait 0..100: late sender c1, 100).
+#   c2 computes 50 and calls srv at 150: srv is busy, the request is queued.
+#   srv computes 200 and calls disk at 350: disk receives at once (its wait
+#     0..350: late sender srv, 350).
+#   disk computes 300, replies at 650: srv's CALL waited 350..650, all of it
+#     disk's work (300).
+#   srv computes 100, replies to c1 at 750: c1 waited 100..750, all srv's work
+#     (650, the 300 of disk included).
+#   srv receives c2's request at 750 (queued before: no wait), computes 50,
+#     replies at 800: c2 waited 150..800: queued 150..750 (600), srv's work 50.
+# 5 waits, 2050 ns: late sender 450, delivery 0, queued 600, server's work 1000.
+TWO_CLIENTS = """\
+process C1 machine 0 name c1
+process C2 machine 0 name c2
+process S machine 0 name srv
+process D machine 0 name disk
+S receive
+D receive
+C1 compute 100
+C1 call S 10
+C2 compute 50
+C2 call S 10
+S compute 200
+S call D 10
+D compute 300
+D reply 10
+S compute 100
+S reply 10
+S receive
+S compute 50
+S reply 10
+"""
+# A kernel outside the trace answers a user's CALL after 400 and then sends to
+# a viewer that has waited since 0: 400 and 500, both outside the trace.
+OUTSIDE = """\
+process K machine 0 pid 0.0.1 untraced
+process U machine 0 name user
+process V machine 0 name viewer
+V receive
+U compute 100
+U call K 10
+K receive
+K compute 400
+K reply 10
+K send V 10
+"""
+
+
+def waitstates(log, *options):
+    """`dpm waitstates --top 0`: (total, {cause: ns}, [(waiter, cause, charged, ns, waits)], {process: ns}, out)."""
+    status, out, err = dpm("waitstates", "--top", "0", *options, log)
+    assert status == 0 and err == "", err
+    total = int(re.search(r"^wait states: \d+ waits .*, (\d+) ns in all$", out, re.M).group(1))
+    causes = dict((k, int(v)) for k, v in re.findall(r"^  (late sender|delivery|queued|server's work|outside the "
+                                                     r"trace)\s+(\d+)\s+[\d.]+%$", out, re.M))
+    pairs = [(w, c, r, int(t), int(n)) for w, c, r, t, n in re.findall(
+        r"^  (\S+ \S+)\s+(late sender|delivery|queued|server's work|outside the trace)\s+(\S+ \S+)\s+(\d+)\s+"
+        r"[\d.]+%\s+(\d+)$", out.split("the largest causes")[1].split("functions charged")[0], re.M)]
+    by_process = dict((p, int(t)) for p, t in re.findall(r"^  (\S+ \S+)\s+(\d+)\s+[\d.]+%$",
+                                                          out.split("waiting time by process")[1], re.M))
+    return total, causes, pairs, by_process, out
+
+
+def test_waitstates_by_hand():
+    total, causes, pairs, by_process, out = waitstates(generate("two-clients", TWO_CLIENTS))
+    assert "5 waits (3 in CALLs, 2 in RECEIVEs), 2050 ns in all" in out, out
+    assert causes == {"late sender": 450, "delivery": 0, "queued": 600, "server's work": 1000,
+                      "outside the trace": 0}, out
+    assert pairs == [("c1 0.16.1", "server's work", "srv 0.18.1", 650, 1),
+                     ("c2 0.17.1", "queued", "srv 0.18.1", 600, 1),
+                     ("disk 0.19.1", "late sender", "srv 0.18.1", 350, 1),
+                     ("srv 0.18.1", "server's work", "disk 0.19.1", 300, 1),
+                     ("srv 0.18.1", "late sender", "c1 0.16.1", 100, 1),
+                     ("c2 0.17.1", "server's work", "srv 0.18.1", 50, 1)], pairs
+    assert by_process == {"c1 0.16.1": 650, "c2 0.17.1": 650, "srv 0.18.1": 400, "disk 0.19.1": 350}, by_process
+    # The functions: a scenario's records carry the PC 0x10000 + 4 x its line: srv's first reply (line 16)
+    # held c1 for 650; srv's call of disk (line 12) was disk's late sender.
+    assert re.search(r"^  pc 0x10040\s+srv 0\.18\.1\s+server's work\s+650 ", out, re.M), out
+    assert re.search(r"^  pc 0x10030\s+srv 0\.18\.1\s+late sender\s+350 ", out, re.M), out
+    # Across machines, on the corrected clock (SKEWED_CALL above): 1800 ns.
+    total, causes, pairs, _, out = waitstates(generate("skewed", SKEWED_CALL))
+    assert total == 1800 and causes["late sender"] == 500 and causes["delivery"] == 300, out
+    assert causes["server's work"] == 1000 and causes["queued"] == 0, out
+    assert ("client 0.16.1", "server's work", "server 1.17.1", 1000, 1) in pairs, pairs
+    assert ("client 0.16.1", "delivery", "server 1.17.1", 200, 1) in pairs, pairs
+    assert ("server 1.17.1", "late sender", "client 0.16.1", 500, 1) in pairs, pairs
+    # A server outside the trace: the whole of each wait, charged to it.
+    total, causes, pairs, _, out = waitstates(generate("outside", OUTSIDE))
+    assert total == 900 and causes["outside the trace"] == 900, out
+    assert pairs == [("viewer 0.18.1", "outside the trace", "kernel 0.0.1", 500, 1),
+                     ("user 0.17.1", "outside the trace", "kernel 0.0.1", 400, 1)], pairs
+
+
+def test_waitstates_add_up_on_random_traffic():
+    """On random traffic over three skewed machines, the causes add up to the
+    total, and so do the rows and the processes; the total is dpm stats's
+    receive blocking time, wait for wait."""
+    log = os.path.join(workdir, "skewed-random.log")
+    status, _, err = dpm("generate", "--random", "20000", "--seed", "11", "--skew", "1=3000000,2=40000", log)
+    assert status == 0, err
+    total, causes, pairs, by_process, out = waitstates(log)
+    assert sum(causes.values()) == total == sum(p[3] for p in pairs) == sum(by_process.values()), out
+    assert all(causes[k] > 0 for k in ("late sender", "delivery", "queued", "server's work")), causes
+    csv_dir = os.path.join(workdir, "random-csv")
+    status, _, err = dpm("stats", "--csv", csv_dir, log)
+    summary = dict(line.split(",", 1) for line in open(os.path.join(csv_dir, "summary.csv")).read().splitlines()[1:])
+    waited = int(summary["waited_receives"])
+    assert re.search(r"^wait states: %d waits" % waited, out, re.M), out
+    assert abs(total - waited * float(summary["blocking_mean"])) <= 0.001 * waited + 1, (total, summary)
+
+
+def test_usage_of_clocks_and_waitstates():
     log = generate("skewed", SKEWED_CALL)
-    for command in ("clocks",):
+    for command in ("clocks", "waitstates"):
         status, out, err = dpm(command, "--help")
         assert status == 0 and err == "" and all(w in out for w in ("NAME", "SYNOPSIS", "OPTIONS", "EXIT STATUS"))
     for args, said in ((("clocks",), "no trace log named"),
                        (("clocks", "--bogus", log), "unknown option --bogus"),
                        (("clocks", "--min-delay", "soon", log), "--min-delay soon: expected a time in ns"),
-                       (("clocks", "--reference"), "--reference needs a value")):
+                       (("clocks", "--reference"), "--reference needs a value"),
+                       (("waitstates", "--top", "x", log), "--top x: expected a number"),
+                       (("waitstates", "--elf", "a", log), "--elf a: expected NAME=FILE")):
         status, out, err = dpm(*args)
         assert status == 2 and said in err and out == "", (args, status, err)
     status, out, err = dpm("clocks", "--reference", "7", log)
     assert status == 2 and "--reference 7: no SEND, RECEIVE or first or last record" in err, err
-    status, out, err = dpm("clocks", os.path.join(workdir, "missing.log"))
+    status, out, err = dpm("waitstates", os.path.join(workdir, "missing.log"))
     assert status == 1 and "No such file or directory" in err, err

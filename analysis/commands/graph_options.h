@@ -27,6 +27,7 @@ int cmd_parallelism(int argc, char **argv);
 int cmd_critpath(int argc, char **argv);
 int cmd_causality(int argc, char **argv);
 int cmd_clocks(int argc, char **argv);
+int cmd_waitstates(int argc, char **argv);
 
 /* Exit statuses. */
 enum { EXIT_OK = 0, EXIT_BAD_INPUT = 1, EXIT_USAGE = 2 };
@@ -87,7 +88,7 @@ int causality_roles_choose(struct causality_roles *r, const struct dpm_trace *t,
                            const char *servers, const char *system);
 void causality_roles_release(struct causality_roles *r);
 
-/* The clock model's options of clocks:
+/* The clock model's options of clocks and waitstates:
  * --min-delay NS and --reference MACHINE (models/clocks.h). */
 struct clock_options {
     uint64_t min_delay;        /* 0 unless given */
