@@ -88,7 +88,7 @@ int causality_roles_choose(struct causality_roles *r, const struct dpm_trace *t,
                            const char *servers, const char *system);
 void causality_roles_release(struct causality_roles *r);
 
-/* The clock model's options of clocks and waitstates:
+/* The clock model's options of clocks, waitstates and report:
  * --min-delay NS and --reference MACHINE (models/clocks.h). */
 struct clock_options {
     uint64_t min_delay;        /* 0 unless given */
