@@ -301,7 +301,8 @@ def test_clocks_of_a_skewed_call():
     assert clock_rows(out)[1] == (1000000, 1000000, 1000000, 0), out
     # One more ns is too much: no constant offsets satisfy both messages; 1 ns of slack does.
     status, out, _ = dpm("clocks", "--min-delay", "101", log)
-    assert status == 0 and "no constant offsets satisfy every message" in out and "at most 1 ns backward" in out, out
+    assert status == 0 and "no constant offsets satisfy every message" in out and \
+        "by these, a message may arrive up to 1 ns sooner than the least delay allows (the slack)" in out, out
     # The events on the corrected clock, in an order no message runs backward in.
     status, out, _ = dpm("clocks", "--events", log)
     events = out.split("events on the corrected clock (8; 0 moved later")[1].splitlines()[2:]
@@ -483,10 +484,11 @@ def waitstates(log, *options):
     total = int(re.search(r"^wait states: \d+ waits .*, (\d+) ns in all$", out, re.M).group(1))
     causes = dict((k, int(v)) for k, v in re.findall(r"^  (late sender|delivery|queued|server's work|outside the "
                                                      r"trace)\s+(\d+)\s+[\d.]+%$", out, re.M))
+    label = r"(?:\S+ )?\d+\.\d+\.\d+|\(unknown\)"          # "ri 0.8.1", "0.1.1", "(unknown)"
     pairs = [(w, c, r, int(t), int(n)) for w, c, r, t, n in re.findall(
-        r"^  (\S+ \S+)\s+(late sender|delivery|queued|server's work|outside the trace)\s+(\S+ \S+)\s+(\d+)\s+"
-        r"[\d.]+%\s+(\d+)$", out.split("the largest causes")[1].split("functions charged")[0], re.M)]
-    by_process = dict((p, int(t)) for p, t in re.findall(r"^  (\S+ \S+)\s+(\d+)\s+[\d.]+%$",
+        r"^  (%s)\s+(late sender|delivery|queued|server's work|outside the trace)\s+(%s)\s+(\d+)\s+[\d.]+%%\s+"
+        r"(\d+)$" % (label, label), out.split("the largest causes")[1].split("functions charged")[0], re.M)]
+    by_process = dict((p, int(t)) for p, t in re.findall(r"^  (%s)\s+(\d+)\s+[\d.]+%%$" % label,
                                                           out.split("waiting time by process")[1], re.M))
     return total, causes, pairs, by_process, out
 

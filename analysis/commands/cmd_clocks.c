@@ -183,8 +183,9 @@ static int clocks_report(const struct graph_input *in, const struct clock_model 
            "; a message takes at least %" PRIu64 " ns)\n", c->nmachines, c->remote,
            c->nmachines ? c->machine[c->reference].machine : 0, c->min_delay);
     if (c->slack)
-        printf("no constant offsets satisfy every message (the clocks drift, or --min-delay is too large): these "
-               "keep every message at most %" PRIu64 " ns backward, and their intervals are no guarantee\n", c->slack);
+        printf("no constant offsets satisfy every message (the clocks drift, or --min-delay is too large): by "
+               "these, a message may arrive up to %" PRIu64 " ns sooner than the least delay allows (the slack), "
+               "and their intervals are no guarantee\n", c->slack);
     else
         printf("constant offsets satisfy every message: each machine's offset lies in its interval\n");
     print_machines(c);

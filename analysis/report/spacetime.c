@@ -40,11 +40,14 @@ int report_clocks(FILE *f, const struct report_input *r)
     fprintf(f, "<section id=\"clocks\">\n<h2>Clocks</h2>\n<p>Each machine's clock against machine %" PRIu32
             "'s, from the %" PRIu64 " messages between machines (dpm clocks): a constant offset per machine, a "
             "message taking at least %" PRIu64 " ns. Every offset in a machine's interval is allowed by the "
-            "messages and none outside it; the estimate is within the bound of the true offset. %s</p>\n",
-            c->nmachines ? c->machine[c->reference].machine : 0, c->remote, c->min_delay,
-            c->slack ? "No constant offsets satisfy every message (the clocks drift): these keep every message "
-                       "the least backward, and their intervals are no guarantee."
-                     : "Constant offsets satisfy every message.");
+            "messages and none outside it; the estimate is within the bound of the true offset. ",
+            c->nmachines ? c->machine[c->reference].machine : 0, c->remote, c->min_delay);
+    if (c->slack)
+        fprintf(f, "No constant offsets satisfy every message (the clocks drift, or the least delay is too large): "
+                "by these, a message may arrive up to %" PRIu64 " ns sooner than the least delay allows (the "
+                "slack), and their intervals are no guarantee.</p>\n", c->slack);
+    else
+        fputs("Constant offsets satisfy every message.</p>\n", f);
     fputs("<table id=\"offsets\">\n<tr><th>machine</th><th>offset (ns)</th><th>low (ns)</th><th>high (ns)</th>"
           "<th>bound (ns)</th><th>sent</th><th>received</th></tr>\n", f);
     for (uint32_t m = 0; m < c->nmachines; m++) {
