@@ -61,40 +61,35 @@ static int note_machine(struct clock_model *c, uint32_t m)
     return 0;
 }
 
-/* Every machine that stamped a node. 0, or -1 (no memory, or more than
- * MACHINES_MAX: c->nmachines says which). */
-static int find_machines(struct clock_model *c, const struct history *h)
+/* Every machine that stamped a node, then each node's machine (its index
+ * in c->machine) into node_machine[nnodes]. 0, or -1 (no memory, or more
+ * than MACHINES_MAX: c->nmachines says which). */
+static int find_machines(struct clock_model *c, const struct history *h, uint16_t *node_machine)
 {
-    uint32_t last = UINT32_MAX;
+    uint32_t last = UINT32_MAX, index = 0;
     for (uint32_t v = 0; v < h->nnodes; v++) {
         uint32_t m = clocks_machine_of(h, h->process[v], &h->trace->events[h->event[v]]);
         if (m != last && (note_machine(c, m) < 0 || c->nmachines > MACHINES_MAX))
             return -1;
         last = m;
     }
+    last = UINT32_MAX;
+    for (uint32_t v = 0; v < h->nnodes; v++) {
+        uint32_t m = clocks_machine_of(h, h->process[v], &h->trace->events[h->event[v]]);
+        if (m != last)
+            index = machine_index(c, m);
+        last = m;
+        node_machine[v] = (uint16_t)index;
+    }
     return 0;
 }
 
-/* The send and arrival records of the message arc into v, and their machines' indices. */
-struct message_ends {
-    const struct dpm_event *send, *arrival;
-    uint32_t from, to;
+/* A timed message: its arrival minus its send, by the machines' own
+ * clocks, and the machines (indices) it went from and to. */
+struct timed_message {
+    int64_t took;
+    uint16_t from, to;
 };
-
-static struct message_ends message_ends(const struct clock_model *c, const struct history *h,
-                                        const struct arrivals *a, uint32_t v)
-{
-    uint32_t u = h->cross_from[v];
-    struct message_ends e = { &h->trace->events[h->event[u]], &h->trace->events[arrivals_event(a, h, v)], 0, 0 };
-    e.from = machine_index(c, clocks_machine_of(h, h->process[u], e.send));
-    e.to = machine_index(c, clocks_machine_of(h, h->process[v], e.arrival));
-    return e;
-}
-
-static int timed(const struct message_ends *e)
-{
-    return (e->send->present & EV_TIME) && (e->arrival->present & EV_TIME);
-}
 
 /* The direct pair of machines a < b, made when new (index[] holds n x n). */
 static struct clock_pair *pair_of(struct clock_model *c, uint32_t *index, uint32_t a, uint32_t b)
@@ -107,23 +102,41 @@ static struct clock_pair *pair_of(struct clock_model *c, uint32_t *index, uint32
     return &c->pair[index[low * n + high]];
 }
 
-/* The constraints: w[a * n + b] = min over timed messages from machine a
- * to machine b of (arrival - send) - min_delay, NO_PATH without any; the
- * counts of messages, and the pairs' direct intervals. */
-static void constrain(struct clock_model *c, const struct history *h, const struct arrivals *a, int64_t *w,
-                      uint32_t *pair_index)
+/* The timed messages into list[] (room for every message arc), their
+ * count. A message arrives on the machine of its arrival record (at a
+ * RECEIVE node, the node's). */
+static uint32_t timed_messages(struct clock_model *c, const struct history *h, const struct arrivals *a,
+                               const uint16_t *node_machine, struct timed_message *list)
 {
-    uint32_t n = c->nmachines;
+    uint32_t n = 0;
     for (uint32_t v = 0; v < h->nnodes; v++) {
         if (h->cross_kind[v] != HX_MESSAGE)
             continue;
+        uint32_t u = h->cross_from[v], arrived = arrivals_event(a, h, v);
+        const struct dpm_event *send = &h->trace->events[h->event[u]], *arrival = &h->trace->events[arrived];
         c->messages++;
-        struct message_ends e = message_ends(c, h, a, v);
-        if (!timed(&e)) {
+        if (!(send->present & EV_TIME) || !(arrival->present & EV_TIME)) {
             c->untimed++;
             continue;
         }
-        int64_t took = (int64_t)e.arrival->time - (int64_t)e.send->time;
+        uint32_t to = arrived == h->event[v] ? node_machine[v]
+                                             : machine_index(c, clocks_machine_of(h, h->process[v], arrival));
+        list[n++] = (struct timed_message){ (int64_t)arrival->time - (int64_t)send->time, node_machine[u],
+                                            (uint16_t)(to == UINT32_MAX ? node_machine[v] : to) };
+    }
+    return n;
+}
+
+/* The constraints: w[a * n + b] = min over timed messages from machine a
+ * to machine b of (arrival - send) - min_delay, NO_PATH without any; the
+ * counts of messages, and the pairs' direct intervals. */
+static void constrain(struct clock_model *c, const struct timed_message *list, uint32_t count, int64_t *w,
+                      uint32_t *pair_index)
+{
+    uint32_t n = c->nmachines;
+    for (uint32_t i = 0; i < count; i++) {
+        struct timed_message e = list[i];
+        int64_t took = e.took;
         c->backward_before += took < 0;
         if (e.from == e.to) {
             c->backward_local += took < 0;
@@ -257,20 +270,13 @@ static int estimate(struct clock_model *c, int64_t *d)
 }
 
 /* Each node's offset, and the messages still backward once corrected. */
-static void apply(struct clock_model *c, const struct history *h, const struct arrivals *a)
+static void apply(struct clock_model *c, const struct history *h, const uint16_t *node_machine,
+                  const struct timed_message *list, uint32_t count)
 {
-    for (uint32_t v = 0; v < h->nnodes; v++) {
-        uint32_t m = machine_index(c, clocks_machine_of(h, h->process[v], &h->trace->events[h->event[v]]));
-        c->node_offset[v] = c->machine[m].offset;
-    }
-    for (uint32_t v = 0; v < h->nnodes; v++) {
-        if (h->cross_kind[v] != HX_MESSAGE)
-            continue;
-        struct message_ends e = message_ends(c, h, a, v);
-        if (timed(&e))
-            c->backward_after += (int64_t)e.arrival->time - c->machine[e.to].offset <
-                                 (int64_t)e.send->time - c->machine[e.from].offset;
-    }
+    for (uint32_t v = 0; v < h->nnodes; v++)
+        c->node_offset[v] = c->machine[node_machine[v]].offset;
+    for (uint32_t i = 0; i < count; i++)
+        c->backward_after += list[i].took < c->machine[list[i].to].offset - c->machine[list[i].from].offset;
 }
 
 /* The offsets (models/clocks.h). */
@@ -279,18 +285,25 @@ int clocks_estimate(struct clock_model *c, const struct history *h, const struct
 {
     memset(c, 0, sizeof *c);
     c->min_delay = min_delay;
-    if (find_machines(c, h) < 0 || !(c->node_offset = malloc((size_t)h->nnodes * sizeof *c->node_offset + 1))) {
+    uint16_t *node_machine = malloc((size_t)h->nnodes * sizeof *node_machine + 1);
+    struct timed_message *list = malloc((size_t)h->message_arcs * sizeof *list + 1);
+    c->node_offset = malloc((size_t)h->nnodes * sizeof *c->node_offset + 1);
+    if (!node_machine || !list || !c->node_offset || find_machines(c, h, node_machine) < 0) {
         if (c->nmachines > MACHINES_MAX)
             snprintf(err, cap, "the records name more than the %d machines a pid can name: a damaged log",
                      MACHINES_MAX);
         else
             snprintf(err, cap, "no memory for the clocks of %u nodes", h->nnodes);
+        free(node_machine);
+        free(list);
         clocks_free(c);
         return -1;
     }
     if (reference >= 0 && (reference > UINT32_MAX || machine_index(c, (uint32_t)reference) == UINT32_MAX)) {
         snprintf(err, cap, "--reference %lld: no SEND, RECEIVE or first or last record of a process was stamped "
                            "by that machine", (long long)reference);
+        free(node_machine);
+        free(list);
         clocks_free(c);
         return -2;
     }
@@ -304,12 +317,15 @@ int clocks_estimate(struct clock_model *c, const struct history *h, const struct
         for (size_t i = 0; i < n * n; i++)
             w[i] = NO_PATH;
         memset(pair_index, 0xff, n * n * sizeof *pair_index);
-        constrain(c, h, a, w, pair_index);
+        uint32_t count = timed_messages(c, h, a, node_machine, list);
+        constrain(c, list, count, w, pair_index);
         c->slack = (uint64_t)least_slack(d, w, (uint32_t)n);
         ok = n == 0 || estimate(c, d) == 0;
+        if (ok)
+            apply(c, h, node_machine, list, count);
     }
-    if (ok)
-        apply(c, h, a);
+    free(node_machine);
+    free(list);
     free(w);
     free(d);
     free(pair_index);
