@@ -16,14 +16,14 @@
 #include "commands/commands.h"
 #include "commands/graph_options.h"
 #include "load/table.h"
-#include "models/stats.h"
 #include "models/shiviz_log.h"
+#include "models/stats.h"
 #include "models/stats_output.h"
 #include "tracelog.h"
 
 static const char export_help[] =
 "NAME\n"
-"    dpm export - a trace as Perfetto/Chrome JSON, Graphviz DOT, CSV\n"
+"    dpm export - a trace as Perfetto/Chrome JSON, Graphviz DOT, CSV, a ShiViz log\n"
 "\n"
 "SYNOPSIS\n"
 "    dpm export [--perfetto OUT.json] [--dot OUT.dot] [--csv DIR] [--shiviz OUT.log] LOG...\n"
@@ -350,7 +350,8 @@ int cmd_export(int argc, char **argv)
             dpm_usage("export", "unknown option '%s'", argv[i]);
     }
     if (i == argc || (!perfetto && !dot && !csv && !shiviz))
-        dpm_usage("export", "dpm export [--perfetto OUT.json] [--dot OUT.dot] [--csv DIR] [--shiviz OUT.log] LOG...");
+        dpm_usage("export",
+                  "dpm export [--perfetto OUT.json] [--dot OUT.dot] [--csv DIR] [--shiviz OUT.log] LOG...");
     if (perfetto)
         export_perfetto(perfetto, argv + i, argc - i);
     if (dot || csv) {
