@@ -317,16 +317,19 @@ $(B)/tools/transport_test: tests/transport_test.c tests/host_check.h kernel/net/
 	    tests/transport_test.c kernel/net/transport.c kernel/net/netframe.c
 
 # The analyzer's graph analyses (analysis/models/: the history graph,
-# parallelism and contention, the critical path, causality; and
+# parallelism and contention, the critical path, causality, vector
+# timestamps and clock offsets; and
 # analysis/load/'s ELF symbol reader) on traces built in memory, under the
 # sanitizers (tests/test_dpm_graph.py). They are library code over
 # analysis/load/event.h's struct dpm_trace, which the test fills itself, so
 # the test needs no trace log and no `dpm` main.
 DPM_GRAPH_SRCS := analysis/models/history.c analysis/load/table.c analysis/models/delays.c analysis/models/parallel.c \
                   analysis/models/contention.c analysis/models/critpath.c analysis/models/causality.c \
-                  analysis/models/tally.c analysis/load/elfsym.c
+                  analysis/models/tally.c analysis/models/arrivals.c analysis/models/clocks.c \
+                  analysis/models/vclock.c analysis/load/elfsym.c
 DPM_GRAPH_HDRS := analysis/models/history.h analysis/models/parallel.h analysis/models/critpath.h \
-                  analysis/models/causality.h analysis/models/tally.h analysis/load/elfsym.h analysis/load/event.h \
+                  analysis/models/causality.h analysis/models/tally.h analysis/models/arrivals.h \
+                  analysis/models/clocks.h analysis/models/vclock.h analysis/load/elfsym.h analysis/load/event.h \
                   analysis/load/table.h meter/record.h
 $(B)/tools/dpm_graph_test: tests/dpm_graph_test.c tests/host_check.h $(DPM_GRAPH_SRCS) $(DPM_GRAPH_HDRS)
 	@mkdir -p $(dir $@)

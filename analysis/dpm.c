@@ -15,16 +15,19 @@
 static const char help_text[] =
 "NAME\n"
 "    dpm - analyze DPM trace logs of DEMOS/MP: records, communication\n"
-"    statistics, causality, parallelism, critical paths, pictures\n"
+"    statistics, causality, parallelism, critical paths, clocks and\n"
+"    happens-before, wait states, pictures\n"
 "\n"
 "SYNOPSIS\n"
 "    dpm dump [--rules FILE|TEXT] LOG...\n"
 "    dpm stats [--csv DIR] LOG...\n"
 "    dpm merge -o OUT LOG...\n"
-"    dpm export [--perfetto OUT.json] [--dot OUT.dot] [--csv DIR] LOG...\n"
-"    dpm generate [--repeat N] SCENARIO OUT\n"
-"    dpm generate --random N [--seed S] OUT\n"
+"    dpm export [--perfetto OUT.json] [--dot OUT.dot] [--csv DIR] [--shiviz OUT.log] LOG...\n"
+"    dpm generate [--repeat N] [--skew M=NS,...] SCENARIO OUT\n"
+"    dpm generate --random N [--seed S] [--skew M=NS,...] OUT\n"
 "    dpm causality ...        dpm parallelism ...        dpm critpath ...\n"
+"    dpm clocks [--min-delay NS] [--reference MACHINE] [--events] LOG...\n"
+"    dpm waitstates [--top N] [--elf-dir DIR] LOG...\n"
 "    dpm report [--server NAMES] [--place ...] [--elf-dir DIR] -o OUT.html LOG...\n"
 "    dpm live [--interval SECONDS] [--figure NAME] [--once | --frames N] STREAM\n"
 "    dpm --help               dpm COMMAND --help\n"
@@ -39,13 +42,16 @@ static const char help_text[] =
 "    taken for 0. A LOG is a log file (`dmtrace extract` makes one) or a\n"
 "    trace disk image itself.\n"
 "\n"
-"    dump, stats and export read their logs as streams, a few blocks at a\n"
-"    time: their memory does not grow with the logs' length. Records are\n"
-"    numbered from 0 in each log, in messages as in the records' order.\n"
+"    dump, stats and export (but for --shiviz) read their logs as streams,\n"
+"    a few blocks at a time: their memory does not grow with the logs'\n"
+"    length. Records are numbered from 0 in each log, in messages as in\n"
+"    the records' order.\n"
 "\n"
 "    Times are guest time: TIME is a machine's clock in ns and PROCTIME a\n"
 "    process's CPU time in instructions (under QEMU -icount shift=0 the\n"
-"    two are the same unit). Only clocks of one machine are subtracted.\n"
+"    two are the same unit). Only clocks of one machine are subtracted,\n"
+"    except once clocks has set the machines' clocks against one another\n"
+"    (clocks, waitstates and the report's space-time diagram).\n"
 "    A pid is shown as MACHINE.SLOT.GENERATION, after its program's name\n"
 "    when the trace holds its CREATEPROCESS (\"ri 0.17.1\"); slot 0 of a\n"
 "    machine is its kernel (\"kernel 1.0.1\").\n"
@@ -57,14 +63,22 @@ static const char help_text[] =
 "               to whom, rates, sizes, local and remote, queue lengths and\n"
 "               waits, blocking times, CPU shares, the Fig. 5.12 table\n"
 "    merge      several filters' logs into one log\n"
-"    export     Perfetto/Chrome trace JSON, Graphviz DOT, CSV tables\n"
+"    export     Perfetto/Chrome trace JSON, Graphviz DOT, CSV tables, a\n"
+"               ShiViz log (vector timestamps)\n"
 "    generate   a log from a scenario script, or of random traffic\n"
 "    causality  paths of causality and branching probabilities (§5.2.4)\n"
 "    parallelism  P = T / t_max in DPM's three steps (§5.2.3)\n"
 "    critpath   the critical path, its PCs named from ELF symbols\n"
+"    clocks     the machines' clock offsets from the messages between them,\n"
+"               with their bounds; messages that seem to arrive before they\n"
+"               were sent, before and after correction; happens-before\n"
+"    waitstates why processes waited: each blocking RECEIVE and CALL split\n"
+"               into late sender, delivery, queued, server's work, outside\n"
+"               the trace, charged to processes and functions\n"
 "    report     one HTML page with every table above and SVG pictures: the\n"
 "               communication graph, the traffic matrix, the message rate,\n"
-"               the critical path on a timeline, the causality diagram\n"
+"               the critical path on a timeline, the causality diagram,\n"
+"               a space-time diagram on the corrected clocks\n"
 "    live       follows a filter's live stream (filter start -l) as the\n"
 "               cluster runs: the traffic matrix, rates and queues of each\n"
 "               interval, their phase changes, a history line\n"
@@ -163,13 +177,13 @@ int main(int argc, char **argv)
         { "dump", cmd_dump },           { "stats", cmd_stats },     { "merge", cmd_merge },
         { "export", cmd_export },       { "generate", cmd_generate }, { "causality", cmd_causality },
         { "parallelism", cmd_parallelism }, { "critpath", cmd_critpath }, { "report", cmd_report },
-        { "live", cmd_live },
+        { "live", cmd_live },           { "clocks", cmd_clocks }, { "waitstates", cmd_waitstates },
     };
     run_argc = argc;
     run_argv = argv;
     if (argc < 2)
         dpm_usage(0, "dpm COMMAND ARGS, where COMMAND is dump, stats, merge, export, generate, causality, "
-                     "parallelism, critpath, report or live");
+                     "parallelism, critpath, clocks, waitstates, report or live");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
         fputs(help_text, stdout);
         return DPM_OK;

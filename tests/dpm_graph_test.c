@@ -13,6 +13,12 @@
  *   - causality strings of DPM's Fig. 2 shapes, fan-out, system processes
  *     ignored, and the thesis's Fig. 5.18 counts and probabilities;
  *   - the delivery-time table;
+ *   - vector timestamps against reachability in the graph (brute force, on
+ *     random small traces), and the count of ordered pairs;
+ *   - clock offsets: random traces with a known skew per machine and random
+ *     delays (each true offset within its interval, the estimate within its
+ *     bound, no message backward once corrected), hand cases of three
+ *     machines and of clocks no constant offset explains;
  *   - the ELF symbol reader on a program compiled here (checked against
  *     nm) and on truncated and damaged copies of it;
  * and prints how long parallelism and the critical path take on a trace
@@ -31,10 +37,13 @@
 #include <unistd.h>
 
 #include "load/elfsym.h"
+#include "models/arrivals.h"
 #include "models/causality.h"
+#include "models/clocks.h"
 #include "models/critpath.h"
 #include "models/history.h"
 #include "models/parallel.h"
+#include "models/vclock.h"
 
 #define TEST_NAME "dpm_graph_test"
 #include "host_check.h"
@@ -993,6 +1002,340 @@ static void check_elf(void)
     CHECK(system(command) == 0);
 }
 
+/* ---- happens-before and clocks ---- */
+
+/* Every node's vector, collected by a walk. */
+struct vectors {
+    uint32_t width;
+    uint32_t *of;              /* [nnodes * width] */
+    uint32_t visited;
+};
+
+static void keep_vector(void *context, uint32_t v, const uint32_t *vector)
+{
+    struct vectors *all = context;
+    memcpy(&all->of[(size_t)v * all->width], vector, all->width * sizeof *vector);
+    all->visited++;
+}
+
+/* reach[u * n + v]: v can be reached from u over the graph's arcs (u != v). */
+static void reachability(const struct history *h, uint8_t *reach)
+{
+    uint32_t n = h->nnodes, *stack = malloc((n + 1) * sizeof *stack);
+    memset(reach, 0, (size_t)n * n);
+    for (uint32_t u = 0; u < n; u++) {
+        uint32_t depth = 0;
+        stack[depth++] = u;
+        while (depth) {
+            uint32_t x = stack[--depth], next[2] = { HISTORY_NONE, h->cross_to[x] };
+            if (h->kind[x] != HN_END)
+                next[0] = x + 1;
+            for (int k = 0; k < 2; k++)
+                if (next[k] != HISTORY_NONE && !reach[(size_t)u * n + next[k]]) {
+                    reach[(size_t)u * n + next[k]] = 1;
+                    stack[depth++] = next[k];
+                }
+        }
+    }
+    free(stack);
+}
+
+/* e happens before f by the vectors (models/vclock.h). */
+static int happens_before(const struct vectors *all, const struct history *h, uint32_t e, uint32_t f)
+{
+    uint32_t p = h->process[e];
+    return e != f && all->of[(size_t)e * all->width + p] <= all->of[(size_t)f * all->width + p];
+}
+
+/* On random small traces: e happens before f exactly when f is reachable
+ * from e; each node's own component counts its process's nodes; the
+ * ordered pairs vclock_order counts are those reachability gives. */
+static void check_vector_clocks(void)
+{
+    unsigned seed = 777;
+    for (int round = 0; round < 300; round++) {
+        struct builder b = { 0 };
+        struct dpm_trace t;
+        struct model m;
+        struct history h;
+        struct vclock_order order;
+        char err[256];
+        random_trace(&b, &t, &m, &seed);
+        CHECK(history_build(&h, &t, err, sizeof err) == 0);
+        struct vectors all = { h.nprocesses, calloc((size_t)h.nnodes * h.nprocesses + 1, sizeof *all.of), 0 };
+        uint8_t *reach = malloc((size_t)h.nnodes * h.nnodes + 1);
+        CHECK(vclock_walk(&h, keep_vector, &all) == 0 && all.visited == h.nnodes);
+        reachability(&h, reach);
+        uint64_t ordered = 0, pairs = 0;
+        int agree = 1;
+        for (uint32_t e = 0; e < h.nnodes; e++) {
+            CHECK(all.of[(size_t)e * all.width + h.process[e]] == e - h.first_node[h.process[e]] + 1);
+            for (uint32_t f = 0; f < h.nnodes; f++) {
+                agree &= happens_before(&all, &h, e, f) == reach[(size_t)e * h.nnodes + f];
+                if (e < f && h.process[e] != h.process[f]) {
+                    pairs++;
+                    ordered += reach[(size_t)e * h.nnodes + f] || reach[(size_t)f * h.nnodes + e];
+                }
+            }
+        }
+        CHECK(agree);
+        CHECK(vclock_order(&h, &order) == 0 && order.nodes == h.nnodes && order.pairs == pairs &&
+              order.ordered == ordered);
+        free(all.of);
+        free(reach);
+        history_free(&h);
+        builder_free(&b, &t);
+    }
+}
+
+/* The clock model of trace t, with its graph and arrivals kept in *h, *a. */
+static void clocks_of(const struct dpm_trace *t, struct history *h, struct arrivals *a, struct clock_model *c,
+                      uint64_t min_delay)
+{
+    char err[256];
+    CHECK(history_build(h, t, err, sizeof err) == 0);
+    CHECK(arrivals_find(a, h) == 0);
+    CHECK(clocks_estimate(c, h, a, min_delay, -1, err, sizeof err) == 0);
+}
+
+static void clocks_release(struct history *h, struct arrivals *a, struct clock_model *c)
+{
+    clocks_free(c);
+    arrivals_free(a);
+    history_free(h);
+}
+
+/* A record stamped by machine m's skewed clock: true time + skew[m]. */
+static void stamp(struct builder *b, const int64_t *skew)
+{
+    struct dpm_event *ev = &b->events[b->nevents - 1];
+    ev->time = (uint64_t)((int64_t)ev->time + skew[ev->machine]);
+}
+
+/* A random trace on three machines whose records carry TIME = true time
+ * + skew[machine]; each message takes min_delay to min_delay + 300 ns of
+ * true time. The builder's clock of a process is its true time. */
+static void skewed_trace(struct builder *b, struct dpm_trace *t, unsigned *seed, const int64_t *skew,
+                         uint64_t min_delay)
+{
+    int n = 3 + rand_r(seed) % 4;
+    struct { uint64_t id, sent; int from; } inbox[8][64];
+    int ninbox[8] = { 0 };
+    for (int p = 0; p < n; p++) {
+        add_process(b, (uint64_t)p + 1, (uint32_t)(p % 3), "s");
+        stamp(b, skew);
+    }
+    for (int step = 0; step < 40; step++) {
+        int p = rand_r(seed) % n;
+        uint64_t pid = (uint64_t)p + 1;
+        size_t bp = find(b, pid);
+        compute(b, pid, (uint64_t)(rand_r(seed) % 500));
+        if (rand_r(seed) % 2 && ninbox[p] < 64) {
+            int q = rand_r(seed) % n;
+            inbox[q][ninbox[q]].id = send(b, pid, (uint64_t)q + 1);
+            stamp(b, skew);
+            inbox[q][ninbox[q]].sent = b->clock[bp];
+            inbox[q][ninbox[q]++].from = p;
+        } else if (ninbox[p] > 0) {
+            uint64_t arrives = inbox[p][0].sent + min_delay + (uint64_t)(rand_r(seed) % 301);
+            if (b->clock[bp] < arrives)
+                b->clock[bp] = arrives;
+            receive(b, pid, (uint64_t)inbox[p][0].from + 1, inbox[p][0].id);
+            stamp(b, skew);
+            memmove(&inbox[p][0], &inbox[p][1], (size_t)--ninbox[p] * sizeof inbox[p][0]);
+        }
+    }
+    for (int p = 0; p < n; p++) {
+        end(b, (uint64_t)p + 1);
+        stamp(b, skew);
+    }
+    finish(b, t);
+}
+
+/* Whether the estimated offsets make every message arrive no sooner than
+ * min_delay after it was sent (between machines). */
+static int offsets_satisfy(const struct history *h, const struct arrivals *a, const struct clock_model *c,
+                           uint64_t min_delay)
+{
+    for (uint32_t v = 0; v < h->nnodes; v++) {
+        if (h->cross_kind[v] != HX_MESSAGE)
+            continue;
+        uint32_t u = h->cross_from[v];
+        const struct dpm_event *sent = &h->trace->events[h->event[u]];
+        const struct dpm_event *got = &h->trace->events[arrivals_event(a, h, v)];
+        if (sent->machine != got->machine &&
+            clocks_event_time(c, h, h->process[v], arrivals_event(a, h, v)) - clocks_node_time(c, h, u) <
+                (int64_t)min_delay)
+            return 0;
+    }
+    return 1;
+}
+
+/* Random skews and delays: each machine's true offset against machine 0
+ * lies in its interval and within its bound of the estimate; so do the
+ * pairs' direct intervals; nothing is backward once corrected. */
+static void check_skewed_traces(void)
+{
+    unsigned seed = 4242;
+    for (int round = 0; round < 300; round++) {
+        int64_t skew[3];
+        uint64_t min_delay = round % 3 == 0 ? 0 : (uint64_t)(rand_r(&seed) % 1000);
+        for (int m = 0; m < 3; m++)
+            skew[m] = (int64_t)(rand_r(&seed) % 2000000) + 1000000;
+        struct builder b = { 0 };
+        struct dpm_trace t;
+        struct history h;
+        struct arrivals a;
+        struct clock_model c;
+        skewed_trace(&b, &t, &seed, skew, min_delay);
+        clocks_of(&t, &h, &a, &c, min_delay);
+        CHECK(c.slack == 0 && c.backward_after == 0 && c.backward_local == 0);
+        CHECK(c.machine[c.reference].machine == 0 && c.machine[c.reference].offset == 0);
+        for (uint32_t m = 0; m < c.nmachines; m++) {
+            const struct clock_machine *cm = &c.machine[m];
+            int64_t truth = skew[cm->machine] - skew[0];
+            CHECK(cm->low <= truth && truth <= cm->high);
+            CHECK(cm->low <= cm->offset && cm->offset <= cm->high);
+            if (cm->bound != CLOCKS_UNBOUNDED)
+                CHECK(llabs(cm->offset - truth) <= cm->bound);
+        }
+        int64_t least[3][3];                  /* least[a][b]: the least arrival - send from machine a to b */
+        for (int i = 0; i < 9; i++)
+            least[i / 3][i % 3] = INT64_MAX;
+        for (uint32_t v = 0; v < h.nnodes; v++) {
+            if (h.cross_kind[v] != HX_MESSAGE)
+                continue;
+            const struct dpm_event *sent = &t.events[h.event[h.cross_from[v]]], *got = &t.events[h.event[v]];
+            int64_t took = (int64_t)got->time - (int64_t)sent->time;
+            if (took < least[sent->machine][got->machine])
+                least[sent->machine][got->machine] = took;
+        }
+        for (uint32_t i = 0; i < c.npairs; i++) {
+            const struct clock_pair *p = &c.pair[i];
+            uint32_t ma = c.machine[p->a].machine, mb = c.machine[p->b].machine;
+            int64_t truth = skew[mb] - skew[ma];
+            CHECK(p->low <= truth && truth <= p->high);
+            CHECK(p->high == (p->a_to_b ? least[ma][mb] - (int64_t)min_delay : CLOCKS_UNBOUNDED));
+            CHECK(p->low == (p->b_to_a ? (int64_t)min_delay - least[mb][ma] : -CLOCKS_UNBOUNDED));
+            if (p->a == c.reference)          /* a machine's interval is within its direct pair's */
+                CHECK(p->low <= c.machine[p->b].low && c.machine[p->b].high <= p->high);
+        }
+        CHECK(offsets_satisfy(&h, &a, &c, min_delay));
+        clocks_release(&h, &a, &c);
+        builder_free(&b, &t);
+    }
+}
+
+/* A message from process `from` sent at TIME s to process `to` arriving
+ * (received at once) at TIME r, each by its own machine's clock. */
+static void timed_message(struct builder *b, uint64_t from, uint64_t to, uint64_t s, uint64_t r)
+{
+    b->clock[find(b, from)] = s;
+    uint64_t id = send(b, from, to);
+    b->clock[find(b, to)] = r;
+    receive(b, to, from, id);
+}
+
+/* Three machines, the offsets 0, 1000, -500 (in ns, by the clocks below)
+ * and messages taking 10 (0 to 1), 20 (1 to 0), 5 (1 to 2), 7 (2 to 1):
+ *   offset(1) - offset(0) <= 1000 + 10 and >= 1000 - 20: [980, 1010];
+ *   offset(2) - offset(1) <= -1500 + 5 and >= -1500 - 7: [-1507, -1495];
+ *   machine 2, which never talks to machine 0, by the paths through 1:
+ *   [980 - 1507, 1010 - 1495] = [-527, -485].
+ * The estimates: machine 1 the middle, 995 (bound 15); then machine 2 the
+ * middle of what 995 leaves, [995 - 1507, 995 - 1495] = [-512, -500]: -506,
+ * within 21 of either end of [-527, -485]. */
+static void check_three_machines(void)
+{
+    struct builder b = { 0 };
+    struct dpm_trace t;
+    struct history h;
+    struct arrivals a;
+    struct clock_model c;
+    add_process(&b, 1, 0, "zero");
+    add_process(&b, 2, 1, "one");
+    add_process(&b, 3, 2, "two");
+    timed_message(&b, 1, 2, 100000, 100000 + 10 + 1000);     /* true 100000 -> 100010 */
+    timed_message(&b, 2, 1, 200000 + 1000, 200000 + 20);     /* true 200000 -> 200020 */
+    timed_message(&b, 2, 3, 300000 + 1000, 300000 + 5 - 500);
+    timed_message(&b, 3, 2, 400000 - 500, 400000 + 7 + 1000);
+    for (uint64_t p = 1; p <= 3; p++)
+        end(&b, p);
+    finish(&b, &t);
+    clocks_of(&t, &h, &a, &c, 0);
+    CHECK(c.nmachines == 3 && c.slack == 0 && c.remote == 4 && c.backward_before == 2 && c.backward_after == 0);
+    CHECK(c.machine[1].low == 980 && c.machine[1].high == 1010 && c.machine[1].offset == 995 &&
+          c.machine[1].bound == 15);
+    CHECK(c.machine[2].low == -527 && c.machine[2].high == -485 && c.machine[2].offset == -506 &&
+          c.machine[2].bound == 21);
+    CHECK(c.npairs == 2 && c.pair[0].a == 0 && c.pair[0].b == 1 && c.pair[0].low == 980 && c.pair[0].high == 1010);
+    CHECK(c.pair[1].a == 1 && c.pair[1].b == 2 && c.pair[1].low == -1507 && c.pair[1].high == -1495);
+    clocks_release(&h, &a, &c);
+    builder_free(&b, &t);
+
+    /* With --min-delay 5 the same messages narrow machine 1 to [985, 1005]. */
+    add_process(&b, 1, 0, "zero");
+    add_process(&b, 2, 1, "one");
+    timed_message(&b, 1, 2, 100000, 100000 + 10 + 1000);
+    timed_message(&b, 2, 1, 200000 + 1000, 200000 + 20);
+    end(&b, 1);
+    end(&b, 2);
+    finish(&b, &t);
+    clocks_of(&t, &h, &a, &c, 5);
+    CHECK(c.machine[1].low == 985 && c.machine[1].high == 1005 && c.machine[1].offset == 995);
+    clocks_release(&h, &a, &c);
+    builder_free(&b, &t);
+}
+
+/* Clocks no constant offset explains: 0 -> 1 arrives 100 before it was
+ * sent (offset(1) - offset(0) <= -100), 1 -> 0 arrives 50 before
+ * (offset(1) - offset(0) >= 50). With a slack s on each: -100 + s >= 50 -
+ * s, so s = 75 and the offset -25, each message 75 backward. A machine
+ * heard only one way is bounded on one side: its estimate the end nearest
+ * 0, here with the slack: it too is 75 backward. A machine never heard:
+ * unbounded, 0. */
+static void check_inconsistent_clocks(void)
+{
+    struct builder b = { 0 };
+    struct dpm_trace t;
+    struct history h;
+    struct arrivals a;
+    struct clock_model c;
+    add_process(&b, 1, 0, "zero");
+    add_process(&b, 2, 1, "one");
+    add_process(&b, 3, 2, "two");
+    add_process(&b, 4, 3, "three");
+    timed_message(&b, 1, 2, 1000, 900);
+    timed_message(&b, 2, 1, 2000, 1950);
+    timed_message(&b, 1, 3, 5000, 4000);                    /* offset(2) <= -1000 */
+    for (uint64_t p = 1; p <= 4; p++)
+        end(&b, p);
+    finish(&b, &t);
+    clocks_of(&t, &h, &a, &c, 0);
+    CHECK(c.slack == 75 && c.machine[1].offset == -25 && c.backward_before == 3 && c.backward_after == 3);
+    CHECK(c.machine[2].low == -CLOCKS_UNBOUNDED && c.machine[2].offset == -1000 + 75 &&
+          c.machine[2].bound == CLOCKS_UNBOUNDED);
+    CHECK(c.machine[3].low == -CLOCKS_UNBOUNDED && c.machine[3].high == CLOCKS_UNBOUNDED && c.machine[3].offset == 0);
+    clocks_release(&h, &a, &c);
+    builder_free(&b, &t);
+
+    /* Records naming more machines than a pid can (a damaged log): refused. */
+    char err[256];
+    add_process(&b, 1, 0, "many");
+    for (uint32_t m = 0; m < 300; m++) {
+        send(&b, 1, OUTSIDE_PID);
+        b.events[b.nevents - 1].machine = m;
+    }
+    end(&b, 1);
+    finish(&b, &t);
+    CHECK(history_build(&h, &t, err, sizeof err) == 0 && arrivals_find(&a, &h) == 0);
+    CHECK(clocks_estimate(&c, &h, &a, 0, -1, err, sizeof err) == -1 && strstr(err, "a damaged log"));
+    CHECK(clocks_estimate(&c, &h, &a, 0, 999, err, sizeof err) == -1);
+    arrivals_free(&a);
+    history_free(&h);
+    builder_free(&b, &t);
+}
+
 /* ---- a million records ---- */
 
 static double seconds_since(const struct timespec *start)
@@ -1069,6 +1412,10 @@ int main(int argc, char **argv)
     check_fan_out();
     check_fig5_18();
     check_delays();
+    check_vector_clocks();
+    check_skewed_traces();
+    check_three_machines();
+    check_inconsistent_clocks();
     check_elf();
     if (!(argc > 1 && strcmp(argv[1], "--quick") == 0))
         measure_a_million();

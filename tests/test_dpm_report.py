@@ -8,8 +8,9 @@ DPM's Fig. 2 shape ABCBA):
   order), holds each section, the scenario's numbers in its tables, the
   SVG pictures (the communication graph's edges and nodes, the heat map's
   cells, a rate line per machine, the critical path's timeline, the state
-  diagram), the same figures as `dpm parallelism`, `critpath` and
-  `causality` print, escapes a program name full of markup, and refuses a
+  diagram, the space-time diagram's arrows, none backward), the same
+  figures as `dpm parallelism`, `critpath`, `causality`, `clocks` and
+  `waitstates` print, escapes a program name full of markup, and refuses a
   damaged log naming the file and record without leaving a page behind;
 - live: a stream file made as a filter makes one (the header, then each
   record block again and again as it fills) is followed: --once gives the
@@ -150,7 +151,8 @@ def test_report_of_the_known_scenario():
     page, printed = report(log)
     assert printed == "%s: 26 records, 2 lost, 2 missing in sequence gaps\n" % path("page.html"), printed
     assert page.sections == ["summary", "graph", "processes", "matrix", "traffic", "sizes", "queues", "waits",
-                             "blocking", "cpu", "shares", "rate", "parallelism", "critpath"], page.sections
+                             "blocking", "cpu", "shares", "rate", "parallelism", "critpath", "clocks", "spacetime",
+                             "waitstates"], page.sections
     summary = {r[0]: r[1] for r in page.tables["summary-table"]}
     assert summary == {"records": "26", "lost": "2", "missing in sequence gaps": "2", "processes": "4",
                        "traced processes": "3", "messages": "7", "bytes": "752", "sends that failed at once": "1"}
@@ -187,7 +189,8 @@ def test_report_of_the_known_scenario():
 def test_report_agrees_with_the_graph_commands():
     log = generate("abcba", test_dpm_graph.FIGURE_2_ABCBA)
     page, _ = report("--server", "a,b,c", log)
-    assert page.sections[-3:] == ["parallelism", "critpath", "causality"], page.sections
+    assert page.sections[-6:] == ["parallelism", "critpath", "clocks", "spacetime", "waitstates", "causality"], \
+        page.sections
     _, csv, _ = dpm("parallelism", "--csv", log)
     want = [[name.strip('"'), t, t_max, "%.3f" % float(p)] for name, t, t_max, p in
             (line.rsplit(",", 3) for line in csv.splitlines()[1:])]
@@ -204,6 +207,42 @@ def test_report_agrees_with_the_graph_commands():
     states = [g for g in page.svg["g"] if g.get("class") == "state"]
     labels = "".join(page.text)
     assert len(states) == 4 and "after A: 100.0% (1)" in labels and "1 requests" in labels
+
+
+def test_report_clocks_spacetime_and_waits():
+    """The skewed call of test_dpm_graph: the offsets as dpm clocks gives
+    them; the space-time diagram, a line per process and an arrow per
+    message, none running backward though the reply did by the clocks as
+    recorded; the waits as dpm waitstates splits them. Then random traffic
+    over three skewed machines: 200 arrows drawn, none backward."""
+    log = generate("skewed", test_dpm_graph.SKEWED_CALL)
+    page, _ = report(log)
+    assert page.sections[-3:] == ["clocks", "spacetime", "waitstates"], page.sections
+    assert page.tables["offsets"][1:] == [["0 (reference)", "0", "0", "0", "0", "1", "1"],
+                                          ["1", "+1000000", "+999900", "+1000100", "100", "1", "1"]]
+    backward = {r[0]: r[1] for r in page.tables["backward"]}
+    assert backward == {"messages": "2", "between machines, timed": "2", "backward by the machines' own clocks": "1",
+                        "backward within one machine": "0", "backward once corrected": "0"}, backward
+    processes = [l for l in page.svg["line"] if l.get("class") == "process"]
+    arrows = [l for l in page.svg["line"] if l.get("class", "").startswith("message")]
+    assert len(processes) == 2 and len(arrows) == 2, page.svg["line"]
+    assert all(float(a["x2"]) >= float(a["x1"]) for a in arrows), arrows
+    assert [a["class"] for a in arrows] == ["message remote", "message remote"], arrows
+    assert "client 0.16.1 -> server 1.17.1: 10 bytes, sent at 500, received at 600 (corrected ns), 100 ns" in \
+        page.titles, page.titles
+    assert page.tables["wait-categories"][1:] == [["late sender", "500", "27.8"], ["delivery", "300", "16.7"],
+                                                  ["queued", "0", "0.0"], ["server's work", "1000", "55.6"],
+                                                  ["outside the trace", "0", "0.0"]], page.tables["wait-categories"]
+    assert page.tables["wait-causes"][1] == ["client 0.16.1", "server's work", "server 1.17.1", "1000", "55.6", "1"]
+    assert page.tables["wait-processes"][1:] == [["client 0.16.1", "1200", "66.7"], ["server 1.17.1", "600", "33.3"]]
+    random_log = path("skewed-random.log")
+    status, _, err = dpm("generate", "--random", "5000", "--seed", "2", "--skew", "1=900000,2=30000", random_log)
+    assert status == 0, err
+    page, _ = report(random_log)
+    arrows = [l for l in page.svg["line"] if l.get("class", "").startswith("message")]
+    assert len(arrows) == 200 and all(float(a["x2"]) >= float(a["x1"]) for a in arrows), len(arrows)
+    backward = {r[0]: int(r[1]) for r in page.tables["backward"]}
+    assert backward["backward by the machines' own clocks"] > 0 and backward["backward once corrected"] == 0
 
 
 def test_report_escapes_and_refuses():

@@ -2,7 +2,8 @@
  * analysis/commands/cmd_export.c — `dpm export`: a trace in formats that
  * existing viewers read: Chrome/Perfetto trace-event JSON (a timeline per
  * process, message arrows), Graphviz DOT (the communication graph, its hot
- * spots in red), and the statistics' CSV tables (models/stats_output.c).
+ * spots in red), the statistics' CSV tables (models/stats_output.c), and
+ * ShiViz's log of vector timestamps (models/shiviz_log.c).
  */
 #define _XOPEN_SOURCE 700
 
@@ -13,17 +14,19 @@
 #include <string.h>
 
 #include "commands/commands.h"
+#include "commands/graph_options.h"
 #include "load/table.h"
+#include "models/shiviz_log.h"
 #include "models/stats.h"
 #include "models/stats_output.h"
 #include "tracelog.h"
 
 static const char export_help[] =
 "NAME\n"
-"    dpm export - a trace as Perfetto/Chrome JSON, Graphviz DOT, CSV\n"
+"    dpm export - a trace as Perfetto/Chrome JSON, Graphviz DOT, CSV, a ShiViz log\n"
 "\n"
 "SYNOPSIS\n"
-"    dpm export [--perfetto OUT.json] [--dot OUT.dot] [--csv DIR] LOG...\n"
+"    dpm export [--perfetto OUT.json] [--dot OUT.dot] [--csv DIR] [--shiviz OUT.log] LOG...\n"
 "\n"
 "DESCRIPTION\n"
 "    Writes each output asked for (at least one) from the LOGs, read as\n"
@@ -50,6 +53,16 @@ static const char export_help[] =
 "        Render it with: dot -Tsvg OUT.dot > OUT.svg\n"
 "    --csv DIR\n"
 "        The tables of `dpm stats --csv DIR` (see dpm stats --help).\n"
+"    --shiviz OUT.log\n"
+"        A log for ShiViz (bestchai.bitbucket.io/shiviz), which draws the\n"
+"        run as a space-time diagram from vector timestamps: a line per\n"
+"        event of the program history graph (a process's start, each SEND\n"
+"        and RECEIVE, its end), `HOST {VECTOR} EVENT`, HOST the process\n"
+"        (\"ri@0.8.1\"), VECTOR its vector timestamp as JSON, EVENT what it\n"
+"        is with its machine, TIME and time corrected by dpm clocks. Paste\n"
+"        it into ShiViz with this regular expression (and no delimiter):\n"
+"            " SHIVIZ_REGEX "\n"
+"        The whole trace is loaded, as for dpm clocks.\n"
 "\n"
 "EXIT STATUS\n"
 "    0 success, 1 bad input (a damaged log names the file and record) or\n"
@@ -291,11 +304,36 @@ static void export_dot(const char *path, const struct stats *st)
         dpm_fail("%s: %s", path, strerror(errno));
 }
 
+/* ---- ShiViz ---- */
+
+/* Load the logs as one trace and write its ShiViz log into `path`. */
+static int export_shiviz(const char *path, char **logs, int n)
+{
+    struct graph_input in;
+    struct clock_input c;
+    struct clock_options o = { 0, -1 };
+    int status = graph_load(&in, "export", logs, n);
+    if (status != DPM_OK)
+        return status;
+    if ((status = clock_load(&c, &in, &o, "export")) == DPM_OK) {
+        FILE *f = fopen(path, "w");
+        if (!f)
+            dpm_fail("%s: %s", path, strerror(errno));
+        if (shiviz_write(f, &in.history, &c.clocks) < 0)
+            dpm_fail("%s: no memory for the vector timestamps", path);
+        if (ferror(f) | fclose(f))
+            dpm_fail("%s: %s", path, strerror(errno));
+        clock_input_free(&c);
+    }
+    graph_input_free(&in);
+    return status;
+}
+
 int cmd_export(int argc, char **argv)
 {
     if (dpm_help_asked(argc, argv, export_help))
         return DPM_OK;
-    const char *perfetto = 0, *dot = 0, *csv = 0;
+    const char *perfetto = 0, *dot = 0, *csv = 0, *shiviz = 0;
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
         if (i + 1 == argc)
@@ -306,12 +344,15 @@ int cmd_export(int argc, char **argv)
             dot = argv[++i];
         else if (strcmp(argv[i], "--csv") == 0)
             csv = argv[++i];
+        else if (strcmp(argv[i], "--shiviz") == 0)
+            shiviz = argv[++i];
         else
             dpm_usage("export", "unknown option '%s'", argv[i]);
     }
-    if (i == argc || (!perfetto && !dot && !csv))
-        dpm_usage("export", "dpm export [--perfetto OUT.json] [--dot OUT.dot] [--csv DIR] LOG...");
-    const char *outputs[] = { perfetto, dot };
+    if (i == argc || (!perfetto && !dot && !csv && !shiviz))
+        dpm_usage("export",
+                  "dpm export [--perfetto OUT.json] [--dot OUT.dot] [--csv DIR] [--shiviz OUT.log] LOG...");
+    const char *outputs[] = { perfetto, dot, shiviz };
     for (size_t k = 0; k < sizeof outputs / sizeof outputs[0]; k++) {
         struct dpm_error e;
         if (outputs[k] && dpm_output_check(outputs[k], &e) != 0)
@@ -329,5 +370,5 @@ int cmd_export(int argc, char **argv)
             export_dot(dot, &st);
         stats_free(&st);
     }
-    return DPM_OK;
+    return shiviz ? export_shiviz(shiviz, argv + i, argc - i) : DPM_OK;
 }

@@ -71,6 +71,35 @@ int placement_option(struct placement_options *o, const char *command, int argc,
     return missing ? -1 : value != 0;
 }
 
+/* Take a clock option (commands/graph_options.h). */
+int clock_option(struct clock_options *o, const char *command, int argc, char **argv, int *i)
+{
+    int missing = 0, reference = 0;
+    const char *name = argv[*i], *value = graph_option(argc, argv, i, "--min-delay", &missing);
+    char *end;
+    if (!value && !missing) {
+        value = graph_option(argc, argv, i, "--reference", &missing);
+        reference = 1;
+    }
+    if (!value) {
+        if (missing)
+            fprintf(stderr, "dpm %s: %s needs a value (see --help)\n", command, name);
+        return missing ? -1 : 0;
+    }
+    errno = 0;
+    unsigned long long n = strtoull(value, &end, 10);
+    if (errno || end == value || *end || value[0] == '-' || (reference && n > UINT32_MAX)) {
+        fprintf(stderr, "dpm %s: %s %s: expected %s\n", command, reference ? "--reference" : "--min-delay", value,
+                reference ? "a machine number" : "a time in ns");
+        return -1;
+    }
+    if (reference)
+        o->reference = (int64_t)n;
+    else
+        o->min_delay = n;
+    return 1;
+}
+
 /* Load the logs and build the history graph (commands/graph_options.h). */
 int graph_load(struct graph_input *in, const char *command, char **logs, int n)
 {
@@ -97,6 +126,31 @@ void graph_input_free(struct graph_input *in)
 {
     history_free(&in->history);
     dpm_trace_free(&in->trace);
+}
+
+/* The arrivals and clock offsets (commands/graph_options.h). */
+int clock_load(struct clock_input *c, const struct graph_input *in, const struct clock_options *o,
+               const char *command)
+{
+    char err[512];
+    memset(c, 0, sizeof *c);
+    if (arrivals_find(&c->arrivals, &in->history) < 0) {
+        fprintf(stderr, "dpm %s: no memory for the arrivals of %u nodes\n", command, in->history.nnodes);
+        return EXIT_BAD_INPUT;
+    }
+    int status = clocks_estimate(&c->clocks, &in->history, &c->arrivals, o->min_delay, o->reference, err, sizeof err);
+    if (status < 0) {
+        fprintf(stderr, "dpm %s: %s\n", command, err);
+        arrivals_free(&c->arrivals);
+        return status == -2 ? EXIT_USAGE : EXIT_BAD_INPUT;
+    }
+    return EXIT_OK;
+}
+
+void clock_input_free(struct clock_input *c)
+{
+    clocks_free(&c->clocks);
+    arrivals_free(&c->arrivals);
 }
 
 /* Whether `what` names process p: its program name, its label as dpm
