@@ -655,6 +655,42 @@ static void check_critical_path(void)
     builder_free(&b, &t);
 }
 
+/* A record's PC is the return address of the kernel call that wrote it,
+ * one past the call: when the call is its function's last instruction (a
+ * call that does not return, as exit's), that is the next function's first
+ * address, and the arc ending there is still charged to the function that
+ * called. A PC where the process was stopped (MESSAGEQUEUED's) is not a
+ * return address, and names the function holding it. */
+static void check_return_addresses_name_the_caller(void)
+{
+    struct builder b = { 0 };
+    struct dpm_trace t;
+    struct history h;
+    struct critpath c;
+    char err[256];
+    add_process(&b, 1, 0, "client");
+    compute(&b, 1, 5);
+    b.pc = 0x1100;          /* client_before's call, its last instruction, returns here */
+    send(&b, 1, OUTSIDE_PID);
+    compute(&b, 1, 3);
+    b.pc = 0x1100;
+    add_event(&b, 1, MT_MESSAGEQUEUED);   /* stopped at client_after's first instruction: its last record */
+    finish(&b, &t);
+    CHECK(history_build(&h, &t, err, sizeof err) == 0);
+    uint32_t machine[1] = { 0 };
+    struct delay_table d = constant_delays(0, 0);
+    CHECK(critpath_find(&c, &h, STEP_DELIVERY, machine, &d, err, sizeof err) == 0);
+    struct critpath_function *f;
+    uint32_t n;
+    CHECK(critpath_functions(&c, &h, test_namer, 0, &f, &n) == 0);
+    CHECK(n == 2 && strcmp(f[0].name, "client_before") == 0 && f[0].held == 5 && f[0].start == 0x1000);
+    CHECK(strcmp(f[1].name, "client_after") == 0 && f[1].held == 3 && f[1].start == 0x1100);
+    free(f);
+    critpath_free(&c);
+    history_free(&h);
+    builder_free(&b, &t);
+}
+
 /* ---- causality ---- */
 
 /* Causality of trace t with `servers` (pids) as servers; others requestors. */
@@ -1065,6 +1101,7 @@ int main(int argc, char **argv)
     check_untraced_clients();
     check_odd_traces();
     check_critical_path();
+    check_return_addresses_name_the_caller();
     check_fig2_shapes();
     check_fan_out();
     check_fig5_18();

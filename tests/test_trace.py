@@ -18,10 +18,12 @@ import sys
 import tempfile
 import time
 
+import traceviewer
 from cluster import Cluster
 from harness import ROOT
 
 DMTRACE = os.path.join(ROOT, "build", "tools", "dmtrace")
+DPM = os.path.join(ROOT, "build", "tools", "dpm")
 workdir = tempfile.mkdtemp(prefix="dm-trace-")
 traces = os.path.join(workdir, "traces")
 cluster = None
@@ -228,6 +230,25 @@ def test_the_file_system_metered_from_boot_into_another_machines_filter():
         assert [int(f["sequence"]) for k, f in recs] == list(range(len(recs))), name
         assert "RECEIVE" in kinds and "SEND" in kinds, (name, kinds[:20])
         assert all(f["machine"] == "0" for k, f in recs), name      # metered where they run
+
+
+def test_the_export_is_what_a_trace_viewer_shows():
+    """`dpm export --perfetto` of the session's log (programs on both
+    machines, talking to processes that are not metered) and of the file
+    system's (its four servers, and the shell and the process manager, not
+    metered), loaded by a real viewer's own parser (scripts/traceviewer.py:
+    Chrome DevTools' trace engine, which the first run installs from npm
+    into build/viewer): a thread per process, on it a slice per SEND and
+    RECEIVE and per wait, none starting inside another and ending after it,
+    and an arrow for each message whose SEND and RECEIVE are both in the
+    log, between their slices; no other flow event, and integer times."""
+    for name in ("t", "fs"):
+        log, out = os.path.join(workdir, name + ".log"), os.path.join(workdir, name + ".json")
+        assert os.path.exists(log), "%s: no log (the test that makes it failed)" % log
+        run = subprocess.run([DPM, "export", "--perfetto", out, log], capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+        problems = traceviewer.check(log, out)
+        assert not problems, "%s:\n%s" % (log, "\n".join(problems))
 
 
 def test_a_batch_copied_into_a_waiting_filter_gives_its_page_back():
