@@ -312,9 +312,10 @@ $(B)/tools/transport_test: tests/transport_test.c tests/host_check.h kernel/net/
 # the test needs no trace log and no `dpm` main.
 DPM_GRAPH_SRCS := analysis/models/history.c analysis/load/table.c analysis/models/delays.c analysis/models/parallel.c \
                   analysis/models/contention.c analysis/models/critpath.c analysis/models/causality.c \
-                  analysis/models/tally.c analysis/load/elfsym.c
+                  analysis/models/tally.c analysis/models/timeline.c analysis/load/elfsym.c
 DPM_GRAPH_HDRS := analysis/models/history.h analysis/models/parallel.h analysis/models/critpath.h \
-                  analysis/models/causality.h analysis/models/tally.h analysis/load/elfsym.h analysis/load/event.h \
+                  analysis/models/causality.h analysis/models/tally.h analysis/models/timeline.h \
+                  analysis/load/elfsym.h analysis/load/event.h \
                   analysis/load/table.h meter/record.h
 $(B)/tools/dpm_graph_test: tests/dpm_graph_test.c tests/host_check.h $(DPM_GRAPH_SRCS) $(DPM_GRAPH_HDRS)
 	@mkdir -p $(dir $@)

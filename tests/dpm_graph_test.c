@@ -35,6 +35,7 @@
 #include "models/critpath.h"
 #include "models/history.h"
 #include "models/parallel.h"
+#include "models/timeline.h"
 
 #define TEST_NAME "dpm_graph_test"
 #include "host_check.h"
@@ -691,6 +692,60 @@ static void check_return_addresses_name_the_caller(void)
     builder_free(&b, &t);
 }
 
+/* ---- one time axis for every machine (models/timeline.h) ---- */
+
+/* A SEND from `from` at its clock `sent`, received by `to` at its clock `received`. */
+static void message_at(struct builder *b, uint64_t from, uint64_t sent, uint64_t to, uint64_t received)
+{
+    b->clock[find(b, from)] = sent;
+    uint64_t id = send(b, from, to);
+    b->clock[find(b, to)] = received;
+    receive(b, to, from, id);
+}
+
+/* Only messages sent and received in the trace are paired; machine 1's
+ * clock, 10000 ns ahead of machine 0's, is shifted back by just that when
+ * messages take 40 ns each way; when it then gains 500 ns on machine 0, no
+ * shift suits every message, and the one left arriving before it was sent
+ * is counted. */
+static void check_timeline(void)
+{
+    struct builder b = { 0 };
+    struct dpm_trace t;
+    struct timeline tl;
+    add_process(&b, 1, 0, "a");
+    add_process(&b, 2, 1, "b");
+    message_at(&b, 1, 100, 2, 10140);
+    message_at(&b, 2, 10200, 1, 240);
+    send(&b, 1, OUTSIDE_PID);                        /* to a process not traced */
+    receive(&b, 2, OUTSIDE_PID, 0x777);               /* from one */
+    add_event(&b, 1, MT_SEND)->status = -1;          /* an error at once: sent nothing */
+    finish(&b, &t);
+    timeline_build(&tl, &t);
+    CHECK(tl.nmessages == 2 && tl.between_machines == 2 && tl.backward == 0);
+    CHECK(tl.message[0].send == 2 && tl.message[0].receive == 3 && tl.message[1].send == 4);
+    CHECK(tl.shift[0] == 10000 && tl.shift[1] == 0);
+    CHECK(timeline_time(&tl, &t.events[2]) == 10100 && timeline_time(&tl, &t.events[3]) == 10140);
+    timeline_free(&tl);
+    builder_free(&b, &t);
+
+    add_process(&b, 1, 0, "a");
+    add_process(&b, 2, 1, "b");
+    message_at(&b, 1, 100, 2, 10140);
+    message_at(&b, 2, 10200, 1, 240);
+    message_at(&b, 1, 1000, 2, 11540);
+    message_at(&b, 2, 11600, 1, 1100);
+    finish(&b, &t);
+    timeline_build(&tl, &t);
+    /* Machine 1's shift - machine 0's is bounded below by -10039 and -10539, above by -9961
+     * and -10501: every shift breaks one bound, and the first range that does, -10539 to
+     * -10501, gives its middle. */
+    CHECK(tl.nmessages == 4 && tl.between_machines == 4 && tl.backward == 1);
+    CHECK(tl.shift[0] == 10520 && tl.shift[1] == 0);
+    timeline_free(&tl);
+    builder_free(&b, &t);
+}
+
 /* ---- causality ---- */
 
 /* Causality of trace t with `servers` (pids) as servers; others requestors. */
@@ -1102,6 +1157,7 @@ int main(int argc, char **argv)
     check_odd_traces();
     check_critical_path();
     check_return_addresses_name_the_caller();
+    check_timeline();
     check_fig2_shapes();
     check_fan_out();
     check_fig5_18();

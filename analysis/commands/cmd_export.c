@@ -1,8 +1,9 @@
 /*
  * analysis/commands/cmd_export.c — `dpm export`: a trace in formats that
  * existing viewers read: Chrome/Perfetto trace-event JSON (a timeline per
- * process, message arrows), Graphviz DOT (the communication graph, its hot
- * spots in red), and the statistics' CSV tables (models/stats_output.c).
+ * process, message arrows, on one time axis: models/timeline.h), Graphviz
+ * DOT (the communication graph, its hot spots in red), and the statistics'
+ * CSV tables (models/stats_output.c).
  */
 #define _XOPEN_SOURCE 700
 
@@ -16,6 +17,7 @@
 #include "load/table.h"
 #include "models/stats.h"
 #include "models/stats_output.h"
+#include "models/timeline.h"
 #include "tracelog.h"
 
 static const char export_help[] =
@@ -30,17 +32,28 @@ static const char export_help[] =
 "    one trace.\n"
 "\n"
 "    --perfetto OUT.json\n"
-"        The Trace Event Format that ui.perfetto.dev and chrome://tracing\n"
-"        open: a process per machine (\"machine M\") and in it a thread per\n"
-"        traced process, named by its label. Each SEND and RECEIVE is a\n"
-"        1 ns slice, a receive that waited is a slice \"waiting\" from its\n"
-"        RECEIVECALL to its RECEIVE, every other record an instant; each\n"
-"        record's fields are its args. Each message whose SEND and RECEIVE\n"
-"        are both in the trace is an arrow (a flow event pair with an id of\n"
-"        its own, 1, 2, ...). Timestamps are each machine's own clock in\n"
-"        microseconds (ns precision): tracks of different machines are on\n"
-"        different clocks. Memory grows only with the messages whose other\n"
-"        end has not been read yet.\n"
+"        The Trace Event Format that ui.perfetto.dev, chrome://tracing and\n"
+"        Chrome DevTools open: a process per machine (\"machine M\") and in it\n"
+"        a thread per traced process, named by its label. Each SEND and\n"
+"        RECEIVE is a 1 ns slice, a receive that waited a slice \"waiting\"\n"
+"        from its RECEIVECALL to its RECEIVE, every other record an instant;\n"
+"        each record's fields are its args (\"time\": its machine's clock).\n"
+"        A message whose SEND and RECEIVE are both in the trace is an arrow\n"
+"        (a flow start and its finish, with an id of their own, 1, 2, ...);\n"
+"        a message to or from a process without records has none.\n"
+"        Times (ts, dur) are integer nanoseconds of guest time, written\n"
+"        where the format has microseconds, so that no viewer rounds them:\n"
+"        a viewer's microsecond is a guest nanosecond. The slices of a\n"
+"        thread are disjoint (one that would start before the one before it\n"
+"        ends, at the same nanosecond, starts at its end). Each machine's\n"
+"        clock is shifted by a constant, chosen so that the most messages\n"
+"        between machines arrive after they were sent (the shifts are in\n"
+"        the process names and in otherData.clockShiftNs); the clocks run\n"
+"        at different rates, and when some messages still arrive before\n"
+"        they were sent, dpm export says how many: viewers that order a\n"
+"        trace by time (Perfetto) draw no arrow for them. Events are in the\n"
+"        order of time, but a flow's finish never before its start. The\n"
+"        whole trace is read into memory.\n"
 "    --dot OUT.dot\n"
 "        The communication graph (DPM's \"who talks to whom\"): a box per\n"
 "        traced process, an ellipse per process that was only sent to,\n"
@@ -72,70 +85,103 @@ static void put_label(FILE *f, const char *s)
 
 /* ---- Perfetto / Chrome JSON ---- */
 
-/* A process's thread in the JSON: its number (tid) and whether it waits
- * in a receive since `call_time`. */
-struct track {
-    uint32_t tid;
-    int calling;
-    uint64_t call_time;
+/* A trace event to write, in the order of `kind` at one time. */
+enum item_kind { ITEM_WAITING, ITEM_SLICE, ITEM_FLOW_START, ITEM_FLOW_FINISH, ITEM_INSTANT };
+
+/* One trace event of the JSON. `order` is where it goes in the file: its
+ * time, but a flow's finish never before its start, for the viewers that
+ * pair a flow's events in the order of the file. */
+struct item {
+    uint64_t order, ts, dur;   /* ns on the shared axis (models/timeline.h) */
+    uint32_t event;            /* its record in the trace (a waiting slice: the RECEIVE ending it) */
+    uint32_t track;            /* its process's index in the trace: tid - 1 */
+    uint32_t flow;             /* a flow's id: its message's number, from 1 */
+    uint32_t seq;              /* the order it was made in: the last tie-break */
+    uint8_t kind;
 };
 
 struct perfetto {
     FILE *out;
-    int first;                   /* no event written yet: no comma before the next */
-    struct table track_index;    /* pid -> tracks[] */
-    struct track *tracks;
-    size_t ntracks, capacity;
-    struct table flows;          /* message id -> the flow's id, until its other end */
-    uint32_t next_flow;
-    uint8_t machine_named[256];
+    const struct dpm_trace *trace;
+    struct timeline timeline;
+    struct item *items;
+    size_t nitems, capacity;
+    uint64_t *slice_at;        /* [nevents]: where a SEND's or RECEIVE's slice starts, or NO_SLICE */
 };
 
-/* Start one event object: the comma before it, then `{`. */
-static void event_start(struct perfetto *p)
+#define NO_SLICE UINT64_MAX
+
+static void add_item(struct perfetto *p, uint8_t kind, uint64_t order, uint64_t ts, uint64_t dur, uint32_t event,
+                     uint32_t track, uint32_t flow)
 {
-    fputs(p->first ? "\n{" : ",\n{", p->out);
-    p->first = 0;
+    p->items = array_grow(p->items, &p->capacity, p->nitems, sizeof *p->items);
+    p->items[p->nitems] = (struct item){ order, ts, dur, event, track, flow, (uint32_t)p->nitems, kind };
+    p->nitems++;
 }
 
-/* The track of the event's process, named (and its machine) when new. */
-static struct track *track_of(struct perfetto *p, const struct dpm_event *ev)
+/* Process `track`'s events, in the order of its stream: each SEND and
+ * RECEIVE a 1 ns slice, a receive that waited a slice "waiting" from its
+ * RECEIVECALL, every other record an instant. A slice starts no earlier
+ * than the one before it ends, so that the slices of a track are disjoint
+ * even where two records bear the same time. */
+static void track_items(struct perfetto *p, uint32_t track)
 {
-    uint32_t *index = table_find(&p->track_index, ev->pid, 0);
-    if (index)
-        return &p->tracks[*index];
-    uint32_t machine = DPM_PID_MACHINE(ev->pid);
-    if (!p->machine_named[machine]) {
-        p->machine_named[machine] = 1;
-        event_start(p);
-        fprintf(p->out, "\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%" PRIu32
-                ",\"args\":{\"name\":\"machine %" PRIu32 "\"}}", machine + 1, machine);
+    const struct dpm_process *process = &p->trace->processes[track];
+    uint64_t end = 0, call_time = 0;
+    int calling = 0;
+    for (uint32_t i = 0; i < process->count; i++) {
+        uint32_t e = p->trace->by_process[process->first + i];
+        const struct dpm_event *ev = &p->trace->events[e];
+        if (!(ev->present & EV_TIME))
+            continue;
+        uint64_t at = timeline_time(&p->timeline, ev), from;
+        if (ev->type == MT_RECEIVECALL) {
+            calling = !ev->flag;
+            call_time = at;
+        }
+        if (ev->type == MT_RECEIVE && calling && (from = call_time > end ? call_time : end) < at) {
+            add_item(p, ITEM_WAITING, from, from, at - from, e, track, 0);
+            end = at;
+        }
+        if (ev->type == MT_RECEIVE)
+            calling = 0;
+        if (ev->type == MT_SEND || ev->type == MT_RECEIVE) {
+            from = at > end ? at : end;
+            add_item(p, ITEM_SLICE, from, from, 1, e, track, 0);
+            p->slice_at[e] = from;
+            end = from + 1;
+        } else {
+            add_item(p, ITEM_INSTANT, at, at, 0, e, track, 0);
+        }
     }
-    p->tracks = array_grow(p->tracks, &p->capacity, p->ntracks, sizeof *p->tracks);
-    p->tracks[p->ntracks] = (struct track){ (uint32_t)p->ntracks + 1, 0, 0 };
-    table_insert(&p->track_index, ev->pid, 0, (uint32_t)p->ntracks);
-    return &p->tracks[p->ntracks++];
 }
 
-/* The thread's name: its label (again at its CREATEPROCESS, when its name is known). */
-static void name_track(struct perfetto *p, const struct dpm_event *ev, const struct track *t)
+/* The arrows: a flow per message whose SEND and RECEIVE are both in the
+ * trace, from the SEND's slice to the RECEIVE's (bound to the slice that
+ * encloses it), and no other. */
+static void flow_items(struct perfetto *p)
 {
-    char label[64];
-    event_start(p);
-    fprintf(p->out, "\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32
-            ",\"args\":{\"name\":\"", DPM_PID_MACHINE(ev->pid) + 1, t->tid);
-    put_label(p->out, dpm_label(ev->type == MT_CREATEPROCESS ? ev->name : "", ev->pid, label, sizeof label));
-    fputs("\"}}", p->out);
+    for (uint32_t i = 0; i < p->timeline.nmessages; i++) {
+        const struct timeline_message *m = &p->timeline.message[i];
+        uint64_t start = p->slice_at[m->send], finish = p->slice_at[m->receive];
+        if (start == NO_SLICE || finish == NO_SLICE)
+            continue;
+        const struct dpm_process *from = dpm_trace_process(p->trace, p->trace->events[m->send].pid);
+        const struct dpm_process *to = dpm_trace_process(p->trace, p->trace->events[m->receive].pid);
+        add_item(p, ITEM_FLOW_START, start, start, 0, m->send, (uint32_t)(from - p->trace->processes), i + 1);
+        add_item(p, ITEM_FLOW_FINISH, finish > start ? finish : start, finish, 0, m->receive,
+                 (uint32_t)(to - p->trace->processes), i + 1);
+    }
 }
 
-/* The common part of an event: phase, name, where and when. */
-static void event_head(struct perfetto *p, const struct dpm_event *ev, const struct track *t, const char *phase,
-                       const char *name, uint64_t time)
+static int by_order(const void *a, const void *b)
 {
-    event_start(p);
-    fprintf(p->out, "\"ph\":\"%s\",\"name\":\"%s\",\"cat\":\"dpm\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32
-            ",\"ts\":%" PRIu64 ".%03" PRIu64, phase, name, DPM_PID_MACHINE(ev->pid) + 1, t->tid, time / 1000,
-            time % 1000);
+    const struct item *x = a, *y = b;
+    if (x->order != y->order)
+        return x->order < y->order ? -1 : 1;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 static const char *type_name(uint32_t type)
@@ -144,94 +190,127 @@ static const char *type_name(uint32_t type)
     return l ? l->name : "record";
 }
 
-/* The record as a slice or an instant, with its fields as args. */
-static void record_event(struct perfetto *p, const struct dpm_event *ev, const struct track *t)
+/* The record's fields as args: its machine's own clock among them. */
+static void put_args(FILE *f, const struct dpm_event *ev)
 {
     char other[64];
-    int slice = ev->type == MT_SEND || ev->type == MT_RECEIVE;
-    event_head(p, ev, t, slice ? "X" : "i", type_name(ev->type), ev->time);
-    fputs(slice ? ",\"dur\":0.001" : ",\"s\":\"t\"", p->out);
-    fprintf(p->out, ",\"args\":{\"sequence\":%" PRIu64 ",\"procTime\":%" PRIu64 ",\"pc\":\"0x%" PRIx64 "\"",
-            ev->sequence, ev->proctime, ev->pc);
+    fprintf(f, ",\"args\":{\"time\":%" PRIu64 ",\"sequence\":%" PRIu64 ",\"procTime\":%" PRIu64
+            ",\"pc\":\"0x%" PRIx64 "\"", ev->time, ev->sequence, ev->proctime, ev->pc);
     if (ev->present & EV_OTHER)
-        fprintf(p->out, ",\"other\":\"%s\"", dpm_label("", ev->other, other, sizeof other));
+        fprintf(f, ",\"other\":\"%s\"", dpm_label("", ev->other, other, sizeof other));
     if (ev->present & EV_SIZE)
-        fprintf(p->out, ",\"size\":%" PRIu64, ev->size);
+        fprintf(f, ",\"size\":%" PRIu64, ev->size);
     if (ev->present & EV_MESSAGE_ID)
-        fprintf(p->out, ",\"messageId\":\"0x%" PRIx64 "\"", ev->message_id);
-    fputs("}}", p->out);
+        fprintf(f, ",\"messageId\":\"0x%" PRIx64 "\"", ev->message_id);
+    fputs("}", f);
 }
 
-/* The flow id of message `id`, the same at both of its ends. */
-static uint32_t flow_of(struct perfetto *p, uint64_t id)
+/* One trace event, after the names (put_names); times are integers. */
+static void put_item(struct perfetto *p, const struct item *it)
 {
-    uint32_t *flow = table_find(&p->flows, id, 0);
-    if (flow) {
-        uint32_t value = *flow;
-        table_remove(&p->flows, id, 0);
-        return value;
-    }
-    table_insert(&p->flows, id, 0, ++p->next_flow);
-    return p->next_flow;
+    static const char *const phase[] = { "X", "X", "s", "f", "i" };
+    const struct dpm_event *ev = &p->trace->events[it->event];
+    const char *name = it->kind == ITEM_WAITING ? "waiting"
+                       : it->kind == ITEM_FLOW_START || it->kind == ITEM_FLOW_FINISH ? "message"
+                       : type_name(ev->type);
+    fprintf(p->out, "%s{\"ph\":\"%s\",\"name\":\"%s\",\"cat\":\"dpm\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32
+            ",\"ts\":%" PRIu64, ",\n", phase[it->kind], name,
+            p->trace->processes[it->track].machine + 1, it->track + 1, it->ts);
+    if (it->kind == ITEM_WAITING || it->kind == ITEM_SLICE)
+        fprintf(p->out, ",\"dur\":%" PRIu64, it->dur);
+    if (it->kind == ITEM_FLOW_START || it->kind == ITEM_FLOW_FINISH)
+        fprintf(p->out, ",\"id\":%" PRIu32 "%s", it->flow, it->kind == ITEM_FLOW_FINISH ? ",\"bp\":\"e\"" : "");
+    if (it->kind == ITEM_INSTANT)
+        fputs(",\"s\":\"t\"", p->out);
+    if (it->kind == ITEM_SLICE || it->kind == ITEM_INSTANT)
+        put_args(p->out, ev);
+    fputs("}", p->out);
 }
 
-/* One event: its track, its waiting slice, itself, its flow's end. */
-static void perfetto_event(struct perfetto *p, const struct dpm_event *ev)
+/* What the file says of itself: its unit of time and the clocks' shifts. */
+static void put_header(struct perfetto *p)
 {
-    if (!(ev->present & EV_PID) || !(ev->present & EV_TIME))
-        return;
-    int new_track = !table_find(&p->track_index, ev->pid, 0);
-    struct track *t = track_of(p, ev);
-    if (new_track || ev->type == MT_CREATEPROCESS)
-        name_track(p, ev, t);
-    if (ev->type == MT_RECEIVECALL) {
-        t->calling = !ev->flag;
-        t->call_time = ev->time;
+    uint8_t machine_seen[TIMELINE_MACHINES] = { 0 };
+    int first = 1;
+    fputs("{\"otherData\":{\"generator\":\"dpm export\",\"time\":\"ts and dur are integer guest nanoseconds, "
+          "written where the format has microseconds: a viewer's microsecond is a guest nanosecond\","
+          "\"clockShiftNs\":{", p->out);
+    for (size_t i = 0; i < p->trace->nevents; i++) {
+        uint32_t m = p->trace->events[i].machine;
+        if (m < TIMELINE_MACHINES && !machine_seen[m]) {
+            machine_seen[m] = 1;
+            fprintf(p->out, "%s\"machine %" PRIu32 "\":%" PRId64, first ? "" : ",", m, p->timeline.shift[m]);
+            first = 0;
+        }
     }
-    if (ev->type == MT_RECEIVE && t->calling && ev->time > t->call_time) {
-        event_head(p, ev, t, "X", "waiting", t->call_time);
-        fprintf(p->out, ",\"dur\":%" PRIu64 ".%03" PRIu64 "}", (ev->time - t->call_time) / 1000,
-                (ev->time - t->call_time) % 1000);
-    }
-    if (ev->type == MT_RECEIVE)
-        t->calling = 0;
-    record_event(p, ev, t);
-    if ((ev->type == MT_SEND || ev->type == MT_RECEIVE) && (ev->present & EV_MESSAGE_ID) &&
-        !(ev->type == MT_SEND && ev->status != 0)) {
-        event_head(p, ev, t, ev->type == MT_SEND ? "s" : "f", "message", ev->time);
-        fprintf(p->out, ",\"id\":%" PRIu32 "%s}", flow_of(p, ev->message_id), ev->type == MT_SEND ? "" : ",\"bp\":\"e\"");
+    fprintf(p->out, "},\"messages\":%" PRIu32 ",\"messagesBetweenMachines\":%" PRIu32
+            ",\"arrivingBeforeSent\":%" PRIu32 "},\n\"traceEvents\":[", p->timeline.nmessages,
+            p->timeline.between_machines, p->timeline.backward);
+}
+
+/* A process per machine ("machine M", and its clock's shift), a thread per
+ * traced process, named by its label. */
+static void put_names(struct perfetto *p)
+{
+    uint8_t named[TIMELINE_MACHINES] = { 0 };
+    char label[96];
+    for (size_t i = 0; i < p->trace->nprocesses; i++) {
+        const struct dpm_process *process = &p->trace->processes[i];
+        uint32_t m = process->machine;
+        if (m < TIMELINE_MACHINES && !named[m]) {
+            named[m] = 1;
+            fprintf(p->out, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%" PRIu32
+                    ",\"args\":{\"name\":\"machine %" PRIu32, i ? ",\n" : "\n", m + 1, m);
+            if (p->timeline.shift[m])
+                fprintf(p->out, " (clock +%" PRId64 " ns)", p->timeline.shift[m]);
+            fputs("\"}}", p->out);
+        }
+        fprintf(p->out, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRIu32 ",\"tid\":%zu,\"args\":{\"name\":\"",
+                m + 1, i + 1);
+        put_label(p->out, dpm_process_label(p->trace, process->pid, label, sizeof label));
+        fputs("\"}}", p->out);
     }
 }
 
-/* Write the JSON of the logs into `path`. */
+/* Write the JSON of the logs into `path`: the whole trace in memory, its
+ * messages paired and its machines' clocks shifted (models/timeline.h),
+ * then every trace event in the order of time. */
 static void export_perfetto(const char *path, char *const *logs, int n)
 {
     static struct perfetto p;
-    p.out = fopen(path, "w");
-    if (!p.out)
+    static struct dpm_trace trace;
+    struct dpm_error e;
+    if (dpm_trace_load(&trace, (const char *const *)logs, n, &e) < 0)
+        dpm_fail("%s", e.text);
+    p.trace = &trace;
+    timeline_build(&p.timeline, &trace);
+    p.slice_at = malloc(trace.nevents * sizeof *p.slice_at + 1);
+    if (!p.slice_at)
+        dpm_fail("no memory for %zu events", trace.nevents);
+    for (size_t i = 0; i < trace.nevents; i++)
+        p.slice_at[i] = NO_SLICE;
+    for (uint32_t i = 0; i < trace.nprocesses; i++)
+        track_items(&p, i);
+    flow_items(&p);
+    qsort(p.items, p.nitems, sizeof *p.items, by_order);
+    if (!(p.out = fopen(path, "w")))
         dpm_fail("%s: %s", path, strerror(errno));
-    p.first = 1;
-    fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", p.out);
-    for (int i = 0; i < n; i++) {
-        struct dpm_error e;
-        struct dpm_stream *s = dpm_stream_open(logs[i], (uint16_t)i, &e);
-        if (!s)
-            dpm_fail("%s", e.text);
-        dpm_stream_events_only(s);
-        struct dpm_event ev;
-        int status;
-        while ((status = dpm_stream_next(s, &ev, &e)) == 1)
-            perfetto_event(&p, &ev);
-        if (status < 0)
-            dpm_fail("%s", e.text);
-        dpm_stream_close(s);
-    }
+    put_header(&p);
+    put_names(&p);
+    for (size_t i = 0; i < p.nitems; i++)
+        put_item(&p, &p.items[i]);
     fputs("\n]}\n", p.out);
     if (ferror(p.out) | fclose(p.out))
         dpm_fail("%s: %s", path, strerror(errno));
-    table_free(&p.track_index);
-    table_free(&p.flows);
-    free(p.tracks);
+    if (p.timeline.backward)
+        fprintf(stderr, "dpm export: %s: %" PRIu32 " of the %" PRIu32 " messages between machines arrive before "
+                "they were sent on the shifted clocks (the machines' clocks run at different rates); viewers "
+                "that order a trace by time, as Perfetto does, draw no arrow for them\n", path,
+                p.timeline.backward, p.timeline.between_machines);
+    timeline_free(&p.timeline);
+    free(p.items);
+    free(p.slice_at);
+    dpm_trace_free(&trace);
 }
 
 /* ---- Graphviz DOT ---- */
