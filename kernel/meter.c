@@ -223,7 +223,8 @@ static inline __attribute__((always_inline)) void record_end(struct proc *p)
 
 /* ---- where in its program the process is: a record's pc ----
  * meter/record.h (meter_pc_is_return_address) says which records carry
- * which. None of these costs more than the load of a saved register. */
+ * which. call_site and left_user_mode_at are a load each: the records of
+ * the message path pay nothing more for their pc. */
 
 /* The call site of the kernel call p is in, or waits in: the return
  * address of its kernel-call stub. The stubs (user/lib/kcall.S) are leaves
@@ -242,9 +243,9 @@ static inline uint64_t left_user_mode_at(const struct proc *p)
     return p->tf.sepc;
 }
 
-/* p ends, or drops its links as it ends: by a kernel call of its own
- * (STOPTASK, or asking its kernel to destroy it), while the kernel is
- * doing that call for it, or else killed or faulted. */
+/* The pc of p's records as it ends: its call site when it ends by a kernel
+ * call of its own (STOPTASK, or asking its kernel to destroy it), the one
+ * the kernel is doing now; else, killed or faulted, where it left user mode. */
 static uint64_t exit_site(const struct proc *p)
 {
     return p == current && CSR_READ(scause) == SCAUSE_ECALL_U ? call_site(p) : left_user_mode_at(p);
