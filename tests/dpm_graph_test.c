@@ -703,6 +703,15 @@ static void message_at(struct builder *b, uint64_t from, uint64_t sent, uint64_t
     receive(b, to, from, id);
 }
 
+/* The timeline of trace t: its events added in order. */
+static void build_timeline(struct timeline *tl, const struct dpm_trace *t)
+{
+    timeline_init(tl);
+    for (size_t i = 0; i < t->nevents; i++)
+        timeline_add(tl, &t->events[i], (uint32_t)i);
+    timeline_finish(tl);
+}
+
 /* Only messages sent and received in the trace are paired; machine 1's
  * clock, 10000 ns ahead of machine 0's, is shifted back by just that when
  * messages take 40 ns each way; when it then gains 500 ns on machine 0, no
@@ -721,7 +730,7 @@ static void check_timeline(void)
     receive(&b, 2, OUTSIDE_PID, 0x777);               /* from one */
     add_event(&b, 1, MT_SEND)->status = -1;          /* an error at once: sent nothing */
     finish(&b, &t);
-    timeline_build(&tl, &t);
+    build_timeline(&tl, &t);
     CHECK(tl.nmessages == 2 && tl.between_machines == 2 && tl.backward == 0);
     CHECK(tl.message[0].send == 2 && tl.message[0].receive == 3 && tl.message[1].send == 4);
     CHECK(tl.shift[0] == 10000 && tl.shift[1] == 0);
@@ -736,12 +745,36 @@ static void check_timeline(void)
     message_at(&b, 1, 1000, 2, 11540);
     message_at(&b, 2, 11600, 1, 1100);
     finish(&b, &t);
-    timeline_build(&tl, &t);
+    build_timeline(&tl, &t);
     /* Machine 1's shift - machine 0's is bounded below by -10039 and -10539, above by -9961
      * and -10501: every shift breaks one bound, and the first range that does, -10539 to
      * -10501, gives its middle. */
     CHECK(tl.nmessages == 4 && tl.between_machines == 4 && tl.backward == 1);
     CHECK(tl.shift[0] == 10520 && tl.shift[1] == 0);
+    timeline_free(&tl);
+    builder_free(&b, &t);
+
+    /* A log may hold a RECEIVE before its SEND; an id's first SEND and
+     * first RECEIVE are its message, and no later end of the id pairs. */
+    add_process(&b, 1, 0, "a");
+    add_process(&b, 2, 1, "b");
+    receive(&b, 2, 1, 60);                                   /* 2 */
+    send_id(&b, 1, 2, 60, 1);                                /* 3: pairs with 2 */
+    send_id(&b, 1, 2, 60, 1);                                /* 4: 60 is paired */
+    receive(&b, 2, 1, 60);                                   /* 5 */
+    send_id(&b, 1, 2, 70, 1);                                /* 6 */
+    send_id(&b, 1, 2, 70, 1);                                /* 7: not the first SEND of 70 */
+    receive(&b, 2, 1, 70);                                   /* 8: pairs with 6 */
+    receive(&b, 2, 1, 80);                                   /* 9 */
+    send_id(&b, 1, 2, 90, 1);                                /* 10 */
+    receive(&b, 2, 1, 90);                                   /* 11: pairs with 10 */
+    send_id(&b, 1, 2, 80, 1);                                /* 12: pairs with 9 */
+    finish(&b, &t);
+    build_timeline(&tl, &t);
+    CHECK(tl.nmessages == 4 && tl.between_machines == 4);
+    CHECK(tl.message[0].send == 3 && tl.message[0].receive == 2 && tl.message[1].send == 6 &&
+          tl.message[1].receive == 8 && tl.message[2].send == 12 && tl.message[2].receive == 9 &&
+          tl.message[3].send == 10 && tl.message[3].receive == 11);
     timeline_free(&tl);
     builder_free(&b, &t);
 }
