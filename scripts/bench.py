@@ -40,7 +40,7 @@ BENCHMARKS = [
     ("metering a message loop: records, their cost, the slowdown and its model", "run meterbench 20000", None),
     ("the file-system workload fully metered from boot, filter on the same and on another machine",
      "run fsbench 4096", "fsmeter"),
-    ("the host analyzer: dpm stats, parallelism and critpath of a million records (scripts/dpmbench.py)",
+    ("the host analyzer: dpm stats, parallelism, critpath and export of a million records (scripts/dpmbench.py)",
      "host dpmstats", "host"),
 ]
 
