@@ -326,10 +326,11 @@ $(B)/tools/transport_test: tests/transport_test.c tests/host_check.h kernel/net/
 DPM_GRAPH_SRCS := analysis/models/history.c analysis/load/table.c analysis/models/delays.c analysis/models/parallel.c \
                   analysis/models/contention.c analysis/models/critpath.c analysis/models/causality.c \
                   analysis/models/tally.c analysis/models/arrivals.c analysis/models/clocks.c \
-                  analysis/models/vclock.c analysis/load/elfsym.c
+                  analysis/models/vclock.c analysis/models/timeline.c analysis/load/elfsym.c
 DPM_GRAPH_HDRS := analysis/models/history.h analysis/models/parallel.h analysis/models/critpath.h \
                   analysis/models/causality.h analysis/models/tally.h analysis/models/arrivals.h \
-                  analysis/models/clocks.h analysis/models/vclock.h analysis/load/elfsym.h analysis/load/event.h \
+                  analysis/models/clocks.h analysis/models/vclock.h analysis/models/timeline.h \
+                  analysis/load/elfsym.h analysis/load/event.h \
                   analysis/load/table.h meter/record.h
 $(B)/tools/dpm_graph_test: tests/dpm_graph_test.c tests/host_check.h $(DPM_GRAPH_SRCS) $(DPM_GRAPH_HDRS)
 	@mkdir -p $(dir $@)

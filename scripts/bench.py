@@ -40,8 +40,8 @@ BENCHMARKS = [
     ("metering a message loop: records, their cost, the slowdown and its model", "run meterbench 20000", None),
     ("the file-system workload fully metered from boot, filter on the same and on another machine",
      "run fsbench 4096", "fsmeter"),
-    ("the host analyzer: dpm stats, parallelism and critpath, clocks, waitstates of a million records "
-     "(scripts/dpmbench.py)",
+    ("the host analyzer: dpm stats, parallelism and critpath, clocks, waitstates and export of a million "
+     "records (scripts/dpmbench.py)",
      "host dpmstats", "host"),
 ]
 

@@ -44,6 +44,7 @@
 #include "models/history.h"
 #include "models/parallel.h"
 #include "models/vclock.h"
+#include "models/timeline.h"
 
 #define TEST_NAME "dpm_graph_test"
 #include "host_check.h"
@@ -661,6 +662,129 @@ static void check_critical_path(void)
     free(f);
     critpath_free(&c);
     history_free(&h);
+    builder_free(&b, &t);
+}
+
+/* A record's PC is the return address of the kernel call that wrote it,
+ * one past the call: when the call is its function's last instruction (a
+ * call that does not return, as exit's), that is the next function's first
+ * address, and the arc ending there is still charged to the function that
+ * called. A PC where the process was stopped (MESSAGEQUEUED's) is not a
+ * return address, and names the function holding it. */
+static void check_return_addresses_name_the_caller(void)
+{
+    struct builder b = { 0 };
+    struct dpm_trace t;
+    struct history h;
+    struct critpath c;
+    char err[256];
+    add_process(&b, 1, 0, "client");
+    compute(&b, 1, 5);
+    b.pc = 0x1100;          /* client_before's call, its last instruction, returns here */
+    send(&b, 1, OUTSIDE_PID);
+    compute(&b, 1, 3);
+    b.pc = 0x1100;
+    add_event(&b, 1, MT_MESSAGEQUEUED);   /* stopped at client_after's first instruction: its last record */
+    finish(&b, &t);
+    CHECK(history_build(&h, &t, err, sizeof err) == 0);
+    uint32_t machine[1] = { 0 };
+    struct delay_table d = constant_delays(0, 0);
+    CHECK(critpath_find(&c, &h, STEP_DELIVERY, machine, &d, err, sizeof err) == 0);
+    struct critpath_function *f;
+    uint32_t n;
+    CHECK(critpath_functions(&c, &h, test_namer, 0, &f, &n) == 0);
+    CHECK(n == 2 && strcmp(f[0].name, "client_before") == 0 && f[0].held == 5 && f[0].start == 0x1000);
+    CHECK(strcmp(f[1].name, "client_after") == 0 && f[1].held == 3 && f[1].start == 0x1100);
+    free(f);
+    critpath_free(&c);
+    history_free(&h);
+    builder_free(&b, &t);
+}
+
+/* ---- one time axis for every machine (models/timeline.h) ---- */
+
+/* A SEND from `from` at its clock `sent`, received by `to` at its clock `received`. */
+static void message_at(struct builder *b, uint64_t from, uint64_t sent, uint64_t to, uint64_t received)
+{
+    b->clock[find(b, from)] = sent;
+    uint64_t id = send(b, from, to);
+    b->clock[find(b, to)] = received;
+    receive(b, to, from, id);
+}
+
+/* The timeline of trace t: its events added in order. */
+static void build_timeline(struct timeline *tl, const struct dpm_trace *t)
+{
+    timeline_init(tl);
+    for (size_t i = 0; i < t->nevents; i++)
+        timeline_add(tl, &t->events[i], (uint32_t)i);
+    timeline_finish(tl);
+}
+
+/* Only messages sent and received in the trace are paired; machine 1's
+ * clock, 10000 ns ahead of machine 0's, is shifted back by just that when
+ * messages take 40 ns each way; when it then gains 500 ns on machine 0, no
+ * shift suits every message, and the one left arriving before it was sent
+ * is counted. */
+static void check_timeline(void)
+{
+    struct builder b = { 0 };
+    struct dpm_trace t;
+    struct timeline tl;
+    add_process(&b, 1, 0, "a");
+    add_process(&b, 2, 1, "b");
+    message_at(&b, 1, 100, 2, 10140);
+    message_at(&b, 2, 10200, 1, 240);
+    send(&b, 1, OUTSIDE_PID);                        /* to a process not traced */
+    receive(&b, 2, OUTSIDE_PID, 0x777);               /* from one */
+    add_event(&b, 1, MT_SEND)->status = -1;          /* an error at once: sent nothing */
+    finish(&b, &t);
+    build_timeline(&tl, &t);
+    CHECK(tl.nmessages == 2 && tl.between_machines == 2 && tl.backward == 0);
+    CHECK(tl.message[0].send == 2 && tl.message[0].receive == 3 && tl.message[1].send == 4);
+    CHECK(tl.shift[0] == 10000 && tl.shift[1] == 0);
+    CHECK(timeline_time(&tl, &t.events[2]) == 10100 && timeline_time(&tl, &t.events[3]) == 10140);
+    timeline_free(&tl);
+    builder_free(&b, &t);
+
+    add_process(&b, 1, 0, "a");
+    add_process(&b, 2, 1, "b");
+    message_at(&b, 1, 100, 2, 10140);
+    message_at(&b, 2, 10200, 1, 240);
+    message_at(&b, 1, 1000, 2, 11540);
+    message_at(&b, 2, 11600, 1, 1100);
+    finish(&b, &t);
+    build_timeline(&tl, &t);
+    /* Machine 1's shift - machine 0's is bounded below by -10039 and -10539, above by -9961
+     * and -10501: every shift breaks one bound, and the first range that does, -10539 to
+     * -10501, gives its middle. */
+    CHECK(tl.nmessages == 4 && tl.between_machines == 4 && tl.backward == 1);
+    CHECK(tl.shift[0] == 10520 && tl.shift[1] == 0);
+    timeline_free(&tl);
+    builder_free(&b, &t);
+
+    /* A log may hold a RECEIVE before its SEND; an id's first SEND and
+     * first RECEIVE are its message, and no later end of the id pairs. */
+    add_process(&b, 1, 0, "a");
+    add_process(&b, 2, 1, "b");
+    receive(&b, 2, 1, 60);                                   /* 2 */
+    send_id(&b, 1, 2, 60, 1);                                /* 3: pairs with 2 */
+    send_id(&b, 1, 2, 60, 1);                                /* 4: 60 is paired */
+    receive(&b, 2, 1, 60);                                   /* 5 */
+    send_id(&b, 1, 2, 70, 1);                                /* 6 */
+    send_id(&b, 1, 2, 70, 1);                                /* 7: not the first SEND of 70 */
+    receive(&b, 2, 1, 70);                                   /* 8: pairs with 6 */
+    receive(&b, 2, 1, 80);                                   /* 9 */
+    send_id(&b, 1, 2, 90, 1);                                /* 10 */
+    receive(&b, 2, 1, 90);                                   /* 11: pairs with 10 */
+    send_id(&b, 1, 2, 80, 1);                                /* 12: pairs with 9 */
+    finish(&b, &t);
+    build_timeline(&tl, &t);
+    CHECK(tl.nmessages == 4 && tl.between_machines == 4);
+    CHECK(tl.message[0].send == 3 && tl.message[0].receive == 2 && tl.message[1].send == 6 &&
+          tl.message[1].receive == 8 && tl.message[2].send == 12 && tl.message[2].receive == 9 &&
+          tl.message[3].send == 10 && tl.message[3].receive == 11);
+    timeline_free(&tl);
     builder_free(&b, &t);
 }
 
@@ -1408,6 +1532,8 @@ int main(int argc, char **argv)
     check_untraced_clients();
     check_odd_traces();
     check_critical_path();
+    check_return_addresses_name_the_caller();
+    check_timeline();
     check_fig2_shapes();
     check_fan_out();
     check_fig5_18();

@@ -7,6 +7,7 @@ end to end, each writing its report. The full experiments are `make
 experiments`."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,7 @@ import tempfile
 import dpmread
 import fsrun
 import fstruth
+import traceviewer
 from harness import ROOT
 
 workdir = tempfile.mkdtemp(prefix="dm-experiments-")
@@ -102,3 +104,50 @@ def test_tsp_study_reports_p_for_each_configuration():
     for r in results["runs"]:
         assert r["max"] > 0 and r["one"] > 0 and r["two"] > 0, r
         assert r["max"] >= r["step2_1"], r          # delivery times only lengthen the critical path
+
+
+def defined_functions(*sources):
+    """The names of the functions the C files define (a definition starts a line)."""
+    names = set()
+    for source in sources:
+        with open(os.path.join(ROOT, source)) as f:
+            names |= set(re.findall(r"^[a-z][\w \*]*?\b(\w+)\([^;]*$", f.read(), re.M))
+    return names
+
+
+def test_the_critical_path_of_tsp_is_named_by_tsps_own_functions():
+    """`dpm critpath --elf-dir build` of the travelling salesman's traces
+    (the study's sync and pipe runs above) charges each arc to the function
+    that made the kernel call ending it: tsp's and tspserver's own
+    functions, never a kernel-call stub (user/lib/kcall.S), and every PC of
+    theirs is named (their ELF files are in build/). Then `dpm export` of
+    the traces, loaded by a real viewer's parser (scripts/traceviewer.py),
+    has an arrow for every message between the controller and its servers,
+    on other machines, whose clocks are not the controller's."""
+    traces = os.path.join(workdir, "tsp_study", "traces")
+    with open(os.path.join(ROOT, "kernel", "demos.h")) as f:
+        stubs = set(re.findall(r"^\s+X\(\d+, \w+, (dm_\w+),", f.read(), re.M)) | {"dm_badcall"}
+    assert "dm_send" in stubs and "dm_stoptask" in stubs, stubs
+    own = {"tsp": defined_functions("user/workloads/tsp.c", "user/workloads/tsp/search.c",
+                                    "user/workloads/tsp/heldkarp.c"),
+           "tspserver": defined_functions("user/workloads/tspserver.c", "user/workloads/tsp/search.c")}
+    assert {"main", "take_answer", "give_piece"} <= own["tsp"] and {"main", "serve"} <= own["tspserver"], own
+    for log in ("t0.log", "t2.log"):       # sync and pipe, a server on each machine
+        log = os.path.join(traces, log)
+        out = dpmread.run_dpm("critpath", "--elf-dir", os.path.join(ROOT, "build"), "--top", "0", log)
+        rows = re.findall(r"^  (pc 0x[0-9a-f]+|\S+) +((tsp|tspserver) \d+\.\d+\.\d+) +(\d+) +[\d.]+%$",
+                          out.split("functions on the path")[1], re.M)
+        assert rows, out
+        named = {}
+        for function, process, program, held in rows:
+            assert not function.startswith("pc 0x"), "%s: %s unnamed on %s\n%s" % (log, function, process, out)
+            assert function not in stubs, "%s: %s, a kernel-call stub, on %s\n%s" % (log, function, process, out)
+            named.setdefault(program, set()).add(function)
+        for program in ("tsp", "tspserver"):
+            assert named.get(program, set()) & own[program], (log, program, named, out)
+        export = log[:-4] + ".json"
+        run = subprocess.run([os.path.join(ROOT, "build", "tools", "dpm"), "export", "--perfetto", export, log],
+                             capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+        problems = traceviewer.check(log, export)
+        assert not problems, "%s:\n%s" % (log, "\n".join(problems))

@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 
+import traceviewer
 from cluster import Cluster
 from harness import ROOT
 
@@ -320,6 +321,24 @@ def test_the_analyses_of_a_trace_across_machines():
     with open(page) as f:
         arrows = re.findall(r'<line class="message[^"]*" x1="([\d.]+)" y1="[\d.]+" x2="([\d.]+)"', f.read())
     assert len(arrows) > 10 and all(float(x2) >= float(x1) for x1, x2 in arrows), arrows[:10]
+
+
+def test_the_export_is_what_a_trace_viewer_shows():
+    """`dpm export --perfetto` of the session's log (programs on both
+    machines, talking to processes that are not metered) and of the file
+    system's (its four servers, and the shell and the process manager, not
+    metered), loaded by a real viewer's own parser (scripts/traceviewer.py:
+    Chrome DevTools' trace engine, which the first run installs from npm
+    into build/viewer): a thread per process, on it a slice per SEND and
+    RECEIVE and per wait, none starting inside another and ending after it,
+    and an arrow for each message whose SEND and RECEIVE are both in the
+    log, between their slices; no other flow event, and integer times."""
+    for name in ("t", "fs"):
+        log, out = os.path.join(workdir, name + ".log"), os.path.join(workdir, name + ".json")
+        assert os.path.exists(log), "%s: no log (the test that makes it failed)" % log
+        dpm("export", "--perfetto", out, log)
+        problems = traceviewer.check(log, out)
+        assert not problems, "%s:\n%s" % (log, "\n".join(problems))
 
 
 def test_a_batch_copied_into_a_waiting_filter_gives_its_page_back():

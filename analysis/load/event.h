@@ -102,6 +102,14 @@ int dpm_stream_next(struct dpm_stream *s, struct dpm_event *ev, struct dpm_error
 void dpm_stream_events_only(struct dpm_stream *s);
 /* Records the log itself counts lost (its blocks' `lost`), so far. */
 uint64_t dpm_stream_lost(const struct dpm_stream *s);
+/* The block of the log that held the record dpm_stream_next delivered
+ * last (a record lies in one block). */
+uint64_t dpm_stream_block(const struct dpm_stream *s);
+/* Go back (or on) to the first record of `block`, which is the log's
+ * record number `record`, both as a reading of the log found them: the
+ * next dpm_stream_next delivers that record. For a reader that comes back
+ * to a block it has read (dpm export). */
+void dpm_stream_seek(struct dpm_stream *s, uint64_t block, uint64_t record);
 void dpm_stream_close(struct dpm_stream *s);
 
 /* The log as meter/ reads it (its header, description and parsed

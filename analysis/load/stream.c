@@ -259,6 +259,19 @@ uint64_t dpm_stream_lost(const struct dpm_stream *s)
     return s->reader.lost;
 }
 
+uint64_t dpm_stream_block(const struct dpm_stream *s)
+{
+    return s->reader.index;
+}
+
+void dpm_stream_seek(struct dpm_stream *s, uint64_t block, uint64_t record)
+{
+    s->reader.index = block;
+    s->reader.offset = 0;
+    s->reader.records = record;
+    s->records = record;
+}
+
 const struct tracelog_reader *dpm_stream_reader(const struct dpm_stream *s)
 {
     return &s->reader;

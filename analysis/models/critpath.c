@@ -114,6 +114,14 @@ static int by_time_held(const void *a, const void *b)
     return by_process_and_start(a, b);
 }
 
+/* The address whose function a record names: one before its pc when the
+ * pc is a return address (meter/record.h), which lies past the call, and
+ * past the caller's end when the call is its last instruction. */
+static uint64_t code_address(const struct dpm_event *ev)
+{
+    return meter_pc_is_return_address(ev->type, ev->kind) && ev->pc ? ev->pc - 1 : ev->pc;
+}
+
 /* The path's time per function (models/critpath.h): one entry per arc
  * within a process, sorted by (process, function) and merged, then sorted
  * by time. */
@@ -129,9 +137,10 @@ int critpath_functions(const struct critpath *c, const struct history *h, critpa
         if (a->cross != HX_NONE)
             continue;
         uint32_t p = h->process[a->to];
-        uint64_t pc = h->trace->events[h->event[a->to]].pc, start = pc;
-        const char *name = namer ? namer(context, p, pc, &start) : 0;
-        f[count++] = (struct critpath_function){ p, name ? start : pc, name, a->weight };
+        const struct dpm_event *ev = &h->trace->events[h->event[a->to]];
+        uint64_t start = ev->pc;
+        const char *name = namer ? namer(context, p, code_address(ev), &start) : 0;
+        f[count++] = (struct critpath_function){ p, name ? start : ev->pc, name, a->weight };
     }
     qsort(f, count, sizeof *f, by_process_and_start);
     for (uint32_t i = 0; i < count; i++) {
