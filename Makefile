@@ -1,6 +1,7 @@
 # DEMOS/MP + DPM — one build for the kernel, the system processes and the
 # user programs. `make` builds; `make run` boots; `make test` tests;
-# `make bench` measures; `make gdb` starts a node waiting for GDB;
+# `make bench` measures; `make run GDB=K` starts node K waiting for GDB
+# and `make gdb-attach NODE=K` attaches to it;
 # `make prog SRC=FILE.c` puts a program of your own on the system disk.
 
 CROSS   := riscv64-unknown-elf-
@@ -61,12 +62,15 @@ PLACE ?=
 TRACE ?=
 METER_FS ?=
 DISK_SERVICE_US ?=
+GDB ?=
+NODE ?= 0
 
 # Nodes are started by the cluster launcher, which holds the one QEMU command
 # line (scripts/harness.py, qemu_command) that the tests use too.
 CLUSTER = python3 scripts/cluster.py --disk $(DISK)
 
-.PHONY: all build prog prog-library prog-install run test test-faults test-large test-hostile bench experiments gdb setup clean fuzz
+.PHONY: all build prog prog-library prog-install run test test-faults test-large test-hostile bench experiments gdb \
+        gdb-attach setup clean fuzz
 .SECONDARY:
 
 # Every command first makes sure the tools are installed (scripts/setup.sh:
@@ -366,15 +370,21 @@ fuzz: setup
 # METER_FS=K (with TRACE) meters the file system from boot into a filter on
 # machine K's trace disk. DISK_SERVICE_US=N makes every request to the file
 # system's disk take at least N us of machine time (for measurements).
+# GDB=K (a node, a list such as 0,2, or all) starts those nodes stopped,
+# each waiting for GDB on $(B)/gdb/nodeK.sock; the others boot at once.
 run: all
 	@$(CLUSTER) --nodes $(NODES) $(if $(FAULTS),--faults "$(FAULTS)") $(if $(PLACE),--place "$(PLACE)") \
 	    $(if $(TRACE),--trace-disks "$(TRACE)") $(if $(METER_FS),--meter-fs "$(METER_FS)") \
-	    $(if $(DISK_SERVICE_US),--disk-service-us "$(DISK_SERVICE_US)")
+	    $(if $(DISK_SERVICE_US),--disk-service-us "$(DISK_SERVICE_US)") $(if $(GDB),--gdb "$(GDB)")
 
-# Start one node stopped, waiting for GDB on $(B)/gdb.sock (see README, Debugging).
+# One node alone, stopped, waiting for GDB on $(B)/gdb/node0.sock; and GDB
+# attached to node NODE of a cluster started with GDB=... (docs/testing.md,
+# "Debugging with GDB"), with the kernel's symbols and scripts/gdbinit's
+# commands.
 gdb: all
-	@echo "node waiting for GDB: gdb-multiarch -x scripts/gdbinit"
-	@$(CLUSTER) --nodes 1 --gdb $(B)/gdb.sock
+	@$(CLUSTER) --nodes 1 --gdb 0
+gdb-attach:
+	@gdb-multiarch -q -ex 'set $$node = $(NODE)' -x scripts/gdbinit
 
 test: all
 	@python3 scripts/test.py
