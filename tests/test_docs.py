@@ -1,4 +1,4 @@
-"""The documents run: every session that README.md and docs/*.md show is
+"""The documents run: every session that README.md and docs/**/*.md show is
 executed, and its output compared with what the document says; every relative
 link and every code reference in them leads somewhere that exists.
 
@@ -272,11 +272,14 @@ def test_sessions(report):
 
 
 def documents():
-    """README.md and docs/*.md, relative to the repository's top."""
+    """README.md and every .md file under docs/ (docs/labs/ too), relative to
+    the repository's top."""
     yield "README.md"
-    for name in sorted(os.listdir(os.path.join(ROOT, "docs"))):
-        if name.endswith(".md"):
-            yield os.path.join("docs", name)
+    for dirpath, dirs, files in os.walk(os.path.join(ROOT, "docs")):
+        dirs.sort()
+        for name in sorted(files):
+            if name.endswith(".md"):
+                yield os.path.relpath(os.path.join(dirpath, name), ROOT)
 
 
 class Block:
