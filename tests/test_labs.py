@@ -35,6 +35,12 @@ def teardown():
         shutil.rmtree(live.pop(), ignore_errors=True)
 
 
+def user_environment():
+    """This environment without what an enclosing make (make test) or a user's
+    LAB would pass to the copy's make."""
+    return {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "LAB")}
+
+
 def grade_lines(out):
     """The grader's per-test lines: [(title, verdict, points earned, points)]."""
     lines = []
@@ -79,7 +85,7 @@ def test_the_solution_gets_full_marks():
     with open(os.path.join(tree, "user", "labs", "links", "linkserver.c")) as f:
         assert "TODO" not in f.read()
     run = subprocess.run(["make", "-s", "--no-print-directory", "grade", "LAB=links"], cwd=tree,
-                         capture_output=True, text=True, timeout=600)
+                         capture_output=True, text=True, timeout=600, env=user_environment())
     out = run.stdout + run.stderr
     assert run.returncode == 0, out[-4000:]
     assert "LD      build/user/labs/links/linkserver.elf" in out, "make grade built nothing:\n" + out[-2000:]
