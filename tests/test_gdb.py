@@ -177,7 +177,7 @@ def test_node_1_of_3_kernel_and_user_breakpoints():
     gdb, out_path = start_gdb(tmp, ["break proc_create", "continue", "bt",
                                     "shell sleep %d" % LONG_STOP_S,
                                     "break-in hello hello.c:main", "continue", "bt", "proc-name",
-                                    "detach"], node=1)
+                                    "proc-symbols", "detach", "node 2"], node=1)
     node0 = cluster.node(0)
     node0.expect(r"\$ ", 30, since=0)        # node 1 ran once GDB continued, and joined
     assert "has not joined" not in node0.output, node0.output
@@ -195,6 +195,8 @@ def test_node_1_of_3_kernel_and_user_breakpoints():
     frame(out, 0, "main", "user/programs/hello.c")
     frame(out, 1, "dm_start", "user/lib/syscalls.c")
     assert re.search(r"^hello$", out, re.M), "proc-name did not print hello:\n" + out
+    assert out.count("symbols of build/user/programs/hello.elf") == 2, "proc-symbols loaded no hello:\n" + out
+    assert "node 2: no build/gdb/node2.sock: is node 2 waiting for GDB" in out, out   # only node 1 is
     assert "(net.patient)" in node0.output and "does not answer" not in node0.printed(), node0.printed()
     assert "machine 1 of 3" in cluster.node(1).printed()
     assert re.search(r"^hello from process 1\.\d+\.\d+ on machine 1$", node0.command("run @1 hello"), re.M)
