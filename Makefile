@@ -1,7 +1,8 @@
 # DEMOS/MP + DPM — one build for the kernel, the system processes and the
 # user programs. `make` builds; `make run` boots; `make test` tests;
-# `make bench` measures; `make gdb` starts a node waiting for GDB;
-# `make prog SRC=FILE.c` puts a program of your own on the system disk.
+# `make bench` measures; `make run GDB=K` starts node K waiting for GDB
+# and `make gdb-attach NODE=K` attaches to it; `make grade LAB=NAME` grades
+# a lab; `make prog SRC=FILE.c` puts a program of your own on the system disk.
 
 CROSS   := riscv64-unknown-elf-
 CC      := $(CROSS)gcc
@@ -42,13 +43,16 @@ WORKLOADS := fsseq fsrand tsp tspserver
 TESTS    := ktest libctest disktest bmtest dmtest fstest filetest fswriter nettest metertest filtertest kfuzz isotest
 BENCHES  := callbench fsbench netbench meterbench
 FILTERS  := filter
+# The course's labs (docs/labs/): each lab's programs, in user/labs/LAB/,
+# go into /bin like the system's.
+LABS     := links/linkclient links/linkserver
 # The filter server is in the boot image too: with meter.fs=K (make run
 # METER_FS=K) the process manager starts it before the file system, to meter
 # the file system's processes from their first instruction.
 BOOT_ELVES := $(SERVERS:%=$(B)/servers/%.elf) $(FS_PROCS:%=$(B)/fs/%.elf) $(FILTERS:%=$(B)/filter/%.elf)
 DISK_ELVES := $(PROGRAMS:%=$(B)/user/programs/%.elf) $(WORKLOADS:%=$(B)/user/workloads/%.elf)
 DISK_ELVES += $(TESTS:%=$(B)/user/tests/%.elf) $(BENCHES:%=$(B)/user/bench/%.elf)
-DISK_ELVES += $(FILTERS:%=$(B)/filter/%.elf)
+DISK_ELVES += $(FILTERS:%=$(B)/filter/%.elf) $(LABS:%=$(B)/user/labs/%.elf)
 # The system disk's programs, without their debugging information (GDB
 # reads that from the ELF files in build/).
 BIN := $(foreach e,$(DISK_ELVES),$(B)/bin/$(basename $(notdir $(e))))
@@ -61,12 +65,16 @@ PLACE ?=
 TRACE ?=
 METER_FS ?=
 DISK_SERVICE_US ?=
+GDB ?=
+NODE ?= 0
+LAB ?=
 
 # Nodes are started by the cluster launcher, which holds the one QEMU command
 # line (scripts/harness.py, qemu_command) that the tests use too.
 CLUSTER = python3 scripts/cluster.py --disk $(DISK)
 
-.PHONY: all build prog prog-library prog-install run test test-faults test-large test-hostile bench experiments gdb setup clean fuzz
+.PHONY: all build prog prog-library prog-install run test test-faults test-large test-hostile bench experiments gdb \
+        gdb-attach grade setup clean fuzz
 .SECONDARY:
 
 # Every command first makes sure the tools are installed (scripts/setup.sh:
@@ -144,6 +152,9 @@ $(TESTS:%=$(B)/bin/%): $(B)/bin/%: $(B)/user/tests/%.elf
 $(BENCHES:%=$(B)/bin/%): $(B)/bin/%: $(B)/user/bench/%.elf
 	$(STRIP)
 $(FILTERS:%=$(B)/bin/%): $(B)/bin/%: $(B)/filter/%.elf
+	$(STRIP)
+$(foreach p,$(LABS),$(eval $(B)/bin/$(notdir $(p)): $(B)/user/labs/$(p).elf))
+$(foreach p,$(LABS),$(B)/bin/$(notdir $(p))):
 	$(STRIP)
 
 # Programs of your own (docs/programs.md): `make prog SRC=path/to/NAME.c`
@@ -382,18 +393,30 @@ fuzz: setup
 # METER_FS=K (with TRACE) meters the file system from boot into a filter on
 # machine K's trace disk. DISK_SERVICE_US=N makes every request to the file
 # system's disk take at least N us of machine time (for measurements).
+# GDB=K (a node, a list such as 0,2, or all) starts those nodes stopped,
+# each waiting for GDB on $(B)/gdb/nodeK.sock; the others boot at once.
 run: all
 	@$(CLUSTER) --nodes $(NODES) $(if $(FAULTS),--faults "$(FAULTS)") $(if $(PLACE),--place "$(PLACE)") \
 	    $(if $(TRACE),--trace-disks "$(TRACE)") $(if $(METER_FS),--meter-fs "$(METER_FS)") \
-	    $(if $(DISK_SERVICE_US),--disk-service-us "$(DISK_SERVICE_US)")
+	    $(if $(DISK_SERVICE_US),--disk-service-us "$(DISK_SERVICE_US)") $(if $(GDB),--gdb "$(GDB)")
 
-# Start one node stopped, waiting for GDB on $(B)/gdb.sock (see README, Debugging).
+# One node alone, stopped, waiting for GDB on $(B)/gdb/node0.sock; and GDB
+# attached to node NODE of a cluster started with GDB=... (docs/testing.md,
+# "Debugging with GDB"), with the kernel's symbols and scripts/gdbinit's
+# commands.
 gdb: all
-	@echo "node waiting for GDB: gdb-multiarch -x scripts/gdbinit"
-	@$(CLUSTER) --nodes 1 --gdb $(B)/gdb.sock
+	@$(CLUSTER) --nodes 1 --gdb 0
+gdb-attach:
+	@gdb-multiarch -q -ex 'set $$node = $(NODE)' -x scripts/gdbinit
 
 test: all
 	@python3 scripts/test.py
+
+# The course's labs (docs/labs/): `make grade LAB=links` grades one, `make
+# grade` every lab in labs/; each test is printed with its points, then the
+# score.
+grade: all
+	@python3 scripts/grade.py $(LAB)
 
 # The fault-injection run at full size: two clients, each 10,000
 # messages and 4 MiB moved there and back, across wirefilters losing 10% and

@@ -6,8 +6,11 @@
 # whose record differs from the options below (or that has none: an older
 # build) is thrown away and made again, so that changing an option here
 # reaches every machine that has a build/newlib already. The Makefile runs
-# this script whenever it is newer than the record; when the record matches,
-# the script only touches it and libc.a.
+# this script whenever it is newer than the record, and scripts/setup.sh at
+# every make; when the record matches, the script only touches it and
+# libc.a, and only if it is older than the script, a patch or the header
+# (the Makefile's reasons to run it): every user object depends on the record, so a touch at every
+# make would rebuild every program each time.
 #
 # Options: printf and scanf with every C99 conversion and length modifier
 # (%zu %jd %td %hhd %a %F ...), with long long and with long double at its
@@ -38,7 +41,9 @@ checksum=$(cat "${patches[@]}" user/lib/float_subject.h | sha256sum | cut -c1-16
 wanted="newlib-3.3.0 ${options[*]} CFLAGS_FOR_TARGET=$cflags changes=$checksum"
 
 if [ -f "$libc" ] && [ -f "$record" ] && [ "$(cat "$record")" = "$wanted" ]; then
-    touch "$record" "$libc"
+    for source in scripts/build-newlib.sh "${patches[@]}" user/lib/float_subject.h; do
+        [ "$record" -nt "$source" ] || { touch "$record" "$libc"; break; }
+    done
     exit 0
 fi
 if [ -d "$out" ]; then

@@ -586,6 +586,30 @@ static void test_selective_retransmit(void)
     CHECK(c->frames_sent == 6 && c->acks_received == 7 && t.send_blocks_free == TRANSPORT_SEND_BLOCKS);
 }
 
+/* A patient sender (transport_be_patient) takes a peer silent for a minute
+ * -- a machine stopped at a debugger's breakpoint -- not to be down: no
+ * message fails (hand_failed), it probes every TRANSPORT_RTO_MAX_NS, and
+ * the peer's first ACK after the silence ends the wait. */
+static void test_patient_peer(void)
+{
+    static struct transport t;
+    const struct transport_counters *c = transport_counters(&t, 1);
+    hand_start(&t, 0);
+    transport_be_patient(&t);
+    CHECK(transport_send(&t, 1, "x", 1) == 1 && captured_count == 1);
+    uint64_t next = transport_tick(&t);
+    while (next <= 60000 * MS) {
+        now_ns = next;
+        next = transport_tick(&t);
+        CHECK(next - now_ns <= TRANSPORT_RTO_MAX_NS);
+    }
+    CHECK(c->timeouts > 2 * TRANSPORT_MAX_RETRIES && c->messages_failed == 0 && !t.peers[1].down);
+    CHECK(captured_count == 1 + (int)c->timeouts && transport_pending(&t, 1) == 1);
+    CHECK(transport_send(&t, 1, "y", 1) == 2);                      /* the peer is still open */
+    feed_ack(&t, 2, (uint32_t)(now_ns / 1000), 0, 0, 0);
+    CHECK(transport_pending(&t, 1) == 0 && transport_tick(&t) == TRANSPORT_NO_TIMER);
+}
+
 /* With every receive block taken by later messages, the next message
  * expected evicts the one furthest ahead, and every message still arrives
  * once its fragments are sent again. */
@@ -803,6 +827,7 @@ int main(void)
     test_send_errors();
     test_receive_window();
     test_selective_retransmit();
+    test_patient_peer();
     test_eviction();
     for (uint64_t seed = 1; seed <= 4; seed++)
         run(seed, seed % 2 ? &faulty_3 : &faulty_4);

@@ -37,7 +37,8 @@
  * Nothing waits forever: while a process waits on a machine, its kernel
  * pings that machine every PING_INTERVAL_NS when nothing else is under way
  * to it; the transport declares a machine that acknowledges nothing down
- * (after about 4 s), and then every wait on it ends with E_NODE. A machine
+ * (after about 4 s; never with the boot argument net.patient), and then
+ * every wait on it ends with E_NODE. A machine
  * announced in a new epoch has lost its processes: waits on it end with
  * E_DEAD, and links to its former processes give E_DEAD from then on.
  *
@@ -230,9 +231,18 @@ static const struct transport_hooks hooks = {
     hook_send_frame, hook_now, hook_deliver, hook_failed, hook_rebooted, hook_frame_buffer, hook_send_buffer,
 };
 
+/* Start the transport. With the boot argument net.patient=1 (the cluster
+ * launcher gives it to every node when any waits for GDB) it takes no
+ * machine to be down for its silence: one stopped at a breakpoint is
+ * waited for (kernel/net/transport.h, transport_be_patient). */
 void remote_init(void)
 {
     transport_init(&net, this_machine, node_count, boot_epoch, &hooks, 0);
+    uint64_t patient;
+    if (bootarg_number("net.patient", &patient) && patient) {
+        transport_be_patient(&net);
+        kprintf("machine %u: a silent machine is waited for, never taken to be down (net.patient)\n", this_machine);
+    }
     for (int i = 0; i < NINTENTS; i++) {
         intents[i].next = free_intents;
         free_intents = &intents[i];

@@ -182,6 +182,7 @@ void transport_init(struct transport *t, uint32_t machine, uint32_t node_count, 
     t->machine = machine;
     t->node_count = node_count;
     t->epoch = epoch;
+    t->patient = 0;
     t->hooks = hooks;
     t->context = context;
     for (uint32_t i = 0; i < TRANSPORT_BLOCKS; i++)
@@ -197,6 +198,11 @@ void transport_init(struct transport *t, uint32_t machine, uint32_t node_count, 
         p->counters = (struct transport_counters){ 0 };
         peer_reset(t, i);
     }
+}
+
+void transport_be_patient(struct transport *t)
+{
+    t->patient = 1;
 }
 
 void transport_peer_up(struct transport *t, uint32_t machine, uint32_t epoch)
@@ -633,12 +639,13 @@ void transport_frame(struct transport *t, const uint8_t *frame, uint32_t len)
 
 /* Peer `machine`'s timer expired at `now`: send again, as a probe, what
  * its oldest unacknowledged message lacks (the ACK that asks for tells
- * what else is missing), with a doubled timeout; or give up on it. */
+ * what else is missing), with a doubled timeout; or give up on it, unless
+ * the transport is patient. */
 static void retransmit_timeout(struct transport *t, uint32_t machine, uint64_t now)
 {
     struct transport_peer *p = &t->peers[machine];
     p->counters.timeouts++;
-    if (++p->retries >= TRANSPORT_MAX_RETRIES) {
+    if (++p->retries >= TRANSPORT_MAX_RETRIES && !t->patient) {
         fail_pending(t, machine, TRANSPORT_FAIL_TIMEOUT);
         p->down = 1;
         return;

@@ -75,7 +75,11 @@
  * is taken to be dead in that epoch: every pending message fails with
  * TRANSPORT_FAIL_TIMEOUT and later sends to it fail with TRANSPORT_E_DOWN
  * until it is announced in a new epoch. With the constants below that is
- * at most about 3.8 s. Fragments taken as lost go out before any fragment
+ * at most about 3.8 s. A patient transport (transport_be_patient) never
+ * gives up on a silent peer: it probes every TRANSPORT_RTO_MAX_NS for as
+ * long as the silence lasts, for a cluster under a debugger, where a
+ * machine stopped at a breakpoint is silent for as long as its user
+ * likes. Fragments taken as lost go out before any fragment
  * never sent, oldest message first. A frame the NIC cannot take now
  * ("queue full") is not lost: the sender sends it on a later
  * transport_tick.
@@ -218,6 +222,7 @@ struct transport_peer {
 /* One node's transport. Large (about 2.4 MB): give it static storage. */
 struct transport {
     uint32_t machine, node_count, epoch;
+    uint32_t patient;               /* never take a silent peer to be down (transport_be_patient) */
     const struct transport_hooks *hooks;
     void *context;
     struct transport_peer peers[NETFRAME_MAX_NODES];
@@ -240,6 +245,12 @@ struct transport {
  * pending. */
 void transport_init(struct transport *t, uint32_t machine, uint32_t node_count, uint32_t epoch,
                     const struct transport_hooks *hooks, void *context);
+
+/* From now on, take no peer to be down however long it is silent: its
+ * messages wait, probed every TRANSPORT_RTO_MAX_NS, until it answers or is
+ * announced in a new epoch. For a cluster under a debugger (the boot
+ * argument net.patient, kernel/net/remote.c). */
+void transport_be_patient(struct transport *t);
 
 /* Machine `machine` announced itself in epoch `epoch` (cluster.c). A new
  * epoch after another ends everything under way with the former boot. */
