@@ -312,8 +312,9 @@ $(B)/tools/transport_test: tests/transport_test.c tests/host_check.h kernel/net/
 # the test needs no trace log and no `dpm` main.
 DPM_GRAPH_SRCS := analysis/models/history.c analysis/load/table.c analysis/models/delays.c analysis/models/parallel.c \
                   analysis/models/contention.c analysis/models/critpath.c analysis/models/causality.c \
-                  analysis/models/tally.c analysis/load/elfsym.c
+                  analysis/models/tally.c analysis/models/outside.c analysis/load/pids.c analysis/load/elfsym.c
 DPM_GRAPH_HDRS := analysis/models/history.h analysis/models/parallel.h analysis/models/critpath.h \
+                  analysis/models/outside.h \
                   analysis/models/causality.h analysis/models/tally.h analysis/load/elfsym.h analysis/load/event.h \
                   analysis/load/table.h meter/record.h
 $(B)/tools/dpm_graph_test: tests/dpm_graph_test.c tests/host_check.h $(DPM_GRAPH_SRCS) $(DPM_GRAPH_HDRS)
@@ -343,7 +344,7 @@ FUZZ_SECONDS ?= 600
 FUZZ_TARGETS := rules tracelog fsimage netframe
 FUZZ_rules    := meter/rules.c meter/tracelog.c
 FUZZ_tracelog := meter/rules.c meter/tracelog.c analysis/load/stream.c analysis/load/fields.c analysis/load/trace.c \
-                 analysis/load/table.c
+                 analysis/load/table.c analysis/load/window.c analysis/load/pids.c
 FUZZ_fsimage  := fs/fsimage.c fs/fsck.c
 FUZZ_netframe := kernel/net/netframe.c kernel/net/transport.c
 FUZZ_HDRS := $(wildcard meter/*.h analysis/*/*.h fs/*.h user/lib/fs_format.h kernel/net/netframe.h kernel/net/transport.h)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "commands/commands.h"
+#include "load/window.h"
 
 static const char help_text[] =
 "NAME\n"
@@ -26,6 +27,8 @@ static const char help_text[] =
 "    dpm report [--server NAMES] [--place ...] [--elf-dir DIR] -o OUT.html LOG...\n"
 "    dpm live [--interval SECONDS] [--figure NAME] [--once | --frames N] STREAM\n"
 "    dpm --help               dpm COMMAND --help\n"
+"    Every command that reads logs also takes --window FROM:TO or\n"
+"    --window-of NAME_OR_PID,... (see WINDOW below).\n"
 "\n"
 "DESCRIPTION\n"
 "    A trace log is what a DPM filter server writes (meter/tracelog.h): a\n"
@@ -67,6 +70,22 @@ static const char help_text[] =
 "               cluster runs: the traffic matrix, rates and queues of each\n"
 "               interval, their phase changes, a history line\n"
 "    Each command's own --help gives its options and output in full.\n"
+"\n"
+"WINDOW\n"
+"    --window FROM:TO\n"
+"        read only the records whose TIME, on their own machine's clock,\n"
+"        lies from FROM to TO (both included): times in ns, or with a\n"
+"        unit (ns, us, ms, s), either left out for the log's start or end:\n"
+"        --window 2ms:90ms, --window 500000:\n"
+"    --window-of NAME_OR_PID,...\n"
+"        the window from the first to the last record of these processes,\n"
+"        or naming them (a SEND to one, a RECEIVE from one, ...): a name\n"
+"        from CREATEPROCESS, a pid as M.S.G or a number. A process outside\n"
+"        the trace, such as an unmetered user of metered servers, names\n"
+"        the time its requests were served.\n"
+"    Every table, figure and log dpm makes is then of the window alone;\n"
+"    the reports say which window. The machines' clocks are not set\n"
+"    against one another: each record is placed by its own machine's.\n"
 "\n"
 "EXIT STATUS\n"
 "    0  success\n"
@@ -144,8 +163,12 @@ int main(int argc, char **argv)
         fputs(help_text, stdout);
         return DPM_OK;
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].run(argc - 1, argv + 1);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        int status, left = strcmp(argv[1], commands[i].name) == 0 ? dpm_window_take(argc - 1, argv + 1, &status) : 0;
+        if (left < 0)
+            return status;
+        if (left > 0)
+            return commands[i].run(left, argv + 1);
+    }
     dpm_usage(0, "unknown command '%s'", argv[1]);
 }

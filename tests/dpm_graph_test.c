@@ -174,7 +174,7 @@ static uint64_t t_max_of(const struct dpm_trace *t, enum parallel_step step, con
         memcpy(machine, placement, t->nprocesses * sizeof *machine);
     else
         placement_measured(machine, &h);
-    CHECK(parallel_step_run(&r, 0, &h, step, machine, d, err, sizeof err) == 0);
+    CHECK(parallel_step_run(&r, 0, &h, step, GRAPH_ELAPSED_ARCS, machine, d, err, sizeof err) == 0);
     if (parallelism)
         *parallelism = r.parallelism;
     history_free(&h);
@@ -299,21 +299,23 @@ static int model_node(struct model *m, int process, uint64_t cpu, uint64_t time,
     return v;
 }
 
-/* The longest path ending at v, trying every path into it (exponential, so small graphs only). */
+/* The longest path ending at v, trying every path into it (exponential,
+ * so small graphs only); on the plain graph (Fig. 5.3A) when `plain`,
+ * where a request outside the trace is no arc. */
 static uint64_t brute_longest(const struct model *m, int v, const uint32_t *machine, uint64_t local,
-                              uint64_t remote)
+                              uint64_t remote, int plain)
 {
     uint64_t best = 0;
     if (!m->is_start[v]) {
         int u = m->previous[v];
-        best = brute_longest(m, u, machine, local, remote) + (m->cpu[v] - m->cpu[u]);
+        best = brute_longest(m, u, machine, local, remote, plain) + (m->cpu[v] - m->cpu[u]);
     }
     int u = m->cross_from[v];
-    if (u >= 0) {
+    if (u >= 0 && !(plain && m->cross_outside[v])) {
         uint64_t w = m->cross_outside[v]                              ? m->time[v] - m->time[u]
                      : machine[m->process[u]] == machine[m->process[v]] ? local
                                                                         : remote;
-        uint64_t over = brute_longest(m, u, machine, local, remote) + w;
+        uint64_t over = brute_longest(m, u, machine, local, remote, plain) + w;
         if (over > best)
             best = over;
     }
@@ -386,8 +388,10 @@ static void compare_with_brute_force(const struct model *m, const struct dpm_tra
     for (uint32_t p = 0; p < h.nprocesses; p++)
         machine[p] = (uint32_t)(rand_r(seed) % 3);
     CHECK(history_weights_alloc(&w, &h) == 0);
-    for (int step = STEP_UPPER_BOUND; step <= STEP_DELIVERY; step++) {
-        CHECK(parallel_weigh(&w, &h, (enum parallel_step)step, machine, &d, err, sizeof err) == 0);
+    for (int i = 0; i < 4; i++) {
+        enum parallel_step step = i % 2 ? STEP_DELIVERY : STEP_UPPER_BOUND;
+        enum history_graph graph = i < 2 ? GRAPH_ELAPSED_ARCS : GRAPH_PLAIN;
+        CHECK(parallel_weigh(&w, &h, step, graph, machine, &d, err, sizeof err) == 0);
         CHECK(history_longest(&paths, &h, &w) == 0);
         uint64_t local = step == STEP_UPPER_BOUND ? 0 : 3, remote = step == STEP_UPPER_BOUND ? 0 : 50;
         uint64_t t_max = 0;
@@ -395,7 +399,7 @@ static void compare_with_brute_force(const struct model *m, const struct dpm_tra
         for (int v = 0; v < m->nnodes; v++) {
             int p = m->process[v];
             uint32_t hv = h.first_node[p] + (uint32_t)seen[p]++;
-            uint64_t brute = brute_longest(m, v, machine, local, remote);
+            uint64_t brute = brute_longest(m, v, machine, local, remote, graph == GRAPH_PLAIN);
             CHECK(paths.dist[hv] == brute);
             if (brute > t_max)
                 t_max = brute;
@@ -447,7 +451,7 @@ static void check_path_is_a_path(const struct dpm_trace *t)
     struct delay_table d = constant_delays(3, 50);
     CHECK(history_build(&h, t, err, sizeof err) == 0);
     placement_measured(machine, &h);
-    CHECK(critpath_find(&c, &h, STEP_DELIVERY, machine, &d, err, sizeof err) == 0);
+    CHECK(critpath_find(&c, &h, STEP_DELIVERY, GRAPH_ELAPSED_ARCS, machine, &d, err, sizeof err) == 0);
     uint64_t sum = 0, held = c.delivery + c.outside;
     for (uint32_t i = 0; i < c.narcs; i++) {
         uint32_t v = c.arc[i].to;
@@ -461,6 +465,11 @@ static void check_path_is_a_path(const struct dpm_trace *t)
     for (uint32_t p = 0; p < h.nprocesses; p++)
         held += c.held[p];
     CHECK(sum == c.t_max && held == c.t_max);
+    /* Its time outside the trace is all in requests to OUTSIDE_PID. */
+    CHECK(c.outside_by.ns == c.outside && c.outside_by.t_max == c.t_max);
+    CHECK(c.outside_by.nprocesses == (c.outside > 0 || c.outside_by.requests > 0));
+    CHECK(c.outside_by.nprocesses == 0 ||
+          (c.outside_by.named[0].pid == OUTSIDE_PID && c.outside_by.named[0].ns == c.outside));
     critpath_free(&c);
     history_free(&h);
 }
@@ -513,6 +522,27 @@ static void check_outside_arc(void)
     /* The path: 10 CPU, 802 outside, then 8 CPU. */
     check_step(&t, 1, 0, &zero, 820, 20.0 / 820);
     check_step(&t, 3, 0, &zero, 820, 20.0 / 820);
+    /* Its 802 outside are the second request's, to OUTSIDE_PID: 97.8% of
+     * t_max, above the warning's 50%. The plain graph (Fig. 5.3A) has no
+     * outside arc: t_max is the 20 of CPU, P = 1. */
+    struct parallel_steps s;
+    uint32_t machine[1] = { 0 };
+    char advice[2048];
+    CHECK(history_build(&h, &t, err, sizeof err) == 0);
+    CHECK(parallel_steps_run(&s, &h, machine, &zero, err, sizeof err) == 0);
+    for (int i = 0; i < PARALLEL_STEPS; i++) {
+        const struct outside_share *o = &s.elapsed[i].outside;
+        CHECK(o->ns == 802 && o->requests == 1 && o->nprocesses == 1 && o->named[0].pid == OUTSIDE_PID);
+        CHECK(fabs(outside_percent(o) - 100.0 * 802 / 820) < 1e-9);
+        CHECK(s.plain[i].t_max == 20 && s.plain[i].outside.ns == 0 && fabs(s.plain[i].parallelism - 1.0) < 1e-9);
+    }
+    parallel_steps_advice(advice, sizeof advice, &s, &h, 0);
+    CHECK(strncmp(advice, "97.8% of t_max (step 1) is time spent waiting", 45) == 0 && strstr(advice, "P = 1.000:"));
+    /* Both processes outside are in slot 0, kernels: the advice says a
+     * kernel is not metered, and names no requestor for --window-of. */
+    CHECK(outside_requestors(&h, 0, 0) == 0 && strstr(advice, "A kernel is not metered"));
+    CHECK(strstr(advice, "--window-of a process of the workload") != 0);
+    history_free(&h);
     builder_free(&b, &t);
 }
 
@@ -633,7 +663,7 @@ static void check_critical_path(void)
     CHECK(history_build(&h, &t, err, sizeof err) == 0);
     uint32_t machine[2] = { 0, 1 };
     struct delay_table d = constant_delays(0, 7);
-    CHECK(critpath_find(&c, &h, STEP_DELIVERY, machine, &d, err, sizeof err) == 0);
+    CHECK(critpath_find(&c, &h, STEP_DELIVERY, GRAPH_ELAPSED_ARCS, machine, &d, err, sizeof err) == 0);
     CHECK(c.t_max == 34 && c.delivery == 14 && c.outside == 0);
     CHECK(c.held[0] == 10 && c.held[1] == 10);
     CHECK(c.nsegments == 3 && c.segment[0].process == 0 && c.segment[0].held == 5 && c.segment[1].process == 1 &&
@@ -1037,11 +1067,12 @@ static void measure_a_million(void)
     placement_measured(machine, &h);
     for (int step = STEP_UPPER_BOUND; step <= STEP_CONTENTION_SIMULATED; step++) {
         struct parallel_result r;
-        CHECK(parallel_step_run(&r, 0, &h, (enum parallel_step)step, machine, &d, err, sizeof err) == 0);
+        CHECK(parallel_step_run(&r, 0, &h, (enum parallel_step)step, GRAPH_ELAPSED_ARCS, machine, &d, err,
+                                sizeof err) == 0);
         CHECK(r.parallelism > 0 && r.parallelism <= N);
     }
     double steps = seconds_since(&start);
-    CHECK(critpath_find(&c, &h, STEP_DELIVERY, machine, &d, err, sizeof err) == 0);
+    CHECK(critpath_find(&c, &h, STEP_DELIVERY, GRAPH_ELAPSED_ARCS, machine, &d, err, sizeof err) == 0);
     double total = seconds_since(&start);
     printf("dpm_graph_test: %zu records: history graph %.3f s, the four steps %.3f s, critical path %.3f s, "
            "all %.3f s%s\n",

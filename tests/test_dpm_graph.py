@@ -264,7 +264,7 @@ def test_window_usage_errors():
     for args, said in ((("parallelism", "--window", "5:3", log), "--window 5:3: FROM is after TO"),
                        (("parallelism", "--window", "abc", log), "--window abc: expected FROM:TO"),
                        (("parallelism", "--window", "5ks:6", log), "--window 5ks:6: expected FROM:TO"),
-                       (("parallelism", "--window", log), "--window needs a value"),
+                       (("parallelism", log, "--window"), "--window needs a value"),
                        (("parallelism", "--window-of", "nobody", log),
                         "--window-of nobody: no record of or naming such a process"),
                        (("parallelism", "--window", "1:2", "--window-of", "a", log),

@@ -190,7 +190,8 @@ def test_report_agrees_with_the_graph_commands():
     page, _ = report("--server", "a,b,c", log)
     assert page.sections[-3:] == ["parallelism", "critpath", "causality"], page.sections
     _, out, _ = dpm("parallelism", "--csv", log)
-    want = [[name, t, t_max, "%.3f" % float(p), "%.1f" % (100.0 * int(outside) / int(t_max)), "%.3f" % float(plain)]
+    want = [[name, t, t_max, "%.3f" % float(p), "%.1f" % (100.0 * int(outside) / int(t_max) if int(t_max) else 0),
+             "%.3f" % float(plain)]
             for name, t, t_max, p, outside, _, plain in csv.reader(out.splitlines()[1:])]
     assert page.tables["steps"][1:] == want, (page.tables["steps"], want)
     _, out, _ = dpm("critpath", log)

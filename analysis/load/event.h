@@ -128,7 +128,8 @@ struct dpm_sequence {
     uint8_t  ended;          /* its last record was DESTROYPROCESS */
 };
 /* The records missing before `ev` in its process's numbering (0 when the
- * log did not keep the sequence field). */
+ * log did not keep the sequence field, and at a process's first record in
+ * a window: load/window.h). */
 uint64_t dpm_sequence_gap(struct dpm_sequence *q, const struct dpm_event *ev);
 
 /* ---- a whole trace in memory, for the analyses that need the graph ---- */

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "models/history.h"
+#include "models/outside.h"
 
 /* ---- delivery times (models/delays.c) ---- */
 
@@ -55,20 +56,40 @@ struct parallel_result {
     uint64_t total_cpu;        /* T */
     uint64_t t_max;            /* the critical path */
     double parallelism;        /* P = T / t_max (0 when t_max is 0) */
+    struct outside_share outside;   /* t_max's time outside the trace, by process asked */
 };
 
-/* The weights of `step` for the placement machine[p] (a machine number
- * per process of h; unused by step 1) and delivery table d (unused by
- * step 1). 0, or -1 with err saying why. */
+/* The weights of `step` on `graph` for the placement machine[p] (a machine
+ * number per process of h; unused by step 1) and delivery table d (unused
+ * by step 1). 0, or -1 with err saying why. */
 int parallel_weigh(struct history_weights *w, const struct history *h, enum parallel_step step,
-                   const uint32_t *machine, const struct delay_table *d, char *err, size_t cap);
-/* Run `step`: T, t_max and P; with `paths` non-NULL the longest paths
- * are left there (the caller frees them). 0, or -1 with err. */
+                   enum history_graph graph, const uint32_t *machine, const struct delay_table *d, char *err,
+                   size_t cap);
+/* Run `step` on `graph`: T, t_max, P and the time outside the trace; with
+ * `paths` non-NULL the longest paths are left there (the caller frees
+ * them). 0, or -1 with err. */
 int parallel_step_run(struct parallel_result *r, struct history_paths *paths, const struct history *h,
-                      enum parallel_step step, const uint32_t *machine, const struct delay_table *d, char *err,
-                      size_t cap);
-/* The step's name for reports. */
+                      enum parallel_step step, enum history_graph graph, const uint32_t *machine,
+                      const struct delay_table *d, char *err, size_t cap);
+/* The step's name for reports, and in a few words ("step 3a"). */
 const char *parallel_step_name(enum parallel_step step);
+const char *parallel_step_short(enum parallel_step step);
+
+/* Every step on both graphs of thesis Fig. 5.3: with the requests outside
+ * the trace weighted by their elapsed time (B) and without them (A, the
+ * plain graph; the same figures, not computed again, when no request went
+ * outside the trace). Indexed by step - 1. */
+#define PARALLEL_STEPS 4
+struct parallel_steps {
+    struct parallel_result elapsed[PARALLEL_STEPS], plain[PARALLEL_STEPS];
+};
+/* 0, or -1 with err. */
+int parallel_steps_run(struct parallel_steps *s, const struct history *h, const uint32_t *machine,
+                       const struct delay_table *d, char *err, size_t cap);
+/* outside_advice (models/outside.h) for the first step whose time outside
+ * the trace is above OUTSIDE_WARN_PERCENT of its t_max, or "". */
+void parallel_steps_advice(char *out, size_t cap, const struct parallel_steps *s, const struct history *h,
+                           const char *window);
 
 /* Step 3's reweighing of the arcs within processes (models/contention.c),
  * given the cross weights of step 2 in w->cross: w->chain becomes each arc's

@@ -1,0 +1,278 @@
+/*
+ * analysis/load/window.c — the window of time that dpm reads
+ * (load/window.h): its options, the times --window-of finds in the logs,
+ * and the test each record passes.
+ */
+#define _POSIX_C_SOURCE 200809L   /* strdup, strtok_r */
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "load/table.h"
+#include "load/window.h"
+
+static struct dpm_window window;
+static int window_set;
+
+const struct dpm_window *dpm_window_get(void)
+{
+    return window_set ? &window : 0;
+}
+
+int dpm_window_holds(const struct dpm_window *w, const struct dpm_event *ev)
+{
+    return !(ev->present & EV_TIME) || (ev->time >= w->from && ev->time <= w->to);
+}
+
+const char *dpm_window_asked(void)
+{
+    return window_set ? window.asked : 0;
+}
+
+const char *dpm_window_describe(void)
+{
+    static char text[320];
+    char to[32] = "the end";
+    if (!window_set)
+        return "";
+    if (window.to != UINT64_MAX)
+        snprintf(to, sizeof to, "%" PRIu64, window.to);
+    snprintf(text, sizeof text, "TIME %" PRIu64 " to %s ns on each machine's clock (%s)", window.from, to,
+             window.asked);
+    return text;
+}
+
+/* ---- --window FROM:TO ---- */
+
+/* A time: digits, an optional fraction, an optional unit (ns, the default;
+ * us, ms, s), from text[0..n); rounded to whole ns. 0, or -1 if it is not one. */
+static int parse_time(const char *text, size_t n, uint64_t *ns)
+{
+    static const struct {
+        const char *name;
+        uint64_t ns;
+    } units[] = { { "", 1 }, { "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 } };
+    uint64_t whole = 0, fraction = 0, scale = 1;
+    size_t i = 0;
+    if (n == 0 || text[0] < '0' || text[0] > '9')
+        return -1;
+    for (; i < n && text[i] >= '0' && text[i] <= '9'; i++) {
+        if (whole > (UINT64_MAX - 9) / 10)
+            return -1;
+        whole = whole * 10 + (uint64_t)(text[i] - '0');
+    }
+    if (i < n && text[i] == '.') {
+        for (i++; i < n && text[i] >= '0' && text[i] <= '9'; i++) {
+            if (scale <= UINT64_MAX / 100) {
+                fraction = fraction * 10 + (uint64_t)(text[i] - '0');
+                scale *= 10;
+            }
+        }
+    }
+    for (size_t u = 0; u < sizeof units / sizeof units[0]; u++) {
+        if (strlen(units[u].name) != n - i || strncmp(text + i, units[u].name, n - i) != 0)
+            continue;
+        if (whole > UINT64_MAX / units[u].ns)
+            return -1;
+        *ns = whole * units[u].ns + (uint64_t)((long double)fraction * units[u].ns / scale + 0.5L);
+        return 0;
+    }
+    return -1;
+}
+
+/* Set the window from FROM:TO (either may be left out). 0, or -1 after saying why. */
+static int window_between(const char *command, const char *value)
+{
+    const char *colon = strchr(value, ':');
+    if (!colon || strchr(colon + 1, ':') ||
+        (colon > value && parse_time(value, (size_t)(colon - value), &window.from) < 0) ||
+        (colon[1] && parse_time(colon + 1, strlen(colon + 1), &window.to) < 0)) {
+        fprintf(stderr, "dpm %s: --window %s: expected FROM:TO, each a time in ns or with a unit (ns, us, ms, s), "
+                "either left out for the log's start or end: 2ms:90ms\n", command, value);
+        return -1;
+    }
+    if (colon == value)
+        window.from = 0;
+    if (!colon[1])
+        window.to = UINT64_MAX;
+    if (window.from > window.to) {
+        fprintf(stderr, "dpm %s: --window %s: FROM is after TO\n", command, value);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- --window-of NAME_OR_PID,... ---- */
+
+/* What the logs say of one process: its name, and the first and last TIME
+ * of the records by it or naming it. */
+struct seen_process {
+    uint64_t pid;
+    char name[17];
+    uint64_t first, last;
+    int timed;                 /* a record with TIME was seen */
+};
+
+struct seen {
+    struct table index;        /* pid -> its entry */
+    struct seen_process *process;
+    size_t count, capacity;
+};
+
+static struct seen_process *seen_process(struct seen *s, uint64_t pid)
+{
+    uint32_t *i = table_find(&s->index, pid, 0);
+    if (i)
+        return &s->process[*i];
+    s->process = array_grow(s->process, &s->capacity, s->count, sizeof *s->process);
+    s->process[s->count] = (struct seen_process){ .pid = pid };
+    table_insert(&s->index, pid, 0, (uint32_t)s->count);
+    return &s->process[s->count++];
+}
+
+static void seen_at(struct seen_process *p, const struct dpm_event *ev)
+{
+    if (!(ev->present & EV_TIME))
+        return;
+    if (!p->timed || ev->time < p->first)
+        p->first = ev->time;
+    if (!p->timed || ev->time > p->last)
+        p->last = ev->time;
+    p->timed = 1;
+}
+
+/* Every process of the log `path` and of its records' other parties: 1;
+ * 0 if the file is no log (it is passed over: the command says so). */
+static int scan_log(struct seen *s, const char *path)
+{
+    struct dpm_error e;
+    struct dpm_event ev;
+    struct dpm_stream *log = dpm_stream_open(path, 0, &e);
+    if (!log)
+        return 0;
+    dpm_stream_events_only(log);
+    while (dpm_stream_next(log, &ev, &e) == 1) {
+        if (ev.present & EV_PID) {
+            struct seen_process *p = seen_process(s, ev.pid);
+            seen_at(p, &ev);
+            if (ev.type == MT_CREATEPROCESS && (ev.present & EV_NAME))
+                memcpy(p->name, ev.name, sizeof p->name);
+        }
+        if (ev.present & EV_OTHER)
+            seen_at(seen_process(s, ev.other), &ev);
+    }
+    dpm_stream_close(log);
+    return 1;
+}
+
+/* Whether `item` names process p: its program name, its label ("ri
+ * 0.8.1"), its pid as dpm prints it (M.S.G), or its pid as a number. */
+static int names(const struct seen_process *p, const char *item)
+{
+    char label[64], id[24];
+    char *end;
+    unsigned long long number = strtoull(item, &end, 0);
+    dpm_label(p->name, p->pid, label, sizeof label);
+    return (p->name[0] && strcmp(p->name, item) == 0) || strcmp(label, item) == 0 ||
+           strcmp(dpm_pid_string(p->pid, id), item) == 0 || (end != item && !*end && number == p->pid);
+}
+
+/* Set the window from the times of the processes `list` names in the
+ * logs among args[0..n). 0, or -1 after saying why. */
+static int window_of(const char *command, const char *list, char **args, int n)
+{
+    struct seen s = { 0 };
+    int found = 0, logs = 0;
+    for (int i = 0; i < n; i++) {
+        if (args[i][0] == '-') {
+            i += strcmp(args[i], "-o") == 0;
+            continue;
+        }
+        logs += scan_log(&s, args[i]);
+    }
+    char *copy = strdup(list), *save = 0;
+    for (char *item = copy ? strtok_r(copy, ",", &save) : 0; item; item = strtok_r(0, ",", &save)) {
+        int named = 0;
+        for (size_t p = 0; p < s.count; p++) {
+            if (!names(&s.process[p], item) || !s.process[p].timed)
+                continue;
+            window.from = !found || s.process[p].first < window.from ? s.process[p].first : window.from;
+            window.to = !found || s.process[p].last > window.to ? s.process[p].last : window.to;
+            found = named = 1;
+        }
+        if (!named) {
+            fprintf(stderr, "dpm %s: --window-of %s: no record of or naming such a process in the %d log%s read "
+                    "(a name from CREATEPROCESS, a pid as M.S.G, or a number)\n", command, item, logs,
+                    logs == 1 ? "" : "s");
+            found = 0;
+            break;
+        }
+    }
+    free(copy);
+    free(s.process);
+    table_free(&s.index);
+    return found ? 0 : -1;
+}
+
+/* ---- the options ---- */
+
+/* If args[*i] is `name` or `name=VALUE`, its value (the next argument, *i
+ * moving on); *missing when there is none. NULL if it is another argument. */
+static const char *option_value(int argc, char **argv, int *i, const char *name, int *missing)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n) != 0 || (argv[*i][n] != 0 && argv[*i][n] != '='))
+        return 0;
+    if (argv[*i][n] == '=')
+        return argv[*i] + n + 1;
+    if (*i + 1 >= argc) {
+        *missing = 1;
+        return 0;
+    }
+    return argv[++*i];
+}
+
+/* Take the window options (load/window.h). */
+int dpm_window_take(int argc, char **argv, int *status)
+{
+    const char *between = 0, *of = 0, *command = argv[0];
+    int kept = 1;
+    *status = 2;
+    for (int i = 1; i < argc; i++) {
+        int missing = 0;
+        const char *name = argv[i], *value;
+        if ((value = option_value(argc, argv, &i, "--window-of", &missing)))
+            of = value;
+        else if (!missing && (value = option_value(argc, argv, &i, "--window", &missing)))
+            between = value;
+        else if (!missing)
+            argv[kept++] = argv[i];
+        if (missing) {
+            fprintf(stderr, "dpm %s: %s needs a value (see dpm --help)\n", command, name);
+            return -1;
+        }
+    }
+    argv[kept] = 0;
+    if (!between && !of)
+        return kept;
+    if (between && of) {
+        fprintf(stderr, "dpm %s: --window and --window-of exclude one another\n", command);
+        return -1;
+    }
+    if (strcmp(command, "generate") == 0) {
+        fprintf(stderr, "dpm generate: --window and --window-of choose the records dpm reads; generate writes logs\n");
+        return -1;
+    }
+    if (of && strcmp(command, "live") == 0) {
+        fprintf(stderr, "dpm live: --window-of needs the whole log, and live follows a stream as it grows: "
+                "use --window\n");
+        return -1;
+    }
+    if ((between && window_between(command, between) < 0) || (of && window_of(command, of, argv + 1, kept - 1) < 0))
+        return -1;
+    snprintf(window.asked, sizeof window.asked, "%s %s", between ? "--window" : "--window-of", between ? between : of);
+    window_set = 1;
+    return kept;
+}
