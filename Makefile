@@ -257,7 +257,14 @@ $(B)/tools/tracegen: tests/tracegen.c $(METER_HOST)
 # container and rule engine; and the same under the sanitizers, which the
 # analyzer's tests run on damaged logs (tests/test_dpm.py). Includes within
 # analysis/ name a header by its path from there ("models/history.h").
-DPM_SRCS := $(wildcard analysis/*.c analysis/*/*.c)
+# The networks shipped with dpm (analysis/networks/*.tsv, docs/analyzer.md
+# "Networks") are compiled in, as $(B)/analysis/networks.c.
+NETWORKS := $(sort $(wildcard analysis/networks/*.tsv))
+$(B)/analysis/networks.c: $(NETWORKS) scripts/mknetworks.sh
+	@mkdir -p $(dir $@)
+	@echo "  GEN     $@"
+	@scripts/mknetworks.sh $@ $(NETWORKS)
+DPM_SRCS := $(wildcard analysis/*.c analysis/*/*.c) $(B)/analysis/networks.c
 DPM_DEPS := $(DPM_SRCS) $(wildcard analysis/*/*.h) $(METER_HOST) kernel/demos.h
 $(B)/tools/dpm: $(DPM_DEPS)
 	@mkdir -p $(dir $@)
@@ -312,7 +319,8 @@ $(B)/tools/transport_test: tests/transport_test.c tests/host_check.h kernel/net/
 # the test needs no trace log and no `dpm` main.
 DPM_GRAPH_SRCS := analysis/models/history.c analysis/load/table.c analysis/models/delays.c analysis/models/parallel.c \
                   analysis/models/contention.c analysis/models/critpath.c analysis/models/causality.c \
-                  analysis/models/tally.c analysis/models/outside.c analysis/load/pids.c analysis/load/elfsym.c
+                  analysis/models/tally.c analysis/models/outside.c analysis/load/pids.c analysis/load/elfsym.c \
+                  $(B)/analysis/networks.c
 DPM_GRAPH_HDRS := analysis/models/history.h analysis/models/parallel.h analysis/models/critpath.h \
                   analysis/models/outside.h \
                   analysis/models/causality.h analysis/models/tally.h analysis/load/elfsym.h analysis/load/event.h \

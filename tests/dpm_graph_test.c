@@ -157,7 +157,7 @@ static void builder_free(struct builder *b, struct dpm_trace *t)
 
 static struct delay_table constant_delays(uint64_t local, uint64_t remote)
 {
-    struct delay_table d = { 1, { { 1, local, remote } } };
+    struct delay_table d = { .nrows = 1, .row = { { 1, local, remote } } };
     return d;
 }
 
@@ -902,30 +902,53 @@ static void check_fig5_18(void)
 static void check_delays(void)
 {
     struct delay_table d;
-    char err[256], path[] = "/tmp/dpm_graph_test_delaysXXXXXX";
+    char err[512], path[] = "/tmp/dpm_graph_test_delaysXXXXXX";
+    /* The default is the shipped network `here`, this system's. */
     delay_table_default(&d);
+    CHECK(strcmp(d.name, "here") == 0 && strcmp(d.path, "analysis/networks/here.tsv") == 0 && d.title[0]);
     CHECK(d.nrows == 4 && delay_of(&d, 1, 0) == 760 && delay_of(&d, 1000, 1) == 93100);
     CHECK(delay_of(&d, 0, 1) == 97400 && delay_of(&d, 4096, 0) == 1110);
     CHECK(delay_of(&d, 55, 0) == 800 && delay_of(&d, 550, 1) == 86600);
+    /* Every shipped network parses, has a title, and its sizes rise. */
+    CHECK(shipped_network_count >= 4);
+    for (size_t i = 0; i < shipped_network_count; i++) {
+        CHECK(delay_table_network(&d, shipped_networks[i].name, err, sizeof err) == 0);
+        CHECK(strcmp(d.name, shipped_networks[i].name) == 0 && d.title[0] && d.nrows >= 1);
+    }
+    CHECK(delay_table_network(&d, "vax", err, sizeof err) == 0 && delay_of(&d, 10, 1) == 13000000);
+    CHECK(delay_table_network(&d, "nosuch", err, sizeof err) == -2 && strstr(err, "(gbe, here, infiniband, vax)"));
+    /* A file: rows, comments, a title; and what is wrong in one, by line. */
     int fd = mkstemp(path);
     FILE *f = fdopen(fd, "w");
-    fputs("# size local remote\n\n10 100 1000\n  20 200 3000  # a comment\n", f);
+    fputs("# title: two rows\n# size local remote\n\n10 100 1000\n  20\t200 3000  # a comment\r\n", f);
     fclose(f);
     CHECK(delay_table_read(&d, path, err, sizeof err) == 0 && d.nrows == 2 && delay_of(&d, 15, 1) == 2000);
-    f = fopen(path, "w");
-    fputs("10 100 1000\n10 200 3000\n", f);
-    fclose(f);
-    CHECK(delay_table_read(&d, path, err, sizeof err) == -1 && strstr(err, ":2: size 10") && strstr(err, path));
-    f = fopen(path, "w");
-    fputs("10 100\n", f);
-    fclose(f);
-    CHECK(delay_table_read(&d, path, err, sizeof err) == -1 && strstr(err, ":1: expected"));
-    f = fopen(path, "w");
-    fputs("# nothing\n", f);
-    fclose(f);
-    CHECK(delay_table_read(&d, path, err, sizeof err) == -1 && strstr(err, "no rows"));
+    CHECK(strcmp(d.title, "two rows") == 0 && strcmp(d.name, path) == 0);
+    static const struct {
+        const char *text, *said;
+    } bad[] = {
+        { "10 100 1000\n10 200 3000\n", ":2: size 10 does not follow 10: sizes must rise" },
+        { "10 100\n", ":1: 2 fields; expected 3: SIZE LOCAL_NS REMOTE_NS" },
+        { "1 2 3 4\n", ":1: 4 fields; expected 3: SIZE LOCAL_NS REMOTE_NS" },
+        { "# x\n10 1.5 3\n", ":2: LOCAL_NS `1.5` is not a whole number of ns" },
+        { "+10 1 3\n", ":1: SIZE `+10` is not a whole number of bytes" },
+        { "10 1 99999999999999999999\n", ":1: REMOTE_NS `99999999999999999999` is not a whole number of ns" },
+        { "# nothing\n", ": no rows (lines `SIZE LOCAL_NS REMOTE_NS`)" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char want[512];
+        f = fopen(path, "w");
+        fputs(bad[i].text, f);
+        fclose(f);
+        snprintf(want, sizeof want, "%s%s", path, bad[i].said);
+        CHECK(delay_table_read(&d, path, err, sizeof err) == -1 && strcmp(err, want) == 0);
+    }
+    char rows[64 * 12 + 32] = "";
+    for (int i = 0; i <= DELAY_ROWS_MAX; i++)
+        snprintf(rows + strlen(rows), sizeof rows - strlen(rows), "%d 1 2\n", i + 1);
+    CHECK(delay_table_parse(&d, rows, "many", err, sizeof err) == -1 && strcmp(err, "many:65: more than 64 rows") == 0);
     unlink(path);
-    CHECK(delay_table_read(&d, path, err, sizeof err) == -1 && strstr(err, path));
+    CHECK(delay_table_read(&d, path, err, sizeof err) == -1 && strstr(err, path) && strstr(err, "No such file"));
 }
 
 /* ---- the ELF reader ---- */

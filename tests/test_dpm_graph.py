@@ -257,6 +257,10 @@ def test_outside_prefix_is_said_and_the_window_gives_the_workload():
     status, out, _ = dpm("stats", "--window-of", "0.19.1", log)
     assert status == 0 and "7 records, 0 lost (as the logs count them), 0 missing in sequence gaps" in out, out
     assert "window: TIME 1001500 to 1011500 ns on each machine's clock (--window-of 0.19.1)" in out, out
+    # Processes created before the window keep their names (a, b), and can be placed by them.
+    assert "a 0.16.1" in out and "b 1.17.1" in out, out
+    status, out, _ = dpm("parallelism", "--window-of", "0.19.1", "--place", "b=0", "--csv", "--delays", delays, log)
+    assert status == 0 and csv_steps(out)["3"][:3] == (16000, 16000, 1.0), out
 
 
 def test_window_usage_errors():
@@ -294,7 +298,7 @@ def test_networks():
                        ("# a table\n10 5 x7\n", ":2: REMOTE_NS `x7` is not a whole number of ns"),
                        ("10 5 7\n10 6 8\n", ":2: size 10 does not follow 10: sizes must rise"),
                        ("-1 5 7\n", ":1: SIZE `-1` is not a whole number of bytes"),
-                       ("10 5 7 9\n", ":1: 4 fields; expected 3"),
+                       ("10 5 7 9\n", ":1: 4 fields; expected 3: SIZE LOCAL_NS REMOTE_NS"),
                        ("# nothing\n", ": no rows (lines `SIZE LOCAL_NS REMOTE_NS`)")):
         with open(table, "w") as f:
             f.write(text)

@@ -226,13 +226,14 @@ def test_report_says_what_is_outside_and_honours_the_window():
     assert "98.9% of t_max (step 1) is time spent waiting for requests outside the trace" in text, text
     assert "--window-of 0.19.1" in text and "in requests to 0.18.1" in text
     networks = page.tables["networks"]
-    assert networks[0] == ["network", "step 2", "step 3 (Appendix A)", "step 3 (elapsed)", "P plain, step 3"], networks
+    assert networks[0] == ["network", "step 2", "step 3 (Appendix A)", "step 3 (elapsed)", "P plain, step 3",
+                           "what it is"], networks
     assert [r[0] for r in networks[1:]] == ["gbe", "here", "infiniband", "vax"], networks
     page, printed = report("--window-of", "0.19.1", log)
     summary = {r[0]: r[1] for r in page.tables["summary-table"]}
     assert summary["window"] == "TIME 1001500 to 1011500 ns on each machine's clock (--window-of 0.19.1)", summary
     assert summary["records"] == "7" and printed.startswith("%s: 7 records" % path("page.html")), (summary, printed)
-    assert "warning" not in "".join(page.text)
+    assert "Warning:" not in "".join(page.text)
 
 
 def test_report_escapes_and_refuses():

@@ -17,7 +17,7 @@ static const char parallelism_help[] =
     "\n"
     "SYNOPSIS\n"
     "    dpm parallelism [--place NAME_OR_PID=MACHINE,... | --each-own | --all-one]\n"
-    "                    [--delays FILE] [--csv] LOG...\n"
+    "                    [--network NAME|FILE | --delays FILE] [--csv] LOG...\n"
     "\n"
     "DESCRIPTION\n"
     "    Builds the program history graph of the logs (Miller's thesis, section 5.2.3): a node\n"
@@ -50,11 +50,17 @@ static const char parallelism_help[] =
     "           name (from CREATEPROCESS) places every process of that name\n"
     "    --each-own   every process on a machine of its own\n"
     "    --all-one    every process on one machine\n"
+    "    --network NAME|FILE\n"
+    "           the delivery times of steps 2 and 3: a network shipped with dpm by its NAME\n"
+    "           (here, this system's, measured by `make bench`: the default; vax, DEMOS/MP's on\n"
+    "           VAX-11/750s, thesis Fig. 5.11; infiniband; gbe), or a network FILE (a path, with\n"
+    "           a '/' or a '.'): lines `SIZE LOCAL_NS REMOTE_NS` (bytes, then guest ns per\n"
+    "           message on one machine and between two), sizes rising, `#` comments, `# title:\n"
+    "           TEXT` naming it. Times between two sizes are interpolated linearly, beyond the\n"
+    "           table the nearest row's. Each shipped file, in analysis/networks/, says where its\n"
+    "           figures come from; `make bench` writes this host's as build/net/here.tsv\n"
     "    --delays FILE\n"
-    "           the delivery-time table: lines `SIZE LOCAL_NS REMOTE_NS`, sizes rising, `#`\n"
-    "           comments; times between two sizes are interpolated linearly, beyond the table\n"
-    "           the nearest row's. Default: this system's, measured by `make bench` (netbench):\n"
-    "           1 byte 760 / 97400 ns, 10: 780 / 82600, 100: 820 / 80100, 1000: 1110 / 93100\n"
+    "           a network file, as --network FILE\n"
     "    --csv        print `step,T,t_max,P,outside_ns,t_max_plain,P_plain` lines only: each\n"
     "                 step on graph B, its t_max's time outside the trace, and on graph A\n"
     "    --help       this text\n"
@@ -75,9 +81,13 @@ static void print_placement(const struct graph_input *in, const uint32_t *machin
     }
 }
 
-static void print_delays(const struct delay_table *d, const char *path)
+static void print_delays(const struct delay_table *d)
 {
-    printf("delivery times (guest ns): %s\n", path ? path : "built in, measured by `make bench` (netbench)");
+    if (strcmp(d->name, d->path) != 0)
+        printf("delivery times (guest ns): network %s (%s)%s%s\n", d->name, d->path, d->title[0] ? ": " : "",
+               d->title);
+    else
+        printf("delivery times (guest ns): network file %s%s%s\n", d->path, d->title[0] ? ": " : "", d->title);
     printf("  %10s %12s %12s\n", "size", "local", "remote");
     for (size_t i = 0; i < d->nrows; i++)
         printf("  %10" PRIu64 " %12" PRIu64 " %12" PRIu64 "\n", d->row[i].size, d->row[i].local_ns,
@@ -196,7 +206,7 @@ int cmd_parallelism(int argc, char **argv)
         if (dpm_window_get())
             printf("window: %s\n", dpm_window_describe());
         print_placement(&in, machine, how);
-        print_delays(&d, o.delays);
+        print_delays(&d);
     }
     if (status == EXIT_OK)
         status = print_steps(&in, machine, &d, csv);

@@ -222,7 +222,8 @@ int dpm_stream_next(struct dpm_stream *s, struct dpm_event *ev, struct dpm_error
 {
     int status;
     while ((status = next_record(s, ev, e)) == 1 && s->window && !dpm_window_holds(s->window, ev))
-        ;
+        if (ev->type == MT_CREATEPROCESS)
+            dpm_window_note_name(ev);
     return status;
 }
 

@@ -124,6 +124,11 @@ static void find_processes(struct dpm_trace *t)
             memcpy(p->name, ev->name, sizeof p->name);
     }
     table_free(&seen);
+    for (size_t p = 0; p < t->nprocesses; p++) {
+        const char *name = t->processes[p].name[0] ? 0 : dpm_window_name_of(t->processes[p].pid);
+        if (name)
+            memcpy(t->processes[p].name, name, sizeof t->processes[p].name);
+    }
     if (t->nprocesses)
         qsort(t->processes, t->nprocesses, sizeof *t->processes, by_pid);
 }

@@ -15,6 +15,9 @@
 
 static struct dpm_window window;
 static int window_set;
+static struct table left_out_names;     /* pid -> index into left_out_name[] */
+static char (*left_out_name)[17];
+static size_t nleft_out, left_out_capacity;
 
 const struct dpm_window *dpm_window_get(void)
 {
@@ -24,6 +27,26 @@ const struct dpm_window *dpm_window_get(void)
 int dpm_window_holds(const struct dpm_window *w, const struct dpm_event *ev)
 {
     return !(ev->present & EV_TIME) || (ev->time >= w->from && ev->time <= w->to);
+}
+
+void dpm_window_note_name(const struct dpm_event *createprocess)
+{
+    if (!(createprocess->present & EV_NAME) || !createprocess->name[0])
+        return;
+    uint32_t *i = table_find(&left_out_names, createprocess->pid, 0);
+    if (!i) {
+        left_out_name = array_grow(left_out_name, &left_out_capacity, nleft_out, sizeof *left_out_name);
+        table_insert(&left_out_names, createprocess->pid, 0, (uint32_t)nleft_out);
+        i = table_find(&left_out_names, createprocess->pid, 0);
+        nleft_out++;
+    }
+    memcpy(left_out_name[*i], createprocess->name, sizeof left_out_name[*i]);
+}
+
+const char *dpm_window_name_of(uint64_t pid)
+{
+    uint32_t *i = table_find(&left_out_names, pid, 0);
+    return i ? left_out_name[*i] : 0;
 }
 
 const char *dpm_window_asked(void)

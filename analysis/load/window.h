@@ -17,7 +17,8 @@
  * that machine's clock reads the same.
  *
  * With a window, the first record of a process in it starts its numbering:
- * the records before the window are not counted as missing in sequence gaps.
+ * the records before the window are not counted as missing in sequence gaps,
+ * and a process created before it keeps the name its CREATEPROCESS gave.
  */
 #ifndef ANALYSIS_LOAD_WINDOW_H
 #define ANALYSIS_LOAD_WINDOW_H
@@ -44,6 +45,13 @@ const struct dpm_window *dpm_window_get(void);
 
 /* Whether record ev lies in window w. */
 int dpm_window_holds(const struct dpm_window *w, const struct dpm_event *ev);
+
+/* The program names of the CREATEPROCESS records the window left out:
+ * load/stream.c notes each, and the loader and the statistics name the
+ * processes by them, so that a process created before the window keeps
+ * its name. The name noted for `pid`, or NULL. */
+void dpm_window_note_name(const struct dpm_event *createprocess);
+const char *dpm_window_name_of(uint64_t pid);
 
 /* The window's option as given ("--window-of 0.19.1"), or NULL if none. */
 const char *dpm_window_asked(void);

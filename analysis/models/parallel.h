@@ -24,20 +24,41 @@
 
 #define DELAY_ROWS_MAX 64
 
-/* Delivery time of one message by size, local (same machine) and remote,
- * in guest ns; rows sorted by size. */
+/* A network: the delivery time of one message by size, local (same
+ * machine) and remote, in guest ns; rows sorted by size. Read from a
+ * network file (docs/analyzer.md, "Networks"): lines `SIZE LOCAL_NS
+ * REMOTE_NS`, '#' starting a comment, `# title: TEXT` naming it. */
 struct delay_table {
+    char name[256];            /* a shipped network's name, or the file's path */
+    char path[256];            /* the file it was read from (a shipped one's in the source tree) */
+    char title[160];           /* its `# title:` line, or "" */
     size_t nrows;
     struct delay_row {
         uint64_t size, local_ns, remote_ns;
     } row[DELAY_ROWS_MAX];
 };
 
-/* This system's table, measured by `make bench` (netbench, guest ns). */
+/* The networks shipped with dpm (analysis/networks/NAME.tsv, compiled in
+ * by scripts/mknetworks.sh), in name order. */
+struct shipped_network {
+    const char *name, *path, *text;
+};
+extern const struct shipped_network shipped_networks[];
+extern const size_t shipped_network_count;
+
+/* The default network: the shipped `here`, this system's, measured by
+ * `make bench` (netbench). */
 void delay_table_default(struct delay_table *d);
-/* Read a table from `path`: lines `SIZE LOCAL_NS REMOTE_NS`, '#' starts a
- * comment. 0, or -1 with err saying "FILE:LINE: what is wrong". */
+/* The network `what`: a shipped one by its name (a word without '/' or
+ * '.'), or else the network file of that path. 0; -1 with err saying
+ * "FILE:LINE: what is wrong" (or why the file cannot be read); -2 with err
+ * when no shipped network has that name. */
+int delay_table_network(struct delay_table *d, const char *what, char *err, size_t cap);
+/* The network file `path` (whatever its name). 0, or -1 with err. */
 int delay_table_read(struct delay_table *d, const char *path, char *err, size_t cap);
+/* A network file's text; `origin` (its path) names it in errors and in
+ * d->name and d->path. 0, or -1 with err. */
+int delay_table_parse(struct delay_table *d, const char *text, const char *origin, char *err, size_t cap);
 /* The delivery time of a message of `size` bytes: linear between the
  * table's sizes, the first or last row's beyond them. */
 uint64_t delay_of(const struct delay_table *d, uint64_t size, int remote);

@@ -104,6 +104,42 @@ static void outside_warning(FILE *f, const char *advice)
     fputs("</p>\n", f);
 }
 
+/* P for the placement under each network shipped with dpm: steps 2 and 3
+ * on graph B, and step 3 on the plain graph A. 0, or 1 (said). */
+static int networks_table(FILE *f, const struct report_input *r)
+{
+    const struct history *h = &r->graph.history;
+    static const enum parallel_step steps[] = { STEP_DELIVERY, STEP_CONTENTION_THESIS, STEP_CONTENTION_SIMULATED };
+    char err[512];
+    fputs("<table id=\"networks\">\n<tr><th>network</th><th>step 2</th><th>step 3 (Appendix A)</th>"
+          "<th>step 3 (elapsed)</th><th>P plain, step 3</th><th>what it is</th></tr>\n", f);
+    for (size_t i = 0; i < shipped_network_count; i++) {
+        struct delay_table d;
+        struct parallel_result result;
+        if (delay_table_network(&d, shipped_networks[i].name, err, sizeof err) < 0) {
+            fprintf(stderr, "dpm report: %s\n", err);
+            return EXIT_BAD_INPUT;
+        }
+        fputs("<tr><td class=\"name\">", f);
+        html_text(f, d.name);
+        fputs("</td>", f);
+        for (int k = 0; k < 4; k++) {
+            enum parallel_step step = k < 3 ? steps[k] : STEP_CONTENTION_SIMULATED;
+            enum history_graph graph = k < 3 || !h->outside_arcs ? GRAPH_ELAPSED_ARCS : GRAPH_PLAIN;
+            if (parallel_step_run(&result, 0, h, step, graph, r->machine, &d, err, sizeof err) < 0) {
+                fprintf(stderr, "dpm report: %s\n", err);
+                return EXIT_BAD_INPUT;
+            }
+            fprintf(f, "<td>%.3f</td>", result.parallelism);
+        }
+        fputs("<td class=\"name\">", f);
+        html_text(f, d.title);
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table>\n", f);
+    return EXIT_OK;
+}
+
 int report_parallelism(FILE *f, const struct report_input *r)
 {
     const struct history *h = &r->graph.history;
@@ -117,7 +153,11 @@ int report_parallelism(FILE *f, const struct report_input *r)
             "program history graph of %" PRIu32 " processes, %" PRIu64 " message arcs and %" PRIu64 " requests "
             "outside the trace. Placement: ", h->nprocesses, h->message_arcs, h->outside_arcs);
     html_text(f, r->placement);
-    fputs(". P is given on both graphs of the thesis's Fig. 5.3: with each request to a process outside the trace "
+    fputs(". Delivery times: network ", f);
+    html_text(f, r->delays.name);
+    fputs(" (", f);
+    html_text(f, r->delays.title[0] ? r->delays.title : r->delays.path);
+    fputs("). P is given on both graphs of the thesis's Fig. 5.3: with each request to a process outside the trace "
           "an arc weighted by the time its answer took (B: T, t_max, P and the share of t_max on such arcs), and "
           "the plain graph without them (A: P plain).</p>\n", f);
     steps_table(f, &s);
@@ -125,6 +165,10 @@ int report_parallelism(FILE *f, const struct report_input *r)
         outside_table(f, &s);
     parallel_steps_advice(advice, sizeof advice, &s, h, dpm_window_asked());
     outside_warning(f, advice);
+    fputs("<p>The same placement under each network shipped with dpm (their delivery times: analysis/networks/, "
+          "dpm parallelism --network):</p>\n", f);
+    if (networks_table(f, r) != EXIT_OK)
+        return EXIT_BAD_INPUT;
     fputs("<table id=\"placement\">\n<tr><th>process</th><th>measured machine</th><th>placed on</th></tr>\n", f);
     for (uint32_t p = 0; p < h->nprocesses; p++) {
         fputs("<tr>", f);
