@@ -265,6 +265,9 @@ def test_outside_prefix_is_said_and_the_window_gives_the_workload():
 
 def test_window_usage_errors():
     log = generate("prefix", OUTSIDE_PREFIX)
+    # A process known by its CREATEPROCESS, but with no record in the window, is not placed: said, not refused.
+    status, out, err = dpm("parallelism", "--window", "2000000:", "--place", "a=1", "--csv", log)
+    assert status == 0 and err == "dpm parallelism: --place: `a` has no record in the window: nothing to place\n", err
     for args, said in ((("parallelism", "--window", "5:3", log), "--window 5:3: FROM is after TO"),
                        (("parallelism", "--window", "abc", log), "--window abc: expected FROM:TO"),
                        (("parallelism", "--window", "5ks:6", log), "--window 5ks:6: expected FROM:TO"),

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "commands/graph_options.h"
+#include "load/window.h"
 
 /* The value of option `name` at argv[*i] (commands/graph_options.h). */
 const char *graph_option(int argc, char **argv, int *i, const char *name, int *missing)
@@ -143,6 +144,8 @@ static int apply_place(const char *spec, const char *command, const struct dpm_t
         if (!equals || end == equals + 1 || *end || m > UINT32_MAX) {
             fprintf(stderr, "dpm %s: --place: `%s`: expected NAME_OR_PID=MACHINE\n", command, item);
             ok = -1;
+        } else if (n < 0 && dpm_window_left_out(item)) {
+            fprintf(stderr, "dpm %s: --place: `%s` has no record in the window: nothing to place\n", command, item);
         } else if (n < 0) {
             fprintf(stderr, "dpm %s: --place: no traced process is named `%s`\n", command, item);
             ok = -1;

@@ -26,7 +26,12 @@ const struct dpm_window *dpm_window_get(void)
 
 int dpm_window_holds(const struct dpm_window *w, const struct dpm_event *ev)
 {
-    return !(ev->present & EV_TIME) || (ev->time >= w->from && ev->time <= w->to);
+    uint32_t m = (ev->present & EV_MACHINE) ? ev->machine : DPM_PID_MACHINE(ev->pid);
+    if (!(ev->present & EV_TIME))
+        return 1;
+    if (m < DPM_WINDOW_MACHINES && w->on_machine[m])
+        return ev->time >= w->machine_from[m] && ev->time <= w->machine_to[m];
+    return ev->time >= w->from && ev->time <= w->to;
 }
 
 void dpm_window_note_name(const struct dpm_event *createprocess)
@@ -49,6 +54,17 @@ const char *dpm_window_name_of(uint64_t pid)
     return i ? left_out_name[*i] : 0;
 }
 
+int dpm_window_left_out(const char *what)
+{
+    char id[24];
+    for (size_t i = 0; i < left_out_names.capacity; i++) {
+        const struct table_entry *e = &left_out_names.entries[i];
+        if (e->used && (strcmp(left_out_name[e->value], what) == 0 || strcmp(dpm_pid_string(e->a, id), what) == 0))
+            return 1;
+    }
+    return 0;
+}
+
 const char *dpm_window_asked(void)
 {
     return window_set ? window.asked : 0;
@@ -56,14 +72,28 @@ const char *dpm_window_asked(void)
 
 const char *dpm_window_describe(void)
 {
-    static char text[320];
+    static char text[2048];
     char to[32] = "the end";
+    size_t n = 0;
+    int uniform = 1;
     if (!window_set)
         return "";
+    for (uint32_t m = 0; m < DPM_WINDOW_MACHINES; m++)
+        uniform &= !window.on_machine[m] || (window.machine_from[m] == window.from && window.machine_to[m] == window.to);
     if (window.to != UINT64_MAX)
         snprintf(to, sizeof to, "%" PRIu64, window.to);
-    snprintf(text, sizeof text, "TIME %" PRIu64 " to %s ns on each machine's clock (%s)", window.from, to,
-             window.asked);
+    if (uniform) {
+        snprintf(text, sizeof text, "TIME %" PRIu64 " to %s ns on each machine's clock (%s)", window.from, to,
+                 window.asked);
+        return text;
+    }
+    for (uint32_t m = 0; m < DPM_WINDOW_MACHINES && n < sizeof text; m++)
+        if (window.on_machine[m])
+            n += (size_t)snprintf(text + n, sizeof text - n, "%sTIME %" PRIu64 " to %" PRIu64 " ns on machine %" PRIu32,
+                                  n ? ", " : "", window.machine_from[m], window.machine_to[m], m);
+    if (n < sizeof text)
+        snprintf(text + n, sizeof text - n, ", %" PRIu64 " to %s on the others' clocks (%s)", window.from, to,
+                 window.asked);
     return text;
 }
 
@@ -129,13 +159,28 @@ static int window_between(const char *command, const char *value)
 
 /* ---- --window-of NAME_OR_PID,... ---- */
 
-/* What the logs say of one process: its name, and the first and last TIME
- * of the records by it or naming it. */
+/* A span of TIME on one machine's clock. */
+struct span {
+    uint64_t first, last;
+    int seen;
+};
+
+static void widen(struct span *s, uint64_t time)
+{
+    if (!s->seen || time < s->first)
+        s->first = time;
+    if (!s->seen || time > s->last)
+        s->last = time;
+    s->seen = 1;
+}
+
+/* What the logs say of one process: its name, and on each machine the
+ * span of its own records and of the other records naming it. */
 struct seen_process {
     uint64_t pid;
     char name[17];
-    uint64_t first, last;
-    int timed;                 /* a record with TIME was seen */
+    struct span own[DPM_WINDOW_MACHINES], named[DPM_WINDOW_MACHINES];
+    int has_own;               /* some record of its own has TIME */
 };
 
 struct seen {
@@ -150,20 +195,16 @@ static struct seen_process *seen_process(struct seen *s, uint64_t pid)
     if (i)
         return &s->process[*i];
     s->process = array_grow(s->process, &s->capacity, s->count, sizeof *s->process);
-    s->process[s->count] = (struct seen_process){ .pid = pid };
+    memset(&s->process[s->count], 0, sizeof s->process[s->count]);
+    s->process[s->count].pid = pid;
     table_insert(&s->index, pid, 0, (uint32_t)s->count);
     return &s->process[s->count++];
 }
 
-static void seen_at(struct seen_process *p, const struct dpm_event *ev)
+/* The machine whose clock a record's TIME is on. */
+static uint32_t clock_of(const struct dpm_event *ev)
 {
-    if (!(ev->present & EV_TIME))
-        return;
-    if (!p->timed || ev->time < p->first)
-        p->first = ev->time;
-    if (!p->timed || ev->time > p->last)
-        p->last = ev->time;
-    p->timed = 1;
+    return (ev->present & EV_MACHINE) ? ev->machine : DPM_PID_MACHINE(ev->pid);
 }
 
 /* Every process of the log `path` and of its records' other parties: 1;
@@ -177,14 +218,19 @@ static int scan_log(struct seen *s, const char *path)
         return 0;
     dpm_stream_events_only(log);
     while (dpm_stream_next(log, &ev, &e) == 1) {
+        uint32_t m = clock_of(&ev);
+        int timed = (ev.present & EV_TIME) && m < DPM_WINDOW_MACHINES;
         if (ev.present & EV_PID) {
             struct seen_process *p = seen_process(s, ev.pid);
-            seen_at(p, &ev);
+            if (timed) {
+                widen(&p->own[m], ev.time);
+                p->has_own = 1;
+            }
             if (ev.type == MT_CREATEPROCESS && (ev.present & EV_NAME))
                 memcpy(p->name, ev.name, sizeof p->name);
         }
-        if (ev.present & EV_OTHER)
-            seen_at(seen_process(s, ev.other), &ev);
+        if ((ev.present & EV_OTHER) && timed)
+            widen(&seen_process(s, ev.other)->named[m], ev.time);
     }
     dpm_stream_close(log);
     return 1;
@@ -202,12 +248,32 @@ static int names(const struct seen_process *p, const char *item)
            strcmp(dpm_pid_string(p->pid, id), item) == 0 || (end != item && !*end && number == p->pid);
 }
 
-/* Set the window from the times of the processes `list` names in the
- * logs among args[0..n). 0, or -1 after saying why. */
+/* Widen the window by process p's spans: those of its own records if it
+ * has any (it is traced), else those of the records naming it. 1 if it
+ * gave any. */
+static int take_spans(const struct seen_process *p)
+{
+    int any = 0;
+    for (uint32_t m = 0; m < DPM_WINDOW_MACHINES; m++) {
+        const struct span *s = p->has_own ? &p->own[m] : &p->named[m];
+        if (!s->seen)
+            continue;
+        window.machine_from[m] = window.on_machine[m] && window.machine_from[m] < s->first ? window.machine_from[m]
+                                                                                          : s->first;
+        window.machine_to[m] = window.on_machine[m] && window.machine_to[m] > s->last ? window.machine_to[m] : s->last;
+        window.on_machine[m] = 1;
+        any = 1;
+    }
+    return any;
+}
+
+/* Set the window from the spans of the processes `list` names in the logs
+ * among args[0..n): on each machine with such records their span, on the
+ * others the whole span (load/window.h). 0, or -1 after saying why. */
 static int window_of(const char *command, const char *list, char **args, int n)
 {
     struct seen s = { 0 };
-    int found = 0, logs = 0;
+    int found = 1, logs = 0;
     for (int i = 0; i < n; i++) {
         if (args[i][0] == '-') {
             i += strcmp(args[i], "-o") == 0;
@@ -216,26 +282,28 @@ static int window_of(const char *command, const char *list, char **args, int n)
         logs += scan_log(&s, args[i]);
     }
     char *copy = strdup(list), *save = 0;
-    for (char *item = copy ? strtok_r(copy, ",", &save) : 0; item; item = strtok_r(0, ",", &save)) {
+    for (char *item = copy ? strtok_r(copy, ",", &save) : 0; found && item; item = strtok_r(0, ",", &save)) {
         int named = 0;
-        for (size_t p = 0; p < s.count; p++) {
-            if (!names(&s.process[p], item) || !s.process[p].timed)
-                continue;
-            window.from = !found || s.process[p].first < window.from ? s.process[p].first : window.from;
-            window.to = !found || s.process[p].last > window.to ? s.process[p].last : window.to;
-            found = named = 1;
-        }
+        for (size_t p = 0; p < s.count; p++)
+            if (names(&s.process[p], item))
+                named |= take_spans(&s.process[p]);
         if (!named) {
             fprintf(stderr, "dpm %s: --window-of %s: no record of or naming such a process in the %d log%s read "
                     "(a name from CREATEPROCESS, a pid as M.S.G, or a number)\n", command, item, logs,
                     logs == 1 ? "" : "s");
             found = 0;
-            break;
         }
     }
     free(copy);
     free(s.process);
     table_free(&s.index);
+    for (uint32_t m = 0, first = 1; found && m < DPM_WINDOW_MACHINES; m++) {
+        if (!window.on_machine[m])
+            continue;
+        window.from = first || window.machine_from[m] < window.from ? window.machine_from[m] : window.from;
+        window.to = first || window.machine_to[m] > window.to ? window.machine_to[m] : window.to;
+        first = 0;
+    }
     return found ? 0 : -1;
 }
 

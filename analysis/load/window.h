@@ -8,13 +8,16 @@
  *
  * A record is in the window when its TIME, its own machine's clock, lies
  * between FROM and TO, both included; a record without TIME is kept.
- * --window-of takes FROM and TO from the logs themselves: the first and
- * the last TIME of the records of the processes named and of the records
- * naming them (a SEND to one, a RECEIVE from one, a link to one, ...), so a
- * process outside the trace, such as an unmetered user of a metered server,
- * names a window too. The machines' clocks are not set against one another:
- * a window read on one machine's clock cuts another machine's records where
- * that machine's clock reads the same.
+ * --window-of takes the times from the logs themselves, machine by
+ * machine, as the machines' clocks are not set against one another (under
+ * -icount they drift apart by up to seconds over a run): on each machine
+ * with records of the processes named, the span of those records on its
+ * own clock; for a process outside the trace, which has none, the span of
+ * the records naming it (a SEND to it, a RECEIVE from it, a link to it,
+ * ...), so that an unmetered user of metered servers names a window too.
+ * On a machine with neither, the window is from the least to the greatest
+ * of those spans: read on other machines' clocks, so it cuts that
+ * machine's records only roughly.
  *
  * With a window, the first record of a process in it starts its numbering:
  * the records before the window are not counted as missing in sequence gaps,
@@ -27,8 +30,12 @@
 
 #include "load/event.h"
 
+#define DPM_WINDOW_MACHINES 256     /* machines a window may hold a span of their own for (a pid's machine byte) */
+
 struct dpm_window {
-    uint64_t from, to;         /* TIME, ns, both included */
+    uint64_t from, to;         /* TIME, ns, both included: on every machine without a span of its own */
+    uint64_t machine_from[DPM_WINDOW_MACHINES], machine_to[DPM_WINDOW_MACHINES];
+    uint8_t on_machine[DPM_WINDOW_MACHINES];    /* machine m has a span of its own (--window-of) */
     char asked[160];           /* the option as given: "--window 2ms:90ms", "--window-of 0.19.1" */
 };
 
@@ -52,6 +59,9 @@ int dpm_window_holds(const struct dpm_window *w, const struct dpm_event *ev);
  * its name. The name noted for `pid`, or NULL. */
 void dpm_window_note_name(const struct dpm_event *createprocess);
 const char *dpm_window_name_of(uint64_t pid);
+/* Whether `what` (a program name, or a pid as M.S.G) names a process whose
+ * CREATEPROCESS the window left out: one that may have no record in it. */
+int dpm_window_left_out(const char *what);
 
 /* The window's option as given ("--window-of 0.19.1"), or NULL if none. */
 const char *dpm_window_asked(void);
