@@ -78,11 +78,15 @@ static const char help_text[] =
 "        unit (ns, us, ms, s), either left out for the log's start or end:\n"
 "        --window 2ms:90ms, --window 500000:\n"
 "    --window-of NAME_OR_PID,...\n"
-"        the window from the first to the last record of these processes,\n"
-"        or naming them (a SEND to one, a RECEIVE from one, ...): a name\n"
-"        from CREATEPROCESS, a pid as M.S.G or a number. A process outside\n"
-"        the trace, such as an unmetered user of metered servers, names\n"
-"        the time its requests were served.\n"
+"        the time these processes were at work (a name from CREATEPROCESS,\n"
+"        a pid as M.S.G or a number): on each machine, from the first to\n"
+"        the last of their records, on its own clock; for a process outside\n"
+"        the trace, of the records naming it (a SEND to it, a RECEIVE from\n"
+"        it, ...), so that an unmetered user of metered servers names the\n"
+"        time its requests were served. A machine with none of those\n"
+"        takes its span from the messages it exchanged with the others'\n"
+"        spans, and the work each set off; one that exchanged none, from\n"
+"        the least to the greatest of the other machines' spans.\n"
 "    Every table, figure and log dpm makes is then of the window alone;\n"
 "    the reports say which window. The machines' clocks are not set\n"
 "    against one another: each record is placed by its own machine's.\n"
@@ -164,11 +168,10 @@ int main(int argc, char **argv)
         return DPM_OK;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
-        int status, left = strcmp(argv[1], commands[i].name) == 0 ? dpm_window_take(argc - 1, argv + 1, &status) : 0;
-        if (left < 0)
-            return status;
-        if (left > 0)
-            return commands[i].run(left, argv + 1);
+        if (strcmp(argv[1], commands[i].name) != 0)
+            continue;
+        int status, left = dpm_window_take(argc - 1, argv + 1, &status);
+        return left < 0 ? status : commands[i].run(left, argv + 1);
     }
     dpm_usage(0, "unknown command '%s'", argv[1]);
 }

@@ -94,6 +94,7 @@ A reply 10
 #     clock; B's RECEIVE at 1,005,500 and its exit at 1,011,500 on machine
 #     1's): A's CPU in it 4000 + 6000, B's 6000: T = 16000, t_max = 10000,
 #     P = 1.6 (the thesis's hand case), nothing outside the trace.
+WINDOW_OF_U = "TIME 1001500 to 1011500 ns on machine 0, 1005500 to 1011500 on machine 1, 1001500 to 1011500 on the others (--window-of 0.19.1)"
 OUTSIDE_PREFIX = """\
 process A machine 0 name a
 process B machine 1 name b
@@ -250,13 +251,23 @@ def test_outside_prefix_is_said_and_the_window_gives_the_workload():
         assert status == 0 and err == "", (window, err)
         assert set(csv_steps(out).values()) == {(16000, 10000, 1.6, 0, 10000, 1.6)}, (window, out)
         status, out, err = dpm("parallelism", *window, "--delays", delays, log)
-        assert "window: TIME 1001500 to 1011500 ns on each machine's clock" in out and "warning" not in out, out
+        assert "window: TIME 1001500 to 1011500 ns " in out and "warning" not in out, out
+    # --window-of gives each machine a span: machine 0 the records naming U, machine 1 B's records from its
+    # RECEIVE of A's message, sent in machine 0's span, on (load/window.h).
+    status, out, err = dpm("parallelism", "--window-of", "0.19.1", "--delays", delays, log)
+    assert "window: %s\n" % WINDOW_OF_U in out, out
     status, out, _ = dpm("critpath", "--window-of", "0.19.1", "--step", "1", log)
     assert "t_max = 10000 ns over" in out and "P = 1.600" in out and "warning" not in out, out
+    # Machine 1's clock 5 ms ahead of machine 0's, as clocks drift apart under -icount: B's records are at
+    # 5,000,000 ns and after, outside machine 0's span; the message from A gives machine 1 a span of its own
+    # (B's RECEIVE to its exit), so the window still holds the workload: P = 1.6.
+    skewed = generate("skewed", "machine 1 clock 5000000\n" + OUTSIDE_PREFIX)
+    status, out, err = dpm("parallelism", "--window-of", "0.19.1", "--csv", "--delays", delays, skewed)
+    assert status == 0 and csv_steps(out)["1"] == (16000, 10000, 1.6, 0, 10000, 1.6), (out, err)
     # The window leaves the records before it out without counting them as missing.
     status, out, _ = dpm("stats", "--window-of", "0.19.1", log)
     assert status == 0 and "7 records, 0 lost (as the logs count them), 0 missing in sequence gaps" in out, out
-    assert "window: TIME 1001500 to 1011500 ns on each machine's clock (--window-of 0.19.1)" in out, out
+    assert "window: %s\n" % WINDOW_OF_U in out, out
     # Processes created before the window keep their names (a, b), and can be placed by them.
     assert "a 0.16.1" in out and "b 1.17.1" in out, out
     status, out, _ = dpm("parallelism", "--window-of", "0.19.1", "--place", "b=0", "--csv", "--delays", delays, log)

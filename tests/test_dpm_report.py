@@ -231,7 +231,7 @@ def test_report_says_what_is_outside_and_honours_the_window():
     assert [r[0] for r in networks[1:]] == ["gbe", "here", "infiniband", "vax"], networks
     page, printed = report("--window-of", "0.19.1", log)
     summary = {r[0]: r[1] for r in page.tables["summary-table"]}
-    assert summary["window"] == "TIME 1001500 to 1011500 ns on each machine's clock (--window-of 0.19.1)", summary
+    assert summary["window"] == test_dpm_graph.WINDOW_OF_U, summary
     assert summary["records"] == "7" and printed.startswith("%s: 7 records" % path("page.html")), (summary, printed)
     assert "Warning:" not in "".join(page.text)
 

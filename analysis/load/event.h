@@ -88,8 +88,9 @@ struct dpm_stream;
 /* Open the log `path` (a log file, or a trace disk image); NULL with *e
  * set if it is not a readable trace log. `file` is put in each event. */
 struct dpm_stream *dpm_stream_open(const char *path, uint16_t file, struct dpm_error *e);
-/* The next event: 1, 0 at the log's end, -1 with *e set on a damaged
- * record (the records before it were delivered; nothing after it is). */
+/* The next event (in the window, when one was asked for: load/window.h):
+ * 1, 0 at the log's end, -1 with *e set on a damaged record (the records
+ * before it were delivered; nothing after it is). */
 int dpm_stream_next(struct dpm_stream *s, struct dpm_event *ev, struct dpm_error *e);
 /* The caller reads only events (not dpm_stream_values): then records kept
  * whole are decoded straight into them, several times faster. */

@@ -89,11 +89,10 @@ const char *dpm_window_describe(void)
     }
     for (uint32_t m = 0; m < DPM_WINDOW_MACHINES && n < sizeof text; m++)
         if (window.on_machine[m])
-            n += (size_t)snprintf(text + n, sizeof text - n, "%sTIME %" PRIu64 " to %" PRIu64 " ns on machine %" PRIu32,
-                                  n ? ", " : "", window.machine_from[m], window.machine_to[m], m);
+            n += (size_t)snprintf(text + n, sizeof text - n, "%s%" PRIu64 " to %" PRIu64 "%s on machine %" PRIu32,
+                                  n ? ", " : "TIME ", window.machine_from[m], window.machine_to[m], n ? "" : " ns", m);
     if (n < sizeof text)
-        snprintf(text + n, sizeof text - n, ", %" PRIu64 " to %s on the others' clocks (%s)", window.from, to,
-                 window.asked);
+        snprintf(text + n, sizeof text - n, ", %" PRIu64 " to %s on the others (%s)", window.from, to, window.asked);
     return text;
 }
 
@@ -267,9 +266,89 @@ static int take_spans(const struct seen_process *p)
     return any;
 }
 
+/* Whether record ev lies in the span of its machine (spans found so far). */
+static int in_span(const struct dpm_event *ev)
+{
+    uint32_t m = clock_of(ev);
+    return (ev->present & EV_TIME) && m < DPM_WINDOW_MACHINES && window.on_machine[m] &&
+           ev->time >= window.machine_from[m] && ev->time <= window.machine_to[m];
+}
+
+/* A record that carries a message: a SEND that sent something, or a RECEIVE. */
+static int carries_message(const struct dpm_event *ev)
+{
+    return (ev->present & EV_MESSAGE_ID) && (ev->type == MT_RECEIVE || (ev->type == MT_SEND && ev->status == 0));
+}
+
+enum { SENT_IN_SPAN = 1, RECEIVED_IN_SPAN = 2 };
+
+/* One hop of spans_by_messages over the logs args[0..n): the messages sent
+ * or received in a span, then the spans they give the machines without
+ * one. Returns how many machines got one. */
+static int one_hop(char **args, int n)
+{
+    struct table messages = { 0 }, active = { 0 };
+    struct span derived[DPM_WINDOW_MACHINES] = { 0 };
+    struct dpm_error e;
+    struct dpm_event ev;
+    int got = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < n; i++) {
+            struct dpm_stream *log = args[i][0] == '-' ? 0 : dpm_stream_open(args[i], 0, &e);
+            i += args[i][0] == '-' && strcmp(args[i], "-o") == 0;
+            if (!log)
+                continue;
+            dpm_stream_events_only(log);
+            while (dpm_stream_next(log, &ev, &e) == 1) {
+                uint32_t m = clock_of(&ev), *flags = carries_message(&ev) ? table_find(&messages, ev.message_id, 0) : 0;
+                if (pass == 0 && carries_message(&ev) && in_span(&ev)) {
+                    uint32_t flag = ev.type == MT_SEND ? SENT_IN_SPAN : RECEIVED_IN_SPAN;
+                    if (flags)
+                        *flags |= flag;
+                    else
+                        table_insert(&messages, ev.message_id, 0, flag);
+                }
+                if (pass == 0 || !(ev.present & EV_TIME) || !(ev.present & EV_PID) || m >= DPM_WINDOW_MACHINES ||
+                    window.on_machine[m])
+                    continue;
+                int tied = flags && (*flags & (ev.type == MT_SEND ? RECEIVED_IN_SPAN : SENT_IN_SPAN));
+                uint32_t *on = table_find(&active, ev.pid, 0);
+                if (tied || (on && *on && ev.type != MT_RECEIVE))
+                    widen(&derived[m], ev.time);
+                if (tied && !on)
+                    table_insert(&active, ev.pid, 0, 1);
+                else if (on)
+                    *on = tied || ev.type != MT_RECEIVE;
+            }
+            dpm_stream_close(log);
+        }
+    }
+    for (uint32_t m = 0; m < DPM_WINDOW_MACHINES; m++)
+        if (derived[m].seen) {
+            window.machine_from[m] = derived[m].first;
+            window.machine_to[m] = derived[m].last;
+            window.on_machine[m] = 1;
+            got++;
+        }
+    table_free(&messages);
+    table_free(&active);
+    return got;
+}
+
+/* Spans for the machines that have none, from the messages their records
+ * exchanged with spans: on such a machine, from its first record that
+ * received a message sent in a span, or sent one received in a span, to
+ * its last; and after each of them, its process's records until it next
+ * receives something else (the work a message into the window set off).
+ * Hop by hop, as far as the messages go. */
+static void spans_by_messages(char **args, int n)
+{
+    while (one_hop(args, n) > 0)
+        ;
+}
+
 /* Set the window from the spans of the processes `list` names in the logs
- * among args[0..n): on each machine with such records their span, on the
- * others the whole span (load/window.h). 0, or -1 after saying why. */
+ * among args[0..n) (load/window.h). 0, or -1 after saying why. */
 static int window_of(const char *command, const char *list, char **args, int n)
 {
     struct seen s = { 0 };
@@ -297,6 +376,8 @@ static int window_of(const char *command, const char *list, char **args, int n)
     free(copy);
     free(s.process);
     table_free(&s.index);
+    if (found)
+        spans_by_messages(args, n);
     for (uint32_t m = 0, first = 1; found && m < DPM_WINDOW_MACHINES; m++) {
         if (!window.on_machine[m])
             continue;

@@ -15,9 +15,11 @@
  * own clock; for a process outside the trace, which has none, the span of
  * the records naming it (a SEND to it, a RECEIVE from it, a link to it,
  * ...), so that an unmetered user of metered servers names a window too.
- * On a machine with neither, the window is from the least to the greatest
- * of those spans: read on other machines' clocks, so it cuts that
- * machine's records only roughly.
+ * A machine with neither takes its span from the messages its records
+ * exchanged with spans (window.c, spans_by_messages: a server's requests
+ * from the window and its answers, and the work each set off), hop by hop;
+ * one that exchanged none takes the least to the greatest of the spans,
+ * read on other machines' clocks, so cut only roughly.
  *
  * With a window, the first record of a process in it starts its numbering:
  * the records before the window are not counted as missing in sequence gaps,
