@@ -19,6 +19,72 @@ static struct table left_out_names;     /* pid -> index into left_out_name[] */
 static char (*left_out_name)[17];
 static size_t nleft_out, left_out_capacity;
 
+static int window_between(const char *command, const char *value);
+static int window_of(const char *command, const char *list, char **args, int n);
+
+/* ---- the options ---- */
+
+/* If args[*i] is `name` or `name=VALUE`, its value (the next argument, *i
+ * moving on); *missing when there is none. NULL if it is another argument. */
+static const char *option_value(int argc, char **argv, int *i, const char *name, int *missing)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n) != 0 || (argv[*i][n] != 0 && argv[*i][n] != '='))
+        return 0;
+    if (argv[*i][n] == '=')
+        return argv[*i] + n + 1;
+    if (*i + 1 >= argc) {
+        *missing = 1;
+        return 0;
+    }
+    return argv[++*i];
+}
+
+/* Take the window options (load/window.h). */
+int dpm_window_take(int argc, char **argv, int *status)
+{
+    const char *between = 0, *of = 0, *command = argv[0];
+    int kept = 1;
+    *status = 2;
+    for (int i = 1; i < argc; i++) {
+        int missing = 0;
+        const char *name = argv[i], *value;
+        if ((value = option_value(argc, argv, &i, "--window-of", &missing)))
+            of = value;
+        else if (!missing && (value = option_value(argc, argv, &i, "--window", &missing)))
+            between = value;
+        else if (!missing)
+            argv[kept++] = argv[i];
+        if (missing) {
+            fprintf(stderr, "dpm %s: %s needs a value (see dpm --help)\n", command, name);
+            return -1;
+        }
+    }
+    argv[kept] = 0;
+    if (!between && !of)
+        return kept;
+    if (between && of) {
+        fprintf(stderr, "dpm %s: --window and --window-of exclude one another\n", command);
+        return -1;
+    }
+    if (strcmp(command, "generate") == 0) {
+        fprintf(stderr, "dpm generate: --window and --window-of choose the records dpm reads; generate writes logs\n");
+        return -1;
+    }
+    if (of && strcmp(command, "live") == 0) {
+        fprintf(stderr, "dpm live: --window-of needs the whole log, and live follows a stream as it grows: "
+                "use --window\n");
+        return -1;
+    }
+    if ((between && window_between(command, between) < 0) || (of && window_of(command, of, argv + 1, kept - 1) < 0))
+        return -1;
+    snprintf(window.asked, sizeof window.asked, "%s %s", between ? "--window" : "--window-of", between ? between : of);
+    window_set = 1;
+    return kept;
+}
+
+/* ---- the window asked for, and each record's test ---- */
+
 const struct dpm_window *dpm_window_get(void)
 {
     return window_set ? &window : 0;
@@ -386,65 +452,4 @@ static int window_of(const char *command, const char *list, char **args, int n)
         first = 0;
     }
     return found ? 0 : -1;
-}
-
-/* ---- the options ---- */
-
-/* If args[*i] is `name` or `name=VALUE`, its value (the next argument, *i
- * moving on); *missing when there is none. NULL if it is another argument. */
-static const char *option_value(int argc, char **argv, int *i, const char *name, int *missing)
-{
-    size_t n = strlen(name);
-    if (strncmp(argv[*i], name, n) != 0 || (argv[*i][n] != 0 && argv[*i][n] != '='))
-        return 0;
-    if (argv[*i][n] == '=')
-        return argv[*i] + n + 1;
-    if (*i + 1 >= argc) {
-        *missing = 1;
-        return 0;
-    }
-    return argv[++*i];
-}
-
-/* Take the window options (load/window.h). */
-int dpm_window_take(int argc, char **argv, int *status)
-{
-    const char *between = 0, *of = 0, *command = argv[0];
-    int kept = 1;
-    *status = 2;
-    for (int i = 1; i < argc; i++) {
-        int missing = 0;
-        const char *name = argv[i], *value;
-        if ((value = option_value(argc, argv, &i, "--window-of", &missing)))
-            of = value;
-        else if (!missing && (value = option_value(argc, argv, &i, "--window", &missing)))
-            between = value;
-        else if (!missing)
-            argv[kept++] = argv[i];
-        if (missing) {
-            fprintf(stderr, "dpm %s: %s needs a value (see dpm --help)\n", command, name);
-            return -1;
-        }
-    }
-    argv[kept] = 0;
-    if (!between && !of)
-        return kept;
-    if (between && of) {
-        fprintf(stderr, "dpm %s: --window and --window-of exclude one another\n", command);
-        return -1;
-    }
-    if (strcmp(command, "generate") == 0) {
-        fprintf(stderr, "dpm generate: --window and --window-of choose the records dpm reads; generate writes logs\n");
-        return -1;
-    }
-    if (of && strcmp(command, "live") == 0) {
-        fprintf(stderr, "dpm live: --window-of needs the whole log, and live follows a stream as it grows: "
-                "use --window\n");
-        return -1;
-    }
-    if ((between && window_between(command, between) < 0) || (of && window_of(command, of, argv + 1, kept - 1) < 0))
-        return -1;
-    snprintf(window.asked, sizeof window.asked, "%s %s", between ? "--window" : "--window-of", between ? between : of);
-    window_set = 1;
-    return kept;
 }
