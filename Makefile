@@ -75,6 +75,7 @@ all: setup
 	@$(MAKE) --no-print-directory build
 
 build: $(B)/kernel.elf $(B)/tools/dmfs $(B)/tools/netframe_test $(B)/tools/transport_test $(B)/tools/meter_test $(B)/tools/rules_test \
+       $(B)/tools/strtold_test \
        $(B)/tools/dmtrace $(B)/tools/tracegen $(B)/tools/dpm $(B)/tools/dpm-sanitized $(B)/tools/dpm_graph_test \
        $(SYSTEM_DISK)
 
@@ -82,12 +83,13 @@ setup:
 	@scripts/setup.sh
 
 # newlib is built again when scripts/build-newlib.sh changes (its options
-# are in it): the script compares them with the build's record,
+# are in it), or a change it makes to newlib's source (scripts/newlib/,
+# user/lib/float_subject.h): the script compares them with the build's record,
 # build/newlib/build-options, and touches it when they agree. Every user
 # object depends on that record, so a newlib built again (other options,
 # another newlib.h) recompiles and relinks every program.
 NEWLIB_BUILT := $(B)/newlib/build-options
-$(NEWLIB_BUILT) $(NEWLIB)/lib/libc.a &: scripts/build-newlib.sh
+$(NEWLIB_BUILT) $(NEWLIB)/lib/libc.a &: scripts/build-newlib.sh $(wildcard scripts/newlib/*.patch) user/lib/float_subject.h
 	@scripts/setup.sh
 
 $(B)/kernel/%.o: kernel/%.c | $(NEWLIB)/lib/libc.a
@@ -231,12 +233,13 @@ $(B)/filter/filter.elf: $(METER_GUEST_OBJS)
 $(B)/filter/filter.elf: EXTRA_OBJS := $(METER_GUEST_OBJS)
 
 # Host tools (tools/): built with the host's compiler; dmfs and dmtrace
-# end on errors through tools/cli.c.
-CLI := tools/cli.c tools/cli.h
+# end on errors through tools/cli.c. They and dpm ask tools/output_check.c
+# before they write a file.
+CLI := tools/cli.c tools/cli.h tools/output_check.c tools/output_check.h
 $(B)/tools/dmfs: tools/dmfs.c $(CLI) fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck.h user/lib/fs_format.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
-	@$(HOSTCC) -Ifs -Iuser/lib -o $@ tools/dmfs.c tools/cli.c fs/fsimage.c fs/fsck.c
+	@$(HOSTCC) -Ifs -Iuser/lib -o $@ tools/dmfs.c tools/cli.c tools/output_check.c fs/fsimage.c fs/fsck.c
 
 # Trace disks and trace logs on the host (meter/'s container and rule
 # engine, compiled for the host); tracegen writes logs of known records
@@ -245,7 +248,7 @@ METER_HOST := meter/tracelog.c meter/rules.c meter/tracelog.h meter/rules.h mete
 $(B)/tools/dmtrace: tools/dmtrace.c $(CLI) $(METER_HOST)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
-	@$(HOSTCC) -Imeter -o $@ tools/dmtrace.c tools/cli.c meter/tracelog.c meter/rules.c meter/print.c
+	@$(HOSTCC) -Imeter -o $@ tools/dmtrace.c tools/cli.c tools/output_check.c meter/tracelog.c meter/rules.c meter/print.c
 $(B)/tools/tracegen: tests/tracegen.c $(METER_HOST)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
@@ -265,16 +268,16 @@ $(B)/analysis/networks.c: $(NETWORKS) scripts/mknetworks.sh
 	@echo "  GEN     $@"
 	@scripts/mknetworks.sh $@ $(NETWORKS)
 DPM_SRCS := $(wildcard analysis/*.c analysis/*/*.c) $(B)/analysis/networks.c
-DPM_DEPS := $(DPM_SRCS) $(wildcard analysis/*/*.h) $(METER_HOST) kernel/demos.h
+DPM_DEPS := $(DPM_SRCS) $(wildcard analysis/*/*.h) $(METER_HOST) kernel/demos.h tools/output_check.c tools/output_check.h
 $(B)/tools/dpm: $(DPM_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
-	@$(HOSTCC) -Imeter -Ianalysis -Ikernel -o $@ $(DPM_SRCS) meter/tracelog.c meter/rules.c meter/print.c -lm
+	@$(HOSTCC) -Imeter -Ianalysis -Ikernel -Itools -o $@ $(DPM_SRCS) tools/output_check.c meter/tracelog.c meter/rules.c meter/print.c -lm
 $(B)/tools/dpm-sanitized: $(DPM_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
-	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Imeter -Ianalysis -Ikernel -o $@ \
-	    $(DPM_SRCS) meter/tracelog.c meter/rules.c meter/print.c -lm
+	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Imeter -Ianalysis -Ikernel -Itools -o $@ \
+	    $(DPM_SRCS) tools/output_check.c meter/tracelog.c meter/rules.c meter/print.c -lm
 
 # The kernel's frame parser (plain C) under a host unit test with the
 # sanitizers (tests/test_net.py).
@@ -301,6 +304,15 @@ $(B)/tools/rules_test: tests/rules_test.c tests/host_check.h meter/rules.c meter
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Imeter -o $@ \
 	    tests/rules_test.c meter/rules.c meter/tracelog.c
+
+# The user library's strtold (riscv64's binary128) on the host against
+# glibc's strtof128, under the sanitizers (tests/test_kernel.py); x86_64's
+# long double is made binary128 for it.
+$(B)/tools/strtold_test: tests/strtold_test.c tests/host_check.h user/lib/strtold.c user/lib/float_subject.h
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $<"
+	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all \
+	    $(if $(filter x86_64,$(shell uname -m)),-mlong-double-128) -o $@ tests/strtold_test.c -lm
 
 # The transport engine (plain C) between simulated kernels on a faulty
 # simulated network, under the sanitizers (tests/test_transport.py).
@@ -337,11 +349,11 @@ SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all
 $(B)/tools/dmfs-sanitized: tools/dmfs.c $(CLI) fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck.h user/lib/fs_format.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
-	@$(HOSTCC) $(SANITIZE) -Ifs -Iuser/lib -o $@ tools/dmfs.c tools/cli.c fs/fsimage.c fs/fsck.c
+	@$(HOSTCC) $(SANITIZE) -Ifs -Iuser/lib -o $@ tools/dmfs.c tools/cli.c tools/output_check.c fs/fsimage.c fs/fsck.c
 $(B)/tools/dmtrace-sanitized: tools/dmtrace.c $(CLI) $(METER_HOST)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
-	@$(HOSTCC) $(SANITIZE) -Imeter -o $@ tools/dmtrace.c tools/cli.c meter/tracelog.c meter/rules.c meter/print.c
+	@$(HOSTCC) $(SANITIZE) -Imeter -o $@ tools/dmtrace.c tools/cli.c tools/output_check.c meter/tracelog.c meter/rules.c meter/print.c
 
 # The fuzzers (tests/fuzz/, README "Fuzzing"): clang's libFuzzer with the
 # sanitizers, one binary per target. `make fuzz` runs each for FUZZ_SECONDS

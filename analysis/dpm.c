@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "commands/commands.h"
+#include "load/event.h"
 #include "load/window.h"
+#include "output_check.h"
 
 static const char help_text[] =
 "NAME\n"
@@ -94,7 +96,9 @@ static const char help_text[] =
 "EXIT STATUS\n"
 "    0  success\n"
 "    1  bad input: a file that cannot be read or written, not a trace log,\n"
-"       a damaged log, rules or a scenario that do not parse\n"
+"       a damaged log, rules or a scenario that do not parse, an output\n"
+"       that is one of the inputs (also through a link) or not a regular\n"
+"       file (refused before anything is written)\n"
 "    2  bad usage\n"
 "\n"
 "MESSAGES\n"
@@ -102,6 +106,10 @@ static const char help_text[] =
 "    record when one is damaged (records counted from 0):\n"
 "        dpm: run1.log: not a trace disk or log (no DPMTRACE header)\n"
 "        dpm: run1.log: record 4182: a damaged entry in block 57\n"
+"        dpm: run1.log: record 4182: block 57 is damaged: its checksum does not\n"
+"             match its contents\n"
+"        dpm: run1.log: is the input run1.log   (an output that is an input)\n"
+"        dpm: /dev/full: is not a regular file\n"
 "        dpm: run1.log: record 900: the log is cut short: block 20 has only\n"
 "             1000 of its 4096 bytes\n"
 "        dpm: sends.rules:2:9: no such field in the description\n"
@@ -114,6 +122,26 @@ static const char help_text[] =
 "    dpm export --perfetto run1.json --dot run1.dot run1.log\n"
 "    dot -Tsvg run1.dot > run1.svg\n"
 "    dpm generate --random 1000000 --seed 7 big.log && dpm stats big.log\n";
+
+/* The arguments of this run (main's), for dpm_output_check. */
+static int run_argc;
+static char **run_argv;
+
+/* The inputs are every argument but `out` itself (the same pointer: the
+ * option's value) that names a file: the logs, a scenario, rules, delays. */
+int dpm_output_check(const char *out, struct dpm_error *e)
+{
+    char why[4200];
+    const char *inputs[run_argc > 0 ? run_argc : 1];
+    size_t n = 0;
+    for (int i = 1; i < run_argc; i++)
+        if (run_argv[i] != out)
+            inputs[n++] = run_argv[i];
+    if (output_check(out, inputs, n, why, sizeof why) == 0)
+        return 0;
+    dpm_error_set(e, "%s: %s", out, why);
+    return -1;
+}
 
 void dpm_fail(const char *fmt, ...)
 {
@@ -160,6 +188,8 @@ int main(int argc, char **argv)
         { "parallelism", cmd_parallelism }, { "critpath", cmd_critpath }, { "report", cmd_report },
         { "live", cmd_live },
     };
+    run_argc = argc;
+    run_argv = argv;
     if (argc < 2)
         dpm_usage(0, "dpm COMMAND ARGS, where COMMAND is dump, stats, merge, export, generate, causality, "
                      "parallelism, critpath, report or live");
@@ -171,6 +201,7 @@ int main(int argc, char **argv)
         if (strcmp(argv[1], commands[i].name) != 0)
             continue;
         int status, left = dpm_window_take(argc - 1, argv + 1, &status);
+        run_argc = left + 1;           /* the arguments without the window's (dpm_output_check) */
         return left < 0 ? status : commands[i].run(left, argv + 1);
     }
     dpm_usage(0, "unknown command '%s'", argv[1]);

@@ -29,6 +29,8 @@ import struct
 import subprocess
 import tempfile
 
+from harness import tracelog_seal
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, "tests", "fuzz", "corpus")
 DMFS = os.path.join(ROOT, "build", "tools", "dmfs")
@@ -61,7 +63,8 @@ def run(*args):
 LOG_HEADER = struct.Struct("<8sIIIIII32s")      # struct tracelog_header
 RECORD_BLOCK = struct.Struct("<IIIIIIQ")         # struct tracelog_block
 ENTRY = struct.Struct("<HHI")                    # struct tracelog_entry
-BLOCK_MAGIC = 0x4B4C4244
+BLOCK_MAGIC = 0x334B4244                         # "DBK3"
+LOG_VERSION = 3
 
 DPM_SAMPLE = (b"header 0.     machine,0,4,16\n"
               b"              traceType,4,4,10\n"
@@ -86,13 +89,13 @@ def sample_log():
     """A log of DPM's sample layouts: two SENDMESSAGE records, one whole
     and one without its last four fields, and 2 records lost."""
     header_blocks = (LOG_HEADER.size + len(DPM_SAMPLE) + BLOCK - 1) // BLOCK
-    head = LOG_HEADER.pack(b"DPMTRACE", 2, BLOCK, header_blocks, len(DPM_SAMPLE), 0, 77, b"sample")
+    head = LOG_HEADER.pack(b"DPMTRACE", LOG_VERSION, BLOCK, header_blocks, len(DPM_SAMPLE), 0, 77, b"sample")
     head = (head + DPM_SAMPLE).ljust(header_blocks * BLOCK, b"\0")
     whole = ENTRY.pack(8 + 40, 1, 0x3FF) + struct.pack("<10I", 0, 1, 500, 250, 0x10, 0x20, 5, 9, 2, 3)
     part = ENTRY.pack(8 + 24, 1, 0x3F) + struct.pack("<6I", 0, 1, 900, 450, 0x10, 0x20)
     entries = whole + part
     block = RECORD_BLOCK.pack(BLOCK_MAGIC, 77, 0, len(entries), 2, 0, 2) + entries
-    return head + block.ljust(BLOCK, b"\0")
+    return bytes(tracelog_seal(bytearray(head + block.ljust(BLOCK, b"\0")), header_blocks))
 
 
 def tracelog_and_rules_seeds():

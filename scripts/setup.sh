@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(qemu-system-misc gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf
-          gdb-multiarch newlib-source python3 xz-utils
+          gdb-multiarch newlib-source patch python3 xz-utils
           vde2 vde-wirefilter
           clang libclang-rt-14-dev)   # libFuzzer and the sanitizers' runtimes (make fuzz)
 

@@ -16,7 +16,7 @@ import struct
 import subprocess
 import tempfile
 
-from harness import ROOT
+from harness import ROOT, tracelog_seal
 
 DPM = os.path.join(ROOT, "build", "tools", "dpm-sanitized")
 DMTRACE = os.path.join(ROOT, "build", "tools", "dmtrace")
@@ -312,6 +312,7 @@ def test_damaged_and_foreign_files_are_refused():
         at += struct.unpack_from("<H", data, at)[0]
     bad = bytearray(data)
     struct.pack_into("<H", bad, at, 4000)
+    tracelog_seal(bad, h)                          # the entry checks find it, not the block's checksum
     bad_log = damaged("entry.log", bad)
     for command in (("dump",), ("stats",), ("export", "--perfetto", path("x.json")), ("merge", "-o", path("x.log"))):
         status, out, err = dpm(*command, bad_log)
@@ -379,3 +380,60 @@ def test_random_traffic_is_plausible_and_repeatable():
     assert "20000 records, 0 lost (as the logs count them), 0 missing in sequence gaps" in out
     assert re.search(r"  remote: [1-9]\d* messages", out) and re.search(r"\d+ queued messages: min", out), out
     assert "kernel 0.0.1" in out and re.search(r"\d+ receives that waited", out), out
+
+
+def test_an_output_that_is_an_input_or_not_a_regular_file_is_refused():
+    """Issue 18, finding 6: `dpm report -o run.log run.log` replaced the log
+    with HTML, and `dpm merge -o /dev/full` replaced the device node. An
+    output that is one of the inputs (also through a link) or not a regular
+    file is refused, and nothing is written."""
+    log, _ = generate("selfout", KNOWN)
+    before = open(log, "rb").read()
+    link = path("selfout-link.log")
+    if os.path.lexists(link):
+        os.unlink(link)
+    os.symlink(log, link)
+    scenario = path("selfout.scenario")
+    for command, out in ((("report", "-o", log, log), log), (("report", "-o", link, log), link),
+                         (("merge", "-o", log, log), log), (("merge", "-o", link, log), link),
+                         (("export", "--perfetto", log, log), log), (("export", "--dot", log, log), log),
+                         (("causality", "--server", "a,b", "--dot", log, log), log)):
+        status, _, err = dpm(*command)
+        assert status == 1 and err.endswith("%s: is the input %s\n" % (out, log)), (command, status, err)
+    status, _, err = dpm("generate", scenario, scenario)
+    assert status == 1 and err.endswith("%s: is the input %s\n" % (scenario, scenario)), err
+    assert open(log, "rb").read() == before, "the log is untouched"
+    for device in ("/dev/null", "/dev/full"):
+        for command in (("merge", "-o", device, log), ("report", "-o", device, log),
+                        ("generate", "--random", "10", device)):
+            status, _, err = dpm(*command)
+            assert status == 1 and err.endswith("%s: is not a regular file\n" % device), (command, status, err)
+        assert os.path.exists(device) and not os.path.isfile(device), "the device is still a device"
+    assert not os.path.exists(log + ".partial")
+
+
+def test_generate_random_has_an_upper_bound():
+    """Issue 18, finding 12: `dpm generate --random N` wrote 8.7 GB in 30 s.
+    N above the documented bound is a usage error, and nothing is written."""
+    status, out, _ = dpm("generate", "--help")
+    assert "N is at most 10000000" in out, out
+    status, _, err = dpm("generate", "--random", "10000001", path("huge.log"))
+    assert status == 2 and "--random N must be from 1 to 10000000, not 10000001" in err, (status, err)
+    assert not os.path.exists(path("huge.log"))
+
+
+def test_a_flipped_byte_in_a_record_block_is_detected():
+    """Issue 18, finding 10: each record block carries a checksum of its
+    contents; a flipped byte is reported with the file and the block, and
+    nothing of that block is read as data."""
+    big, _ = generate("flip", "process P machine 0\nprocess Q machine 0\nrepeat 200\nP send Q 10\nQ receive\nend\n")
+    data = bytearray(open(big, "rb").read())
+    h = header_blocks(big)
+    first_block_records = struct.unpack_from("<I", data, h * BLOCK + 16)[0]
+    data[(h + 1) * BLOCK + 32 + 8 + 24] ^= 0x01        # a record's pc in the second record block
+    bad = damaged("flip-bad.log", data)
+    for command in (("dump",), ("stats",), ("merge", "-o", path("flip-merged.log"))):
+        status, out, err = dpm(*command, bad)
+        assert status == 1 and err == ("dpm: %s: record %d: block %d is damaged: its checksum does not match its "
+                                       "contents\n" % (bad, first_block_records, h + 1)), (command, err)
+    assert not os.path.exists(path("flip-merged.log"))

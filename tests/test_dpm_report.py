@@ -30,7 +30,7 @@ import tempfile
 import time
 from html.parser import HTMLParser
 
-from harness import ROOT
+from harness import ROOT, tracelog_seal
 
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 import test_dpm  # noqa: E402  (its KNOWN scenario, worked out by hand there)
@@ -247,6 +247,7 @@ def test_report_escapes_and_refuses():
     data = bytearray(open(generate("known", test_dpm.KNOWN), "rb").read())
     h = struct.unpack_from("<I", data, 16)[0]
     struct.pack_into("<H", data, h * BLOCK + 32, 3)                # record 0's length made absurd
+    tracelog_seal(data, h)                                         # found by the entry checks
     open(path("bad.log"), "wb").write(data)
     status, out, err = dpm("report", "-o", path("bad.html"), path("bad.log"))
     assert status == 1 and err == "dpm report: %s: record 0: a damaged entry in block %d\n" % (path("bad.log"), h)
@@ -278,7 +279,7 @@ def partly_filled(block, entries):
     assert offset <= 32 + used
     partial = bytearray(block[:offset]) + bytes(BLOCK - offset)
     struct.pack_into("<II", partial, 12, offset - 32, entries)
-    return bytes(partial)
+    return bytes(tracelog_seal(partial, 0))
 
 
 def stream_of(log, cuts=(1, 3)):
@@ -400,6 +401,7 @@ def test_live_refuses_damaged_streams_and_bad_usage():
                                    "block\n" % (garbage, h + 1)), err
     bad = bytearray(blocks[0])
     struct.pack_into("<H", bad, 32, 3)                  # the first entry's length made absurd
+    tracelog_seal(bad, 0)                               # found by the entry checks, not the checksum
     damaged = write("damaged.bin", header + bytes(bad))
     status, out, err = dpm("live", "--once", damaged)
     assert status == 1 and err == "dpm: %s: record 0: a damaged entry in block %d of the stream\n" % (damaged, h)

@@ -201,8 +201,14 @@ static int causality_option(struct causality_options *o, int argc, char **argv, 
         o->servers = value;
     else if ((value = graph_option(argc, argv, i, "--system", &missing)))
         o->system = value;
-    else if ((value = graph_option(argc, argv, i, "--dot", &missing)))
+    else if ((value = graph_option(argc, argv, i, "--dot", &missing))) {
+        struct dpm_error e;
+        if (dpm_output_check(value, &e) != 0) {
+            fprintf(stderr, "dpm causality: %s\n", e.text);
+            exit(EXIT_BAD_INPUT);
+        }
         o->dot = value;
+    }
     else if ((length = graph_option(argc, argv, i, "--max-length", &missing))) {
         o->max_length = strtoul(length, &end, 10);
         if (end == length || *end || o->max_length == 0 || o->max_length > 4096) {

@@ -311,6 +311,12 @@ int cmd_export(int argc, char **argv)
     }
     if (i == argc || (!perfetto && !dot && !csv))
         dpm_usage("export", "dpm export [--perfetto OUT.json] [--dot OUT.dot] [--csv DIR] LOG...");
+    const char *outputs[] = { perfetto, dot };
+    for (size_t k = 0; k < sizeof outputs / sizeof outputs[0]; k++) {
+        struct dpm_error e;
+        if (outputs[k] && dpm_output_check(outputs[k], &e) != 0)
+            dpm_fail("%s", e.text);
+    }
     if (perfetto)
         export_perfetto(perfetto, argv + i, argc - i);
     if (dot || csv) {

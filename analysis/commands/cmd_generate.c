@@ -82,7 +82,8 @@ static const char generate_help[] =
 "                 servers (ri, dm, bm, di on machines 0, 1, 1, 2, each\n"
 "                 serving calls, ri and dm calling bm, bm calling di),\n"
 "                 four clients calling and sending to them, and an\n"
-"                 untraced kernel on machine 0 that clients send to\n"
+"                 untraced kernel on machine 0 that clients send to;\n"
+"                 N is at most 10000000 (a log of about 1 GB)\n"
 "    --seed S     the random mode's seed (default 1): the same N and S\n"
 "                 give the same log\n"
 "\n"
@@ -228,6 +229,10 @@ static uint32_t log_id(const char *text, size_t len, uint64_t number, uint64_t s
     return h;
 }
 
+/* The most records --random writes: about 1 GB of log (a record and its
+ * entry take about 100 bytes), ten times what the benchmarks read. */
+#define RANDOM_RECORDS_MAX 10000000ull
+
 /* A whole positive number option, or a usage error. */
 static uint64_t count_option(const char *name, const char *value)
 {
@@ -250,9 +255,11 @@ int cmd_generate(int argc, char **argv)
             dpm_usage("generate", "%s needs a value", argv[i]);
         if (strcmp(argv[i], "--repeat") == 0)
             repeat = count_option("--repeat", argv[++i]);
-        else if (strcmp(argv[i], "--random") == 0)
+        else if (strcmp(argv[i], "--random") == 0) {
             random = 1, records = count_option("--random", argv[++i]);
-        else if (strcmp(argv[i], "--seed") == 0)
+            if (records < 1 || records > RANDOM_RECORDS_MAX)
+                dpm_usage("generate", "--random N must be from 1 to %llu, not %s", RANDOM_RECORDS_MAX, argv[i]);
+        } else if (strcmp(argv[i], "--seed") == 0)
             seed = count_option("--seed", argv[++i]);
         else
             dpm_usage("generate", "unknown option '%s'", argv[i]);
@@ -260,6 +267,9 @@ int cmd_generate(int argc, char **argv)
     if (argc - i != (random ? 1 : 2))
         dpm_usage("generate", "dpm generate [--repeat N] SCENARIO OUT, or dpm generate --random N [--seed S] OUT");
     const char *out = argv[argc - 1];
+    struct dpm_error refused;
+    if (dpm_output_check(out, &refused) != 0)
+        dpm_fail("%s", refused.text);
     size_t len = 0;
     char *text = random ? 0 : read_scenario(argv[i], &len);
     static struct simulation s;

@@ -138,6 +138,11 @@ static int report_arguments(struct report_options *o, struct report_input *r, in
         fprintf(stderr, "dpm report: -o OUT.html names the page to write (see --help)\n");
         return EXIT_USAGE;
     }
+    struct dpm_error e;
+    if (dpm_output_check(o->out, &e) != 0) {
+        fprintf(stderr, "dpm report: %s\n", e.text);
+        return EXIT_BAD_INPUT;
+    }
     return EXIT_OK;
 }
 

@@ -82,6 +82,12 @@ struct dpm_error {
 /* Set e's text, printf-style (cut at its size). */
 void dpm_error_set(struct dpm_error *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Whether dpm may write the file `out`: 0, or -1 with *e saying "OUT: is
+ * the input IN" (IN, another argument of this run, names the same file,
+ * also through a link) or "OUT: is not a regular file" (tools/output_check.h).
+ * Every command asks it before it creates or replaces a file. */
+int dpm_output_check(const char *out, struct dpm_error *e);
+
 /* ---- streaming: one log, record by record, in bounded memory ----
  * Used by dump and stats, whose memory must not grow with the log. */
 struct dpm_stream;

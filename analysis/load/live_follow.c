@@ -113,6 +113,7 @@ static int read_entries(struct live_follower *l, const struct live_sink *sink, s
     int status;
     l->reader.index = l->header_blocks + (uint64_t)l->sequence;
     l->reader.offset = l->consumed;
+    l->reader.verified = 0;              /* l->block has new contents: its checksum is checked again */
     while ((status = tracelog_next_values(&l->reader, &values)) == 1) {
         l->consumed = l->reader.offset;
         dpm_field_map_event(&l->map, &l->reader.layouts, &values, &ev);
@@ -121,6 +122,11 @@ static int read_entries(struct live_follower *l, const struct live_sink *sink, s
             sink->record(sink->context, &ev);
     }
     l->lost = ((const struct tracelog_block *)l->block)->lost;
+    if (status == TRACELOG_E_CHECKSUM) {
+        dpm_error_set(e, "%s: record %" PRIu64 ": block %" PRIu64 " of the stream is damaged: its checksum does not "
+                      "match its contents", l->path, l->records, l->blocks_read);
+        return -1;
+    }
     if (status < 0) {
         dpm_error_set(e, "%s: record %" PRIu64 ": a damaged entry in block %" PRIu64 " of the stream", l->path,
                       l->records, l->blocks_read);

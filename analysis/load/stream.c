@@ -49,9 +49,9 @@ static void check_block(struct dpm_stream *s, uint64_t index, const uint8_t *blo
 {
     const struct tracelog_block *b = (const struct tracelog_block *)block;
     uint64_t expected = index - s->reader.header->header_blocks;
-    if (n < 2 * sizeof(uint32_t) || b->magic != TRACELOG_BLOCK_MAGIC || b->log_id != s->reader.header->log_id)
+    if (n >= 2 * sizeof(uint32_t) && (b->magic != TRACELOG_BLOCK_MAGIC || b->log_id != s->reader.header->log_id))
         return;                                   /* not this log's: the log ended before it */
-    if (n < TRACELOG_BLOCK)
+    if (n < TRACELOG_BLOCK)                       /* too short to say whose: the file was cut */
         snprintf(s->problem, sizeof s->problem, "the log is cut short: block %" PRIu64 " has only %zu of its %d bytes",
                  index, n, TRACELOG_BLOCK);
     else if (b->sequence != expected)
@@ -255,6 +255,9 @@ static int next_record(struct dpm_stream *s, struct dpm_event *ev, struct dpm_er
     s->failed = 1;
     if (status == 0)
         dpm_error_set(e, "%s: record %" PRIu64 ": %s", s->path, s->records, s->problem);
+    else if (status == TRACELOG_E_CHECKSUM)
+        dpm_error_set(e, "%s: record %" PRIu64 ": block %" PRIu64 " is damaged: its checksum does not match its "
+                      "contents", s->path, s->records, s->reader.index);
     else
         dpm_error_set(e, "%s: record %" PRIu64 ": a damaged entry in block %" PRIu64, s->path, s->records,
                   s->reader.index);

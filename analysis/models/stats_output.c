@@ -308,6 +308,8 @@ static int csv_file(const char *dir, const char *name, const struct stats *st, c
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (dpm_output_check(path, e) != 0)
+        return -1;
     FILE *f = fopen(path, "w");
     if (!f) {
         dpm_error_set(e, "%s: %s", path, strerror(errno));
