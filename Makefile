@@ -271,7 +271,14 @@ $(B)/tools/tracegen: tests/tracegen.c $(METER_HOST)
 # container and rule engine; and the same under the sanitizers, which the
 # analyzer's tests run on damaged logs (tests/test_dpm.py). Includes within
 # analysis/ name a header by its path from there ("models/history.h").
-DPM_SRCS := $(wildcard analysis/*.c analysis/*/*.c)
+# The networks shipped with dpm (analysis/networks/*.tsv, docs/analyzer.md
+# "Networks") are compiled in, as $(B)/analysis/networks.c.
+NETWORKS := $(sort $(wildcard analysis/networks/*.tsv))
+$(B)/analysis/networks.c: $(NETWORKS) scripts/mknetworks.sh
+	@mkdir -p $(dir $@)
+	@echo "  GEN     $@"
+	@scripts/mknetworks.sh $@ $(NETWORKS)
+DPM_SRCS := $(wildcard analysis/*.c analysis/*/*.c) $(B)/analysis/networks.c
 DPM_DEPS := $(DPM_SRCS) $(wildcard analysis/*/*.h) $(METER_HOST) kernel/demos.h tools/output_check.c tools/output_check.h
 $(B)/tools/dpm: $(DPM_DEPS)
 	@mkdir -p $(dir $@)
@@ -337,11 +344,12 @@ $(B)/tools/transport_test: tests/transport_test.c tests/host_check.h kernel/net/
 DPM_GRAPH_SRCS := analysis/models/history.c analysis/load/table.c analysis/models/delays.c analysis/models/parallel.c \
                   analysis/models/contention.c analysis/models/critpath.c analysis/models/causality.c \
                   analysis/models/tally.c analysis/models/arrivals.c analysis/models/clocks.c \
-                  analysis/models/vclock.c analysis/models/timeline.c analysis/load/elfsym.c
+                  analysis/models/vclock.c analysis/models/timeline.c analysis/models/outside.c \
+                  analysis/load/pids.c analysis/load/elfsym.c $(B)/analysis/networks.c
 DPM_GRAPH_HDRS := analysis/models/history.h analysis/models/parallel.h analysis/models/critpath.h \
                   analysis/models/causality.h analysis/models/tally.h analysis/models/arrivals.h \
                   analysis/models/clocks.h analysis/models/vclock.h analysis/models/timeline.h \
-                  analysis/load/elfsym.h analysis/load/event.h \
+                  analysis/models/outside.h analysis/load/elfsym.h analysis/load/event.h \
                   analysis/load/table.h meter/record.h
 $(B)/tools/dpm_graph_test: tests/dpm_graph_test.c tests/host_check.h $(DPM_GRAPH_SRCS) $(DPM_GRAPH_HDRS)
 	@mkdir -p $(dir $@)
@@ -370,7 +378,7 @@ FUZZ_SECONDS ?= 600
 FUZZ_TARGETS := rules tracelog fsimage netframe
 FUZZ_rules    := meter/rules.c meter/tracelog.c
 FUZZ_tracelog := meter/rules.c meter/tracelog.c analysis/load/stream.c analysis/load/fields.c analysis/load/trace.c \
-                 analysis/load/table.c
+                 analysis/load/table.c analysis/load/window.c analysis/load/pids.c
 FUZZ_fsimage  := fs/fsimage.c fs/fsck.c
 FUZZ_netframe := kernel/net/netframe.c kernel/net/transport.c
 FUZZ_HDRS := $(wildcard meter/*.h analysis/*/*.h fs/*.h user/lib/fs_format.h kernel/net/netframe.h kernel/net/transport.h)

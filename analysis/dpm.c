@@ -10,6 +10,7 @@
 
 #include "commands/commands.h"
 #include "load/event.h"
+#include "load/window.h"
 #include "output_check.h"
 
 static const char help_text[] =
@@ -31,6 +32,8 @@ static const char help_text[] =
 "    dpm report [--server NAMES] [--place ...] [--elf-dir DIR] -o OUT.html LOG...\n"
 "    dpm live [--interval SECONDS] [--figure NAME] [--once | --frames N] STREAM\n"
 "    dpm --help               dpm COMMAND --help\n"
+"    Every command that reads logs also takes --window FROM:TO or\n"
+"    --window-of NAME_OR_PID,... (see WINDOW below).\n"
 "\n"
 "DESCRIPTION\n"
 "    A trace log is what a DPM filter server writes (meter/tracelog.h): a\n"
@@ -83,6 +86,26 @@ static const char help_text[] =
 "               cluster runs: the traffic matrix, rates and queues of each\n"
 "               interval, their phase changes, a history line\n"
 "    Each command's own --help gives its options and output in full.\n"
+"\n"
+"WINDOW\n"
+"    --window FROM:TO\n"
+"        read only the records whose TIME, on their own machine's clock,\n"
+"        lies from FROM to TO (both included): times in ns, or with a\n"
+"        unit (ns, us, ms, s), either left out for the log's start or end:\n"
+"        --window 2ms:90ms, --window 500000:\n"
+"    --window-of NAME_OR_PID,...\n"
+"        the time these processes were at work (a name from CREATEPROCESS,\n"
+"        a pid as M.S.G or a number): on each machine, from the first to\n"
+"        the last of their records, on its own clock; for a process outside\n"
+"        the trace, of the records naming it (a SEND to it, a RECEIVE from\n"
+"        it, ...), so that an unmetered user of metered servers names the\n"
+"        time its requests were served. A machine with none of those\n"
+"        takes its span from the messages it exchanged with the others'\n"
+"        spans, and the work each set off; one that exchanged none, from\n"
+"        the least to the greatest of the other machines' spans.\n"
+"    Every table, figure and log dpm makes is then of the window alone;\n"
+"    the reports say which window. The machines' clocks are not set\n"
+"    against one another: each record is placed by its own machine's.\n"
 "\n"
 "EXIT STATUS\n"
 "    0  success\n"
@@ -188,8 +211,12 @@ int main(int argc, char **argv)
         fputs(help_text, stdout);
         return DPM_OK;
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].run(argc - 1, argv + 1);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        if (strcmp(argv[1], commands[i].name) != 0)
+            continue;
+        int status, left = dpm_window_take(argc - 1, argv + 1, &status);
+        run_argc = left + 1;           /* the arguments without the window's (dpm_output_check) */
+        return left < 0 ? status : commands[i].run(left, argv + 1);
+    }
     dpm_usage(0, "unknown command '%s'", argv[1]);
 }

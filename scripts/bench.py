@@ -9,7 +9,9 @@ Host wall-clock time for each benchmark is printed beside it, labelled.
 The delivery-time table (netbench) runs on a cluster of two nodes; the host
 times each of its runs by the lines `netbench: begin WHERE SIZE MESSAGES` and
 `netbench: end WHERE SIZE` as they come, and prints
-`BENCH deliver_WHERE_SIZE_wall_us`: host microseconds per message.
+`BENCH deliver_WHERE_SIZE_wall_us`: host microseconds per message. The guest
+times are written as a network file, build/net/here.tsv (docs/analyzer.md,
+"Networks"), for `dpm parallelism --network build/net/here.tsv`.
 
     python3 scripts/bench.py [NAME...]   every benchmark, or those whose
                                          program is named (callbench, fsbench, netbench, meterbench,
@@ -92,7 +94,34 @@ def run_cluster(command):
                 break
         out = node.output
         node.halt()
-    return out + "\n" + "\n".join(extra) + "\n"
+    return out + "\n" + "\n".join(extra) + "\n" + write_delivery_table(out) + "\n"
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE_TABLE = os.path.join(ROOT, "build", "net", "here.tsv")
+
+
+def write_delivery_table(out):
+    """netbench's guest times per message (its BENCH deliver_WHERE_SIZE_us
+    lines) as a network file (docs/analyzer.md, "Networks") in
+    build/net/here.tsv; returns a line saying so, or why not."""
+    rows = {}
+    for where, size, us in re.findall(r"BENCH deliver_(local|remote)_(\d+)_us ([\d.]+) us", out):
+        rows.setdefault(int(size), {})[where] = int(round(float(us) * 1000))
+    if not rows or any(len(r) != 2 for r in rows.values()):
+        return "bench: no delivery-time table: netbench did not give both times for every size"
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    os.makedirs(os.path.dirname(HERE_TABLE), exist_ok=True)
+    with open(HERE_TABLE, "w") as f:
+        f.write("# title: this system: QEMU riscv64 nodes under -icount, a VDE switch between them\n"
+                "# Measured by `make bench` (scripts/bench.py netbench) on %s at commit %s: `run netbench\n"
+                "# 10000 1` on two nodes, 10,000 CALL exchanges per size after 1,000 warm-up ones; a\n"
+                "# message takes half an exchange, in guest ns (the machine clock).\n"
+                "# SIZE LOCAL_NS REMOTE_NS\n" % (time.strftime("%Y-%m-%d"), commit or "?"))
+        for size in sorted(rows):
+            f.write("%d\t%d\t%d\n" % (size, rows[size]["local"], rows[size]["remote"]))
+    return "the delivery-time table: %s" % HERE_TABLE
 
 
 def filter_figures(node):

@@ -167,7 +167,7 @@ static void builder_free(struct builder *b, struct dpm_trace *t)
 
 static struct delay_table constant_delays(uint64_t local, uint64_t remote)
 {
-    struct delay_table d = { 1, { { 1, local, remote } } };
+    struct delay_table d = { .nrows = 1, .row = { { 1, local, remote } } };
     return d;
 }
 
@@ -184,7 +184,7 @@ static uint64_t t_max_of(const struct dpm_trace *t, enum parallel_step step, con
         memcpy(machine, placement, t->nprocesses * sizeof *machine);
     else
         placement_measured(machine, &h);
-    CHECK(parallel_step_run(&r, 0, &h, step, machine, d, err, sizeof err) == 0);
+    CHECK(parallel_step_run(&r, 0, &h, step, GRAPH_ELAPSED_ARCS, machine, d, err, sizeof err) == 0);
     if (parallelism)
         *parallelism = r.parallelism;
     history_free(&h);
@@ -309,21 +309,23 @@ static int model_node(struct model *m, int process, uint64_t cpu, uint64_t time,
     return v;
 }
 
-/* The longest path ending at v, trying every path into it (exponential, so small graphs only). */
+/* The longest path ending at v, trying every path into it (exponential,
+ * so small graphs only); on the plain graph (Fig. 5.3A) when `plain`,
+ * where a request outside the trace is no arc. */
 static uint64_t brute_longest(const struct model *m, int v, const uint32_t *machine, uint64_t local,
-                              uint64_t remote)
+                              uint64_t remote, int plain)
 {
     uint64_t best = 0;
     if (!m->is_start[v]) {
         int u = m->previous[v];
-        best = brute_longest(m, u, machine, local, remote) + (m->cpu[v] - m->cpu[u]);
+        best = brute_longest(m, u, machine, local, remote, plain) + (m->cpu[v] - m->cpu[u]);
     }
     int u = m->cross_from[v];
-    if (u >= 0) {
+    if (u >= 0 && !(plain && m->cross_outside[v])) {
         uint64_t w = m->cross_outside[v]                              ? m->time[v] - m->time[u]
                      : machine[m->process[u]] == machine[m->process[v]] ? local
                                                                         : remote;
-        uint64_t over = brute_longest(m, u, machine, local, remote) + w;
+        uint64_t over = brute_longest(m, u, machine, local, remote, plain) + w;
         if (over > best)
             best = over;
     }
@@ -396,8 +398,10 @@ static void compare_with_brute_force(const struct model *m, const struct dpm_tra
     for (uint32_t p = 0; p < h.nprocesses; p++)
         machine[p] = (uint32_t)(rand_r(seed) % 3);
     CHECK(history_weights_alloc(&w, &h) == 0);
-    for (int step = STEP_UPPER_BOUND; step <= STEP_DELIVERY; step++) {
-        CHECK(parallel_weigh(&w, &h, (enum parallel_step)step, machine, &d, err, sizeof err) == 0);
+    for (int i = 0; i < 4; i++) {
+        enum parallel_step step = i % 2 ? STEP_DELIVERY : STEP_UPPER_BOUND;
+        enum history_graph graph = i < 2 ? GRAPH_ELAPSED_ARCS : GRAPH_PLAIN;
+        CHECK(parallel_weigh(&w, &h, step, graph, machine, &d, err, sizeof err) == 0);
         CHECK(history_longest(&paths, &h, &w) == 0);
         uint64_t local = step == STEP_UPPER_BOUND ? 0 : 3, remote = step == STEP_UPPER_BOUND ? 0 : 50;
         uint64_t t_max = 0;
@@ -405,7 +409,7 @@ static void compare_with_brute_force(const struct model *m, const struct dpm_tra
         for (int v = 0; v < m->nnodes; v++) {
             int p = m->process[v];
             uint32_t hv = h.first_node[p] + (uint32_t)seen[p]++;
-            uint64_t brute = brute_longest(m, v, machine, local, remote);
+            uint64_t brute = brute_longest(m, v, machine, local, remote, graph == GRAPH_PLAIN);
             CHECK(paths.dist[hv] == brute);
             if (brute > t_max)
                 t_max = brute;
@@ -457,7 +461,7 @@ static void check_path_is_a_path(const struct dpm_trace *t)
     struct delay_table d = constant_delays(3, 50);
     CHECK(history_build(&h, t, err, sizeof err) == 0);
     placement_measured(machine, &h);
-    CHECK(critpath_find(&c, &h, STEP_DELIVERY, machine, &d, err, sizeof err) == 0);
+    CHECK(critpath_find(&c, &h, STEP_DELIVERY, GRAPH_ELAPSED_ARCS, machine, &d, err, sizeof err) == 0);
     uint64_t sum = 0, held = c.delivery + c.outside;
     for (uint32_t i = 0; i < c.narcs; i++) {
         uint32_t v = c.arc[i].to;
@@ -471,6 +475,11 @@ static void check_path_is_a_path(const struct dpm_trace *t)
     for (uint32_t p = 0; p < h.nprocesses; p++)
         held += c.held[p];
     CHECK(sum == c.t_max && held == c.t_max);
+    /* Its time outside the trace is all in requests to OUTSIDE_PID. */
+    CHECK(c.outside_by.ns == c.outside && c.outside_by.t_max == c.t_max);
+    CHECK(c.outside_by.nprocesses == (c.outside > 0 || c.outside_by.requests > 0));
+    CHECK(c.outside_by.nprocesses == 0 ||
+          (c.outside_by.named[0].pid == OUTSIDE_PID && c.outside_by.named[0].ns == c.outside));
     critpath_free(&c);
     history_free(&h);
 }
@@ -523,6 +532,27 @@ static void check_outside_arc(void)
     /* The path: 10 CPU, 802 outside, then 8 CPU. */
     check_step(&t, 1, 0, &zero, 820, 20.0 / 820);
     check_step(&t, 3, 0, &zero, 820, 20.0 / 820);
+    /* Its 802 outside are the second request's, to OUTSIDE_PID: 97.8% of
+     * t_max, above the warning's 50%. The plain graph (Fig. 5.3A) has no
+     * outside arc: t_max is the 20 of CPU, P = 1. */
+    struct parallel_steps s;
+    uint32_t machine[1] = { 0 };
+    char advice[2048];
+    CHECK(history_build(&h, &t, err, sizeof err) == 0);
+    CHECK(parallel_steps_run(&s, &h, machine, &zero, err, sizeof err) == 0);
+    for (int i = 0; i < PARALLEL_STEPS; i++) {
+        const struct outside_share *o = &s.elapsed[i].outside;
+        CHECK(o->ns == 802 && o->requests == 1 && o->nprocesses == 1 && o->named[0].pid == OUTSIDE_PID);
+        CHECK(fabs(outside_percent(o) - 100.0 * 802 / 820) < 1e-9);
+        CHECK(s.plain[i].t_max == 20 && s.plain[i].outside.ns == 0 && fabs(s.plain[i].parallelism - 1.0) < 1e-9);
+    }
+    parallel_steps_advice(advice, sizeof advice, &s, &h, 0);
+    CHECK(strncmp(advice, "97.8% of t_max (step 1) is time spent waiting", 45) == 0 && strstr(advice, "P = 1.000:"));
+    /* Both processes outside are in slot 0, kernels: the advice says a
+     * kernel is not metered, and names no requestor for --window-of. */
+    CHECK(outside_requestors(&h, 0, 0) == 0 && strstr(advice, "A kernel is not metered"));
+    CHECK(strstr(advice, "--window-of a process of the workload") != 0);
+    history_free(&h);
     builder_free(&b, &t);
 }
 
@@ -643,7 +673,7 @@ static void check_critical_path(void)
     CHECK(history_build(&h, &t, err, sizeof err) == 0);
     uint32_t machine[2] = { 0, 1 };
     struct delay_table d = constant_delays(0, 7);
-    CHECK(critpath_find(&c, &h, STEP_DELIVERY, machine, &d, err, sizeof err) == 0);
+    CHECK(critpath_find(&c, &h, STEP_DELIVERY, GRAPH_ELAPSED_ARCS, machine, &d, err, sizeof err) == 0);
     CHECK(c.t_max == 34 && c.delivery == 14 && c.outside == 0);
     CHECK(c.held[0] == 10 && c.held[1] == 10);
     CHECK(c.nsegments == 3 && c.segment[0].process == 0 && c.segment[0].held == 5 && c.segment[1].process == 1 &&
@@ -1005,30 +1035,53 @@ static void check_fig5_18(void)
 static void check_delays(void)
 {
     struct delay_table d;
-    char err[256], path[] = "/tmp/dpm_graph_test_delaysXXXXXX";
+    char err[512], path[] = "/tmp/dpm_graph_test_delaysXXXXXX";
+    /* The default is the shipped network `here`, this system's. */
     delay_table_default(&d);
+    CHECK(strcmp(d.name, "here") == 0 && strcmp(d.path, "analysis/networks/here.tsv") == 0 && d.title[0]);
     CHECK(d.nrows == 4 && delay_of(&d, 1, 0) == 760 && delay_of(&d, 1000, 1) == 93100);
     CHECK(delay_of(&d, 0, 1) == 97400 && delay_of(&d, 4096, 0) == 1110);
     CHECK(delay_of(&d, 55, 0) == 800 && delay_of(&d, 550, 1) == 86600);
+    /* Every shipped network parses, has a title, and its sizes rise. */
+    CHECK(shipped_network_count >= 4);
+    for (size_t i = 0; i < shipped_network_count; i++) {
+        CHECK(delay_table_network(&d, shipped_networks[i].name, err, sizeof err) == 0);
+        CHECK(strcmp(d.name, shipped_networks[i].name) == 0 && d.title[0] && d.nrows >= 1);
+    }
+    CHECK(delay_table_network(&d, "vax", err, sizeof err) == 0 && delay_of(&d, 10, 1) == 13000000);
+    CHECK(delay_table_network(&d, "nosuch", err, sizeof err) == -2 && strstr(err, "(gbe, here, infiniband, vax)"));
+    /* A file: rows, comments, a title; and what is wrong in one, by line. */
     int fd = mkstemp(path);
     FILE *f = fdopen(fd, "w");
-    fputs("# size local remote\n\n10 100 1000\n  20 200 3000  # a comment\n", f);
+    fputs("# title: two rows\n# size local remote\n\n10 100 1000\n  20\t200 3000  # a comment\r\n", f);
     fclose(f);
     CHECK(delay_table_read(&d, path, err, sizeof err) == 0 && d.nrows == 2 && delay_of(&d, 15, 1) == 2000);
-    f = fopen(path, "w");
-    fputs("10 100 1000\n10 200 3000\n", f);
-    fclose(f);
-    CHECK(delay_table_read(&d, path, err, sizeof err) == -1 && strstr(err, ":2: size 10") && strstr(err, path));
-    f = fopen(path, "w");
-    fputs("10 100\n", f);
-    fclose(f);
-    CHECK(delay_table_read(&d, path, err, sizeof err) == -1 && strstr(err, ":1: expected"));
-    f = fopen(path, "w");
-    fputs("# nothing\n", f);
-    fclose(f);
-    CHECK(delay_table_read(&d, path, err, sizeof err) == -1 && strstr(err, "no rows"));
+    CHECK(strcmp(d.title, "two rows") == 0 && strcmp(d.name, path) == 0);
+    static const struct {
+        const char *text, *said;
+    } bad[] = {
+        { "10 100 1000\n10 200 3000\n", ":2: size 10 does not follow 10: sizes must rise" },
+        { "10 100\n", ":1: 2 fields; expected 3: SIZE LOCAL_NS REMOTE_NS" },
+        { "1 2 3 4\n", ":1: 4 fields; expected 3: SIZE LOCAL_NS REMOTE_NS" },
+        { "# x\n10 1.5 3\n", ":2: LOCAL_NS `1.5` is not a whole number of ns" },
+        { "+10 1 3\n", ":1: SIZE `+10` is not a whole number of bytes" },
+        { "10 1 99999999999999999999\n", ":1: REMOTE_NS `99999999999999999999` is not a whole number of ns" },
+        { "# nothing\n", ": no rows (lines `SIZE LOCAL_NS REMOTE_NS`)" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char want[512];
+        f = fopen(path, "w");
+        fputs(bad[i].text, f);
+        fclose(f);
+        snprintf(want, sizeof want, "%s%s", path, bad[i].said);
+        CHECK(delay_table_read(&d, path, err, sizeof err) == -1 && strcmp(err, want) == 0);
+    }
+    char rows[64 * 12 + 32] = "";
+    for (int i = 0; i <= DELAY_ROWS_MAX; i++)
+        snprintf(rows + strlen(rows), sizeof rows - strlen(rows), "%d 1 2\n", i + 1);
+    CHECK(delay_table_parse(&d, rows, "many", err, sizeof err) == -1 && strcmp(err, "many:65: more than 64 rows") == 0);
     unlink(path);
-    CHECK(delay_table_read(&d, path, err, sizeof err) == -1 && strstr(err, path));
+    CHECK(delay_table_read(&d, path, err, sizeof err) == -1 && strstr(err, path) && strstr(err, "No such file"));
 }
 
 /* ---- the ELF reader ---- */
@@ -1504,11 +1557,12 @@ static void measure_a_million(void)
     placement_measured(machine, &h);
     for (int step = STEP_UPPER_BOUND; step <= STEP_CONTENTION_SIMULATED; step++) {
         struct parallel_result r;
-        CHECK(parallel_step_run(&r, 0, &h, (enum parallel_step)step, machine, &d, err, sizeof err) == 0);
+        CHECK(parallel_step_run(&r, 0, &h, (enum parallel_step)step, GRAPH_ELAPSED_ARCS, machine, &d, err,
+                                sizeof err) == 0);
         CHECK(r.parallelism > 0 && r.parallelism <= N);
     }
     double steps = seconds_since(&start);
-    CHECK(critpath_find(&c, &h, STEP_DELIVERY, machine, &d, err, sizeof err) == 0);
+    CHECK(critpath_find(&c, &h, STEP_DELIVERY, GRAPH_ELAPSED_ARCS, machine, &d, err, sizeof err) == 0);
     double total = seconds_since(&start);
     printf("dpm_graph_test: %zu records: history graph %.3f s, the four steps %.3f s, critical path %.3f s, "
            "all %.3f s%s\n",

@@ -299,6 +299,47 @@ def test_merge_round_trip():
     assert both == separate.split("\n", 1)[1]
 
 
+# A sends B two messages, at 1000 and 2500 (machine 0's clock); B waits
+# for each. Its records: A's and B's CREATEPROCESS and B's RECEIVECALL at
+# 0; A's SEND and B's RECEIVE at 1000; B's RECEIVECALL at 1500; A's SEND,
+# B's RECEIVE and both DESTROYPROCESS at 2500. The window 1200:2500 holds
+# the last five: one message of 20 bytes.
+TWO_MESSAGES = """\
+process A machine 0 name a
+process B machine 0 name b
+B receive
+A compute 1000
+A send B 10
+B compute 500
+B receive
+A compute 1000
+A send B 20
+A exit
+B exit
+"""
+
+
+def test_every_command_honours_the_window():
+    log, _ = generate("two", TWO_MESSAGES)
+    status, out, err = dpm("dump", "--window", "1200:2500", log)
+    assert status == 0 and err == "" and out.splitlines()[-1] == "5 records, 0 lost, 0 missing in sequence gaps", out
+    times = [int(re.search(r" time=(\d+)", l).group(1)) for l in out.splitlines()[:-1]]
+    assert times == [1500, 2500, 2500, 2500, 2500], times
+    status, out, _ = dpm("stats", "--window=1200:2500", log)
+    assert "1 messages sent, 20 bytes" in out and "window: TIME 1200 to 2500 ns" in out, out
+    status, out, err = dpm("merge", "--window", "1200:", "-o", path("cut.log"), log)
+    assert status == 0 and out == "%s: 5 records from 1 logs, 0 lost\n" % path("cut.log"), (out, err)
+    status, out, _ = dpm("dump", "--window", "1200:2500", path("cut.log"))
+    assert out.splitlines()[-1] == "5 records, 0 lost, 0 missing in sequence gaps", out
+    status, out, err = dpm("export", "--window", ":1200", "--perfetto", path("w.json"), "--csv", path("wcsv"), log)
+    assert status == 0 and err == "", err
+    with open(path("w.json")) as f:
+        events = json.load(f)["traceEvents"]
+    assert len([e for e in events if e["ph"] == "s"]) == 1, events
+    with open(path("wcsv/pairs.csv")) as f:
+        assert [(p["messages"], p["bytes"]) for p in csv.DictReader(f)] == [("1", "10")]
+
+
 def damaged(name, data):
     with open(path(name), "wb") as f:
         f.write(data)

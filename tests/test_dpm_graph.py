@@ -22,6 +22,7 @@ found again within its bound, in a hand case and in random traffic; the
 ShiViz log read back by the test's own parser, its clocks worked out by
 hand and again from its events alone; waits split by hand, and adding up
 to dpm stats's blocking time on random traffic."""
+import csv
 import json
 import os
 import re
@@ -83,6 +84,48 @@ B send A 10
 A reply 10
 """
 
+# A long stretch outside the trace, then the workload (the thesis's hand
+# case). A server A (machine 0) first CALLs K, a process outside the trace
+# (a disk's kernel), which takes 1,000,000 ns; after 500 more of CPU, A
+# serves one request of an untraced user U: it computes 4000, sends to B
+# (machine 1), computes 6000, and answers U; B receives and computes 6000.
+# Pids: A 0.16.1, B 1.17.1, K 0.18.1, U 0.19.1. By hand, with messages
+# taking no time (every step alike: A and B are on machines of their own):
+#   T = A's 1000 + 500 + 4000 + 6000 + B's 6000 = 17500.
+#   With the arc for the request outside (thesis Fig. 5.3B): t_max = 1000
+#     + 1,000,000 + 500 + 4000 + 6000 = 1,011,500, P = 0.0173; the outside
+#     arc is 1,000,000 of it, 98.9 %, all of it in the request to K.
+#   The plain graph (Fig. 5.3A): t_max = 1000 + 500 + 4000 + 6000 = 11500
+#     (B's 6000 ends with A's), P = 17500 / 11500 = 1.522.
+#   The workload's window, U's first record to its last (A's RECEIVE of
+#     U's request at 1,001,500, A's answer at 1,011,500 on machine 0's
+#     clock; B's RECEIVE at 1,005,500 and its exit at 1,011,500 on machine
+#     1's): A's CPU in it 4000 + 6000, B's 6000: T = 16000, t_max = 10000,
+#     P = 1.6 (the thesis's hand case), nothing outside the trace.
+WINDOW_OF_U = "TIME 1001500 to 1011500 ns on machine 0, 1005500 to 1011500 on machine 1, 1001500 to 1011500 on the others (--window-of 0.19.1)"
+OUTSIDE_PREFIX = """\
+process A machine 0 name a
+process B machine 1 name b
+process K machine 0 name disk untraced
+process U machine 0 name user untraced
+K receive
+B receive
+A compute 1000
+A call K 8
+K compute 1000000
+K reply 8
+A compute 500
+A receive
+U call A 16
+A compute 4000
+A send B 10
+A compute 6000
+B compute 6000
+A reply 16
+A exit
+B exit
+"""
+
 
 def teardown():
     shutil.rmtree(workdir, ignore_errors=True)
@@ -126,11 +169,19 @@ def test_graph_analyses(report):
     assert int(m.group(1)) > 10000, run.stdout
 
 
+def csv_steps(out):
+    """`dpm parallelism --csv`'s rows as {step number ("3a": Appendix A):
+    (T, t_max, P, outside_ns, t_max_plain, P_plain)}."""
+    lines = out.splitlines()
+    assert lines[0] == "step,T,t_max,P,outside_ns,t_max_plain,P_plain", lines[0]
+    return {r[0].split(" ")[0] + ("a" if "Appendix" in r[0] else ""):
+            (int(r[1]), int(r[2]), float(r[3]), int(r[4]), int(r[5]), float(r[6]))
+            for r in csv.reader(lines[1:])}
+
+
 def steps(out):
     """`dpm parallelism --csv`'s lines as {step number: (T, t_max, P)}."""
-    rows = [l.rsplit(",", 3) for l in out.splitlines()[1:]]
-    return {r[0].strip('"').split(" ")[0] + ("a" if "Appendix" in r[0] else ""): (int(r[1]), int(r[2]), float(r[3]))
-            for r in rows}
+    return {step: row[:3] for step, row in csv_steps(out).items()}
 
 
 def test_parallelism_of_the_hand_case():
@@ -151,10 +202,134 @@ def test_parallelism_of_the_hand_case():
     status, out, _ = dpm("parallelism", "--delays", delays, one)
     assert out.startswith("parallelism of 7 records, 2 processes, 1 message arcs, 0 requests outside the trace")
     assert re.search(r"  a 0\.16\.1\s+0\s+0\n  b 0\.17\.1\s+0\s+0\n", out), out
-    assert re.search(r"3 contention, elapsed-time simulation\s+16000\s+16000\s+1\.000\n", out), out
-    # With this system's delivery times (the default table) a remote message of 10 bytes takes 82.6 us.
+    assert re.search(r"3 contention, elapsed-time simulation\s+16000\s+16000\s+1\.000\s+0\.0%\n", out), out
+    assert "no request went outside the trace: the plain history graph (thesis Fig. 5.3A) gives the same" in out
+    # With this system's delivery times (the default network, `here`) a remote message of 10 bytes
+    # takes what analysis/networks/here.tsv says.
+    remote = network_rows("here")[10][1]
     status, out, _ = dpm("parallelism", "--csv", two)
-    assert steps(out)["2"] == (16000, 10000 + 82600, round(16000 / 92600, 4)), out
+    assert steps(out)["2"] == (16000, 10000 + remote, round(16000 / (10000 + remote), 4)), out
+
+
+def network_rows(name):
+    """The shipped network NAME (analysis/networks/NAME.tsv) as {size: (local, remote)}."""
+    rows = {}
+    with open(os.path.join(ROOT, "analysis", "networks", name + ".tsv")) as f:
+        for line in f:
+            fields = line.split("#")[0].split()
+            if fields:
+                rows[int(fields[0])] = (int(fields[1]), int(fields[2]))
+    return rows
+
+
+def test_outside_prefix_is_said_and_the_window_gives_the_workload():
+    """A long request outside the trace before the workload (OUTSIDE_PREFIX,
+    worked out by hand there): every P and critical path says how much of
+    t_max is outside and for whom, warns above 50 %, reports the plain graph
+    (Fig. 5.3A) beside the one with elapsed-time arcs (Fig. 5.3B), and a
+    window gives the workload's P alone."""
+    log, delays = generate("prefix", OUTSIDE_PREFIX), zero_delays()
+    status, out, err = dpm("parallelism", "--csv", "--delays", delays, log)
+    assert status == 0 and err == "", err
+    every = csv_steps(out)
+    assert set(every) == {"1", "2", "3", "3a"}, every
+    for step, row in every.items():
+        assert row == (17500, 1011500, 0.0173, 1000000, 11500, 1.5217), (step, row)
+    status, out, _ = dpm("parallelism", "--delays", delays, log)
+    assert re.search(r"1 upper bound: no delivery time, no contention\s+17500\s+1011500\s+0\.017\s+98\.9%\n",
+                     out), out
+    assert "on the plain history graph: requests outside the trace left out (thesis Fig. 5.3A)" in out, out
+    assert re.search(r"\n1 upper bound: no delivery time, no contention\s+17500\s+11500\s+1\.522\n", out), out
+    assert re.search(r"step 1: 1000000 ns in 1 requests: 0\.18\.1 98\.9%", out), out
+    warning = out[out.index("warning: "):]
+    assert warning.startswith("warning: 98.9% of t_max (step 1) is time spent waiting for requests outside the "
+                              "trace"), warning
+    assert "0.18.1" in warning and "--window-of 0.19.1" in warning and "P = 1.522" in warning, warning
+    status, out, err = dpm("critpath", "--step", "1", log)
+    assert status == 0 and err == "", err
+    assert "t_max = 1011500 ns over" in out and "P = 0.017" in out, out
+    assert re.search(r"\(outside the trace\)\s+1000000\s+98\.9%\n\s+in requests to 0\.18\.1\s+1000000\s+98\.9%"
+                     r"\s+1 requests\n", out), out
+    assert "plain history graph (thesis Fig. 5.3A, requests outside the trace left out): t_max = 11500 ns, " \
+           "P = 1.522" in out, out
+    assert "warning: 98.9% of t_max (step 1)" in out and "--window-of 0.19.1" in out, out
+    # The workload's window: by the user's pid, and by its times (the same, in ns and with units).
+    for window in (("--window-of", "0.19.1"), ("--window", "1001500:1011500"), ("--window=1.0015ms:1.0115ms",)):
+        status, out, err = dpm("parallelism", *window, "--csv", "--delays", delays, log)
+        assert status == 0 and err == "", (window, err)
+        assert set(csv_steps(out).values()) == {(16000, 10000, 1.6, 0, 10000, 1.6)}, (window, out)
+        status, out, err = dpm("parallelism", *window, "--delays", delays, log)
+        assert "window: TIME 1001500 to 1011500 ns " in out and "warning" not in out, out
+    # --window-of gives each machine a span: machine 0 the records naming U, machine 1 B's records from its
+    # RECEIVE of A's message, sent in machine 0's span, on (load/window.h).
+    status, out, err = dpm("parallelism", "--window-of", "0.19.1", "--delays", delays, log)
+    assert "window: %s\n" % WINDOW_OF_U in out, out
+    status, out, _ = dpm("critpath", "--window-of", "0.19.1", "--step", "1", log)
+    assert "t_max = 10000 ns over" in out and "P = 1.600" in out and "warning" not in out, out
+    # Machine 1's clock 5 ms ahead of machine 0's, as clocks drift apart under -icount: B's records are at
+    # 5,000,000 ns and after, outside machine 0's span; the message from A gives machine 1 a span of its own
+    # (B's RECEIVE to its exit), so the window still holds the workload: P = 1.6.
+    skewed = generate("skewed", "machine 1 clock 5000000\n" + OUTSIDE_PREFIX)
+    status, out, err = dpm("parallelism", "--window-of", "0.19.1", "--csv", "--delays", delays, skewed)
+    assert status == 0 and csv_steps(out)["1"] == (16000, 10000, 1.6, 0, 10000, 1.6), (out, err)
+    # The window leaves the records before it out without counting them as missing.
+    status, out, _ = dpm("stats", "--window-of", "0.19.1", log)
+    assert status == 0 and "7 records, 0 lost (as the logs count them), 0 missing in sequence gaps" in out, out
+    assert "window: %s\n" % WINDOW_OF_U in out, out
+    # Processes created before the window keep their names (a, b), and can be placed by them.
+    assert "a 0.16.1" in out and "b 1.17.1" in out, out
+    status, out, _ = dpm("parallelism", "--window-of", "0.19.1", "--place", "b=0", "--csv", "--delays", delays, log)
+    assert status == 0 and csv_steps(out)["3"][:3] == (16000, 16000, 1.0), out
+
+
+def test_window_usage_errors():
+    log = generate("prefix", OUTSIDE_PREFIX)
+    # A process known by its CREATEPROCESS, but with no record in the window, is not placed: said, not refused.
+    status, out, err = dpm("parallelism", "--window", "2000000:", "--place", "a=1", "--csv", log)
+    assert status == 0 and err == "dpm parallelism: --place: `a` has no record in the window: nothing to place\n", err
+    for args, said in ((("parallelism", "--window", "5:3", log), "--window 5:3: FROM is after TO"),
+                       (("parallelism", "--window", "abc", log), "--window abc: expected FROM:TO"),
+                       (("parallelism", "--window", "5ks:6", log), "--window 5ks:6: expected FROM:TO"),
+                       (("parallelism", log, "--window"), "--window needs a value"),
+                       (("parallelism", "--window-of", "nobody", log),
+                        "--window-of nobody: no record of or naming such a process"),
+                       (("parallelism", "--window", "1:2", "--window-of", "a", log),
+                        "--window and --window-of exclude one another"),
+                       (("generate", "--window", "1:2", log, log), "generate writes logs")):
+        status, out, err = dpm(*args)
+        assert status == 2 and said in err and out == "", (args, status, err)
+
+
+def test_networks():
+    """The shipped delivery tables by name, a table file, and bad files named with their line."""
+    log = generate("two", HAND_CASE % (1, 6000))
+    vax, here = network_rows("vax"), network_rows("here")
+    assert vax[10] == (4300000, 13000000) and vax[1000] == (12800000, 35000000), vax
+    status, out, err = dpm("parallelism", "--csv", "--network", "vax", log)
+    assert status == 0 and err == "" and steps(out)["2"][1] == 10000 + 13000000, (out, err)
+    status, out, _ = dpm("parallelism", "--network", "infiniband", log)
+    assert "delivery times (guest ns): network infiniband (analysis/networks/infiniband.tsv)" in out, out
+    status, out, _ = dpm("parallelism", "--csv", log)
+    assert steps(out)["2"][1] == 10000 + here[10][1], out
+    table = os.path.join(workdir, "mine.tsv")
+    with open(table, "w") as f:
+        f.write("# title: mine\n10\t5\t700\n")
+    status, out, _ = dpm("parallelism", "--csv", "--network", table, log)
+    assert status == 0 and steps(out)["2"][1] == 10700, out
+    for text, said in (("10 5\n", ":1: 2 fields; expected 3: SIZE LOCAL_NS REMOTE_NS"),
+                       ("# a table\n10 5 x7\n", ":2: REMOTE_NS `x7` is not a whole number of ns"),
+                       ("10 5 7\n10 6 8\n", ":2: size 10 does not follow 10: sizes must rise"),
+                       ("-1 5 7\n", ":1: SIZE `-1` is not a whole number of bytes"),
+                       ("10 5 7 9\n", ":1: 4 fields; expected 3: SIZE LOCAL_NS REMOTE_NS"),
+                       ("# nothing\n", ": no rows (lines `SIZE LOCAL_NS REMOTE_NS`)")):
+        with open(table, "w") as f:
+            f.write(text)
+        status, out, err = dpm("parallelism", "--network", table, log)
+        assert status == 1 and err == "dpm parallelism: %s%s\n" % (table, said) and out == "", (text, err)
+    status, _, err = dpm("parallelism", "--network", "nosuch", log)
+    assert status == 2 and "--network nosuch: no shipped network of that name (gbe, here, infiniband, vax)" in err, err
+    status, _, err = dpm("parallelism", "--network", "/nonexistent/x.tsv", log)
+    assert status == 1 and "/nonexistent/x.tsv: No such file or directory" in err, err
 
 
 def test_critpath_of_the_hand_case():

@@ -20,6 +20,7 @@ DPM's Fig. 2 shape ABCBA):
   starts everything over; a stream growing while dpm live runs is
   followed like tail -f; a damaged stream is refused naming the file and
   record; usage errors."""
+import csv
 import os
 import re
 import shutil
@@ -191,9 +192,10 @@ def test_report_agrees_with_the_graph_commands():
     page, _ = report("--server", "a,b,c", log)
     assert page.sections[-6:] == ["parallelism", "critpath", "clocks", "spacetime", "waitstates", "causality"], \
         page.sections
-    _, csv, _ = dpm("parallelism", "--csv", log)
-    want = [[name.strip('"'), t, t_max, "%.3f" % float(p)] for name, t, t_max, p in
-            (line.rsplit(",", 3) for line in csv.splitlines()[1:])]
+    _, out, _ = dpm("parallelism", "--csv", log)
+    want = [[name, t, t_max, "%.3f" % float(p), "%.1f" % (100.0 * int(outside) / int(t_max) if int(t_max) else 0),
+             "%.3f" % float(plain)]
+            for name, t, t_max, p, outside, _, plain in csv.reader(out.splitlines()[1:])]
     assert page.tables["steps"][1:] == want, (page.tables["steps"], want)
     _, out, _ = dpm("critpath", log)
     t_max = re.search(r"t_max = (\d+) ns", out).group(1)
@@ -243,6 +245,34 @@ def test_report_clocks_spacetime_and_waits():
     assert len(arrows) == 200 and all(float(a["x2"]) >= float(a["x1"]) for a in arrows), len(arrows)
     backward = {r[0]: int(r[1]) for r in page.tables["backward"]}
     assert backward["backward by the machines' own clocks"] > 0 and backward["backward once corrected"] == 0
+
+
+def test_report_says_what_is_outside_and_honours_the_window():
+    """test_dpm_graph's OUTSIDE_PREFIX (worked out by hand there): the page
+    gives both graphs' P, the time outside the trace and for whom, the
+    warning, P for each shipped network, and honours --window-of."""
+    log = generate("prefix", test_dpm_graph.OUTSIDE_PREFIX)
+    zero = path("zero.delays")
+    with open(zero, "w") as f:
+        f.write("0 0 0\n")
+    page, _ = report("--delays", zero, log)
+    assert page.tables["steps"][0] == ["step", "T (ns)", "t_max (ns)", "P", "outside %", "P plain"], page.tables
+    assert page.tables["steps"][1] == ["1 upper bound: no delivery time, no contention", "17500", "1011500", "0.017",
+                                       "98.9", "1.522"], page.tables["steps"]
+    assert page.tables["outside"][1] == ["1 upper bound: no delivery time, no contention", "1000000", "98.9", "1",
+                                         "0.18.1 98.9%"], page.tables["outside"]
+    text = "".join(page.text)
+    assert "98.9% of t_max (step 1) is time spent waiting for requests outside the trace" in text, text
+    assert "--window-of 0.19.1" in text and "in requests to 0.18.1" in text
+    networks = page.tables["networks"]
+    assert networks[0] == ["network", "step 2", "step 3 (Appendix A)", "step 3 (elapsed)", "P plain, step 3",
+                           "what it is"], networks
+    assert [r[0] for r in networks[1:]] == ["gbe", "here", "infiniband", "vax"], networks
+    page, printed = report("--window-of", "0.19.1", log)
+    summary = {r[0]: r[1] for r in page.tables["summary-table"]}
+    assert summary["window"] == test_dpm_graph.WINDOW_OF_U, summary
+    assert summary["records"] == "7" and printed.startswith("%s: 7 records" % path("page.html")), (summary, printed)
+    assert "Warning:" not in "".join(page.text)
 
 
 def test_report_escapes_and_refuses():

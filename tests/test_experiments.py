@@ -58,15 +58,18 @@ def test_what_the_traces_say_of_the_file_system_is_what_it_counted():
 
 
 def test_p_predicted_for_a_placement_from_another_ones_trace_is_within_10_percent():
-    logs = {name: fs_run(name, place).log for name, place in (("thesis", THESIS), ("dm-apart", DM_APART))}
+    """As the experiments do, each trace in its workload's window (the users' first request to their last answer)."""
+    runs = {name: fs_run(name, place) for name, place in (("thesis", THESIS), ("dm-apart", DM_APART))}
     places = {"thesis": dict(THESIS, di=0), "dm-apart": dict(DM_APART, di=0)}
-    for target in logs:
-        measured = dpmread.parallelism([logs[target]])
+    for target in runs:
+        assert runs[target].window[0] == "--window-of" and len(runs[target].user_pids) == 2, runs[target].window
+        measured = dpmread.parallelism([runs[target].log], window=runs[target].window)
         assert measured["1"][2] >= measured["2"][2] > 0, measured     # step 1 is an upper bound
-        for source in logs:
+        assert measured["1"][5] >= measured["1"][2], measured         # the plain graph's P is at least graph B's
+        for source in runs:
             if source == target:
                 continue
-            predicted = dpmread.parallelism([logs[source]], places[target])["3"][2]
+            predicted = dpmread.parallelism([runs[source].log], places[target], runs[source].window)["3"][2]
             error = (predicted - measured["3"][2]) / measured["3"][2]
             assert abs(error) <= 0.10, "P for %s: measured %.4f, predicted from %s's trace %.4f (%+.1f%%)" % (
                 target, measured["3"][2], source, predicted, 100 * error)
@@ -95,6 +98,11 @@ def test_fs_study_reports_shares_causality_parallelism_and_load():
     for users in ("1", "2"):
         steps = results["runs"][users]["steps"]
         assert steps["1"][2] >= steps["2"][2] > 0
+        assert results["runs"][users]["window"][0] == "--window-of", results["runs"][users]["window"]
+        # The window leaves the boot out: less of t_max is outside the trace than in the whole trace.
+        whole = results["runs"][users]["steps_whole_trace"]["1"]
+        assert steps["1"][3] / steps["1"][1] < whole[3] / whole[1], (steps, whole)
+    assert sorted(main["networks"]) == ["gbe", "here", "infiniband", "vax"], main["networks"]
     assert results["runs"]["2"]["ri_queue_max"] >= 1
 
 
@@ -104,6 +112,9 @@ def test_tsp_study_reports_p_for_each_configuration():
     for r in results["runs"]:
         assert r["max"] > 0 and r["one"] > 0 and r["two"] > 0, r
         assert r["max"] >= r["step2_1"], r          # delivery times only lengthen the critical path
+        assert 0 <= r["outside_1"] < 1 and r["plain_1"] >= r["one"], r
+        # The VAX's network is far slower than this system's; InfiniBand faster.
+        assert r["networks"]["vax"] < r["networks"]["here"] <= r["networks"]["infiniband"], r["networks"]
 
 
 def defined_functions(*sources):

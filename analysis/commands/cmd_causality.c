@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 
 #include "commands/graph_options.h"
+#include "load/window.h"
 #include "models/causality.h"
 
 extern char **environ;
@@ -176,6 +177,8 @@ static int causality_report(const struct causality *c, const struct graph_input 
         printf("%s %c = %s", a ? "," : "", causality_letter(a), label);
     }
     printf("\n%" PRIu64 " requests from requestors, %" PRIu64 " strings\n", c->requests, c->nstrings);
+    if (dpm_window_get())
+        printf("window: %s\n", dpm_window_describe());
     if (c->cut)
         printf("%" PRIu64 " chains went on past %u letters and were cut there (--max-length)\n", c->cut,
                c->max_length);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "load/window.h"
 #include "report/html.h"
 #include "report/sections.h"
 
@@ -25,7 +26,8 @@ static const char report_help[] =
     "\n"
     "SYNOPSIS\n"
     "    dpm report [--server NAME_OR_PID,...] [--system NAME_OR_PID,...]\n"
-    "               [--place NAME_OR_PID=MACHINE,... | --each-own | --all-one] [--delays FILE]\n"
+    "               [--place NAME_OR_PID=MACHINE,... | --each-own | --all-one]\n"
+    "               [--network NAME|FILE | --delays FILE]\n"
     "               [--elf NAME=FILE]... [--elf-dir DIR] [--min-delay NS] [--reference MACHINE]\n"
     "               -o OUT.html LOG...\n"
     "\n"
@@ -67,8 +69,8 @@ static const char report_help[] =
     "    -o OUT.html  the page to write (required)\n"
     "    --server, --system\n"
     "                 the servers and system processes, as for dpm causality\n"
-    "    --place, --each-own, --all-one, --delays\n"
-    "                 the placement and delivery-time table, as for dpm parallelism\n"
+    "    --place, --each-own, --all-one, --network, --delays\n"
+    "                 the placement and the network's delivery times, as for dpm parallelism\n"
     "    --elf NAME=FILE, --elf-dir DIR\n"
     "                 the programs, to name the functions of the critical path and of the\n"
     "                 waits, as for dpm critpath\n"
@@ -94,7 +96,7 @@ static const char page_style[] =
     "g.node circle{fill:#e8eef8;stroke:#335;stroke-width:1.5}g.untraced circle{fill:#fff;stroke-dasharray:4 3}"
     "g.machine text{font-weight:bold;fill:#666}g.on-dark text{fill:#fff}"
     "g.state circle{fill:#fdf3d8;stroke:#765;stroke-width:1.5}g.state text{font-weight:bold}"
-    "ul.notes{color:#845}";
+    "ul.notes{color:#845}p.warning{background:#fdecea;border-left:4px solid #c0392b;padding:6px 10px}";
 
 struct report_options {
     const char *out;
@@ -186,11 +188,16 @@ static void page_start(FILE *f, const struct report_input *r)
             "<tr><th>missing in sequence gaps</th><td>%" PRIu64 "</td></tr>\n"
             "<tr><th>processes</th><td>%zu</td></tr>\n<tr><th>traced processes</th><td>%zu</td></tr>\n"
             "<tr><th>messages</th><td>%" PRIu64 "</td></tr>\n<tr><th>bytes</th><td>%" PRIu64 "</td></tr>\n"
-            "<tr><th>sends that failed at once</th><td>%" PRIu64 "</td></tr>\n</table>\n"
-            "<p>Lost: records the logs count as lost on the way to the filter. Missing: records absent from the "
-            "processes' numbering. Times are guest ns on each machine's own clock; CPU times are instructions."
-            "</p>\n</section>\n", st->records, st->lost, st->gaps, st->nprocesses, r->graph.trace.nprocesses,
-            st->messages, st->bytes, st->failed_sends);
+            "<tr><th>sends that failed at once</th><td>%" PRIu64 "</td></tr>\n", st->records, st->lost, st->gaps,
+            st->nprocesses, r->graph.trace.nprocesses, st->messages, st->bytes, st->failed_sends);
+    if (dpm_window_get()) {
+        fputs("<tr><th>window</th><td>", f);
+        html_text(f, dpm_window_describe());
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table>\n<p>Lost: records the logs count as lost on the way to the filter. Missing: records absent from "
+          "the processes' numbering. Times are guest ns on each machine's own clock; CPU times are instructions."
+          "</p>\n</section>\n", f);
 }
 
 /* The whole page into f. 0, or an exit status after saying why. */

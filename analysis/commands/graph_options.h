@@ -54,6 +54,7 @@ struct placement_options {
     const char *place;         /* --place NAME_OR_PID=MACHINE,... */
     int each_own, all_one;     /* --each-own, --all-one */
     const char *delays;        /* --delays FILE */
+    const char *network;       /* --network NAME|FILE */
 };
 /* If argv[*i] is one of those options, take it: 1; 0 if it is not one; -1
  * if its value is missing (said on stderr). */

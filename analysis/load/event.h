@@ -94,8 +94,9 @@ struct dpm_stream;
 /* Open the log `path` (a log file, or a trace disk image); NULL with *e
  * set if it is not a readable trace log. `file` is put in each event. */
 struct dpm_stream *dpm_stream_open(const char *path, uint16_t file, struct dpm_error *e);
-/* The next event: 1, 0 at the log's end, -1 with *e set on a damaged
- * record (the records before it were delivered; nothing after it is). */
+/* The next event (in the window, when one was asked for: load/window.h):
+ * 1, 0 at the log's end, -1 with *e set on a damaged record (the records
+ * before it were delivered; nothing after it is). */
 int dpm_stream_next(struct dpm_stream *s, struct dpm_event *ev, struct dpm_error *e);
 /* The caller reads only events (not dpm_stream_values): then records kept
  * whole are decoded straight into them, several times faster. */
@@ -142,7 +143,8 @@ struct dpm_sequence {
     uint8_t  ended;          /* its last record was DESTROYPROCESS */
 };
 /* The records missing before `ev` in its process's numbering (0 when the
- * log did not keep the sequence field). */
+ * log did not keep the sequence field, and at a process's first record in
+ * a window: load/window.h). */
 uint64_t dpm_sequence_gap(struct dpm_sequence *q, const struct dpm_event *ev);
 
 /* ---- a whole trace in memory, for the analyses that need the graph ---- */

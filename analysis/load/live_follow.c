@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "load/live_follow.h"
+#include "load/window.h"
 
 #define MAX_HEADER_BLOCKS 64       /* as for a log file (load/stream.c) */
 
@@ -106,6 +107,7 @@ static int open_log(struct live_follower *l, const struct live_sink *sink, struc
 /* Hand on the entries of l->block past those taken. 0, or -1 with *e. */
 static int read_entries(struct live_follower *l, const struct live_sink *sink, struct dpm_error *e)
 {
+    const struct dpm_window *window = dpm_window_get();
     struct trace_values values;
     struct dpm_event ev;
     int status;
@@ -116,7 +118,8 @@ static int read_entries(struct live_follower *l, const struct live_sink *sink, s
         l->consumed = l->reader.offset;
         dpm_field_map_event(&l->map, &l->reader.layouts, &values, &ev);
         ev.record = l->records++;
-        sink->record(sink->context, &ev);
+        if (!window || dpm_window_holds(window, &ev))
+            sink->record(sink->context, &ev);
     }
     l->lost = ((const struct tracelog_block *)l->block)->lost;
     if (status == TRACELOG_E_CHECKSUM) {

@@ -18,6 +18,7 @@
 
 #include "load/event.h"
 #include "load/fields.h"
+#include "load/window.h"
 #include "tracelog.h"
 
 #define CHUNK_BLOCKS 32          /* blocks read at once: 128 KiB */
@@ -32,6 +33,7 @@ struct dpm_stream {
     struct dpm_field_map map;              /* the log's fields as event members */
     struct trace_values values;            /* the record delivered last */
     int events_only;                       /* dpm_stream_events_only: `values` is not kept */
+    const struct dpm_window *window;       /* the records delivered are those in it (NULL: all) */
     uint64_t records;                      /* delivered so far */
     char problem[160];                     /* damage found while fetching blocks, or "" */
     int failed;
@@ -196,6 +198,7 @@ struct dpm_stream *dpm_stream_open(const char *path, uint16_t file, struct dpm_e
     }
     s->path = path;
     s->file = file;
+    s->window = dpm_window_get();
     s->fd = open(path, O_RDONLY);
     struct stat st;
     if (s->fd < 0 || fstat(s->fd, &st) < 0) {
@@ -213,7 +216,19 @@ struct dpm_stream *dpm_stream_open(const char *path, uint16_t file, struct dpm_e
 
 /* ---- reading ---- */
 
+static int next_record(struct dpm_stream *s, struct dpm_event *ev, struct dpm_error *e);
+
 int dpm_stream_next(struct dpm_stream *s, struct dpm_event *ev, struct dpm_error *e)
+{
+    int status;
+    while ((status = next_record(s, ev, e)) == 1 && s->window && !dpm_window_holds(s->window, ev))
+        if (ev->type == MT_CREATEPROCESS)
+            dpm_window_note_name(ev);
+    return status;
+}
+
+/* The log's next record, in the window or not. */
+static int next_record(struct dpm_stream *s, struct dpm_event *ev, struct dpm_error *e)
 {
     if (s->failed) {
         dpm_error_set(e, "%s: record %" PRIu64 ": the log cannot be read past here", s->path, s->records);

@@ -63,9 +63,9 @@ static int sum_up(struct critpath *c, const struct history *h)
     return 0;
 }
 
-/* The critical path under `step` (models/critpath.h). */
-int critpath_find(struct critpath *c, const struct history *h, enum parallel_step step, const uint32_t *machine,
-                  const struct delay_table *d, char *err, size_t cap)
+/* The critical path under `step` on `graph` (models/critpath.h). */
+int critpath_find(struct critpath *c, const struct history *h, enum parallel_step step, enum history_graph graph,
+                  const uint32_t *machine, const struct delay_table *d, char *err, size_t cap)
 {
     struct history_weights w;
     struct history_paths paths = { 0 };
@@ -75,8 +75,9 @@ int critpath_find(struct critpath *c, const struct history *h, enum parallel_ste
         snprintf(err, cap, "no memory for the weights of %u nodes", h->nnodes);
         return -1;
     }
-    if (parallel_weigh(&w, h, step, machine, d, err, cap) == 0) {
-        if (history_longest(&paths, h, &w) == 0 && walk_back(c, h, &w, &paths) == 0 && sum_up(c, h) == 0) {
+    if (parallel_weigh(&w, h, step, graph, machine, d, err, cap) == 0) {
+        if (history_longest(&paths, h, &w) == 0 && walk_back(c, h, &w, &paths) == 0 && sum_up(c, h) == 0 &&
+            outside_share_of(&c->outside_by, h, &w, &paths) == 0) {
             c->t_max = paths.t_max;
             ok = 0;
         } else {

@@ -38,12 +38,13 @@ struct critpath {
     uint64_t *held;            /* [nprocesses]: each process's time on the path */
     uint64_t delivery;         /* on message arcs */
     uint64_t outside;          /* on outside arcs (requests to processes not traced) */
+    struct outside_share outside_by;   /* those by the untraced process asked */
 };
 
-/* The critical path under `step` for the placement and delivery table
- * (models/parallel.h). 0, or -1 with err. */
-int critpath_find(struct critpath *c, const struct history *h, enum parallel_step step, const uint32_t *machine,
-                  const struct delay_table *d, char *err, size_t cap);
+/* The critical path under `step` on `graph` for the placement and delivery
+ * table (models/parallel.h). 0, or -1 with err. */
+int critpath_find(struct critpath *c, const struct history *h, enum parallel_step step, enum history_graph graph,
+                  const uint32_t *machine, const struct delay_table *d, char *err, size_t cap);
 void critpath_free(struct critpath *c);
 
 /* Names an address in process p's program: sets *start (the first
