@@ -719,7 +719,7 @@ static void check_return_addresses_name_the_caller(void)
     CHECK(history_build(&h, &t, err, sizeof err) == 0);
     uint32_t machine[1] = { 0 };
     struct delay_table d = constant_delays(0, 0);
-    CHECK(critpath_find(&c, &h, STEP_DELIVERY, machine, &d, err, sizeof err) == 0);
+    CHECK(critpath_find(&c, &h, STEP_DELIVERY, GRAPH_ELAPSED_ARCS, machine, &d, err, sizeof err) == 0);
     struct critpath_function *f;
     uint32_t n;
     CHECK(critpath_functions(&c, &h, test_namer, 0, &f, &n) == 0);
