@@ -74,7 +74,7 @@ CLUSTER = python3 scripts/cluster.py --disk $(DISK)
 all: setup
 	@$(MAKE) --no-print-directory build
 
-build: $(B)/kernel.elf $(B)/tools/dmfs $(B)/tools/netframe_test $(B)/tools/transport_test $(B)/tools/meter_test $(B)/tools/rules_test \
+build: $(B)/kernel.elf $(B)/tools/dmfs $(B)/tools/siphash_test $(B)/tools/netframe_test $(B)/tools/transport_test $(B)/tools/meter_test $(B)/tools/rules_test \
        $(B)/tools/dmtrace $(B)/tools/tracegen $(B)/tools/dpm $(B)/tools/dpm-sanitized $(B)/tools/dpm_graph_test \
        $(SYSTEM_DISK)
 
@@ -268,6 +268,14 @@ $(B)/tools/dpm-sanitized: $(DPM_DEPS)
 	@echo "  HOSTCC  $@"
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Imeter -Ianalysis -Ikernel -o $@ \
 	    $(DPM_SRCS) meter/tracelog.c meter/rules.c meter/print.c -lm
+
+# SipHash-2-4, the frames' MAC (plain C), against the published test
+# vectors under the sanitizers (tests/test_wireauth.py).
+$(B)/tools/siphash_test: tests/siphash_test.c tests/host_check.h kernel/net/siphash.c kernel/net/siphash.h
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $<"
+	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Ikernel/net -o $@ \
+	    tests/siphash_test.c kernel/net/siphash.c
 
 # The kernel's frame parser (plain C) under a host unit test with the
 # sanitizers (tests/test_net.py).

@@ -1,0 +1,85 @@
+/*
+ * siphash.c — SipHash-2-4 (siphash.h), from Aumasson and Bernstein,
+ * "SipHash: a fast short-input PRF" (2012), §2: initialisation, compression
+ * with c = 2 SipRounds per message word, finalisation with d = 4.
+ */
+#include "siphash.h"
+
+/* x rotated left by b bits (0 < b < 64). */
+static inline uint64_t rotl(uint64_t x, int b)
+{
+    return x << b | x >> (64 - b);
+}
+
+/* The eight bytes at p as a little-endian word (§2: "m_i ... little-endian"). */
+static inline uint64_t word_at(const uint8_t *p)
+{
+    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
+           (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
+}
+
+/* The internal state v0..v3 of §2. */
+struct state {
+    uint64_t v0, v1, v2, v3;
+};
+
+/* One SipRound (§2, Fig. 2.1): three ARX networks' worth of additions,
+ * rotations and xors over the four words. */
+static inline void sip_round(struct state *s)
+{
+    s->v0 += s->v1;
+    s->v2 += s->v3;
+    s->v1 = rotl(s->v1, 13);
+    s->v3 = rotl(s->v3, 16);
+    s->v1 ^= s->v0;
+    s->v3 ^= s->v2;
+    s->v0 = rotl(s->v0, 32);
+    s->v2 += s->v1;
+    s->v0 += s->v3;
+    s->v1 = rotl(s->v1, 17);
+    s->v3 = rotl(s->v3, 21);
+    s->v1 ^= s->v2;
+    s->v3 ^= s->v0;
+    s->v2 = rotl(s->v2, 32);
+}
+
+/* Compression of one message word m (§2): v3 ^= m, c = 2 SipRounds,
+ * v0 ^= m. */
+static inline void compress(struct state *s, uint64_t m)
+{
+    s->v3 ^= m;
+    sip_round(s);
+    sip_round(s);
+    s->v0 ^= m;
+}
+
+struct siphash_key siphash_key_from_bytes(const uint8_t key[SIPHASH_KEY_LEN])
+{
+    return (struct siphash_key){ word_at(key), word_at(key + 8) };
+}
+
+uint64_t siphash24(const struct siphash_key *key, const uint8_t *message, uint32_t len)
+{
+    /* Initialisation (§2): the key xored with the constants
+     * "somepseudorandomlygeneratedbytes". */
+    struct state s = {
+        key->k0 ^ 0x736f6d6570736575ull, key->k1 ^ 0x646f72616e646f6dull,
+        key->k0 ^ 0x6c7967656e657261ull, key->k1 ^ 0x7465646279746573ull,
+    };
+    const uint8_t *end = message + (len & ~7u);
+    for (; message < end; message += 8)
+        compress(&s, word_at(message));
+    /* The last word (§2): the 0..7 bytes left, little-endian, and the
+     * message's length modulo 256 in its most significant byte. */
+    uint64_t last = (uint64_t)(len & 0xff) << 56;
+    for (uint32_t i = 0; i < (len & 7); i++)
+        last |= (uint64_t)message[i] << (8 * i);
+    compress(&s, last);
+    /* Finalisation (§2): v2 ^= 0xff, d = 4 SipRounds, the xor of the four. */
+    s.v2 ^= 0xff;
+    sip_round(&s);
+    sip_round(&s);
+    sip_round(&s);
+    sip_round(&s);
+    return s.v0 ^ s.v1 ^ s.v2 ^ s.v3;
+}
