@@ -61,6 +61,7 @@ PLACE ?=
 TRACE ?=
 METER_FS ?=
 DISK_SERVICE_US ?=
+KEY ?=
 
 # Nodes are started by the cluster launcher, which holds the one QEMU command
 # line (scripts/harness.py, qemu_command) that the tests use too.
@@ -279,11 +280,12 @@ $(B)/tools/siphash_test: tests/siphash_test.c tests/host_check.h kernel/net/siph
 
 # The kernel's frame parser (plain C) under a host unit test with the
 # sanitizers (tests/test_net.py).
-$(B)/tools/netframe_test: tests/netframe_test.c tests/host_check.h kernel/net/netframe.c kernel/net/netframe.h
+$(B)/tools/netframe_test: tests/netframe_test.c tests/host_check.h kernel/net/netframe.c kernel/net/netframe.h \
+                          kernel/net/siphash.c kernel/net/siphash.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Ikernel/net -o $@ \
-	    tests/netframe_test.c kernel/net/netframe.c
+	    tests/netframe_test.c kernel/net/netframe.c kernel/net/siphash.c
 
 # DPM's record tables, description and trace-log container (meter/, plain C
 # shared by guest and host) under a host unit test with the sanitizers
@@ -306,11 +308,11 @@ $(B)/tools/rules_test: tests/rules_test.c tests/host_check.h meter/rules.c meter
 # The transport engine (plain C) between simulated kernels on a faulty
 # simulated network, under the sanitizers (tests/test_transport.py).
 $(B)/tools/transport_test: tests/transport_test.c tests/host_check.h kernel/net/transport.c kernel/net/transport.h \
-                           kernel/net/netframe.c kernel/net/netframe.h
+                           kernel/net/netframe.c kernel/net/netframe.h kernel/net/siphash.c kernel/net/siphash.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Ikernel/net -o $@ \
-	    tests/transport_test.c kernel/net/transport.c kernel/net/netframe.c
+	    tests/transport_test.c kernel/net/transport.c kernel/net/netframe.c kernel/net/siphash.c
 
 # The analyzer's graph analyses (analysis/models/: the history graph,
 # parallelism and contention, the critical path, causality; and
@@ -353,8 +355,8 @@ FUZZ_rules    := meter/rules.c meter/tracelog.c
 FUZZ_tracelog := meter/rules.c meter/tracelog.c analysis/load/stream.c analysis/load/fields.c analysis/load/trace.c \
                  analysis/load/table.c
 FUZZ_fsimage  := fs/fsimage.c fs/fsck.c
-FUZZ_netframe := kernel/net/netframe.c kernel/net/transport.c
-FUZZ_HDRS := $(wildcard meter/*.h analysis/*/*.h fs/*.h user/lib/fs_format.h kernel/net/netframe.h kernel/net/transport.h)
+FUZZ_netframe := kernel/net/netframe.c kernel/net/transport.c kernel/net/siphash.c
+FUZZ_HDRS := $(wildcard meter/*.h analysis/*/*.h fs/*.h user/lib/fs_format.h kernel/net/netframe.h kernel/net/transport.h kernel/net/siphash.h)
 $(foreach t,$(FUZZ_TARGETS),$(eval $(B)/fuzz/fuzz_$(t): $(FUZZ_$(t))))
 $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%): $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
@@ -374,10 +376,12 @@ fuzz: setup
 # METER_FS=K (with TRACE) meters the file system from boot into a filter on
 # machine K's trace disk. DISK_SERVICE_US=N makes every request to the file
 # system's disk take at least N us of machine time (for measurements).
+# KEY=<32 hex digits> is the cluster's key, which seals every frame between
+# kernels (docs/cluster.md, The key); without it the launcher makes a fresh one.
 run: all
 	@$(CLUSTER) --nodes $(NODES) $(if $(FAULTS),--faults "$(FAULTS)") $(if $(PLACE),--place "$(PLACE)") \
 	    $(if $(TRACE),--trace-disks "$(TRACE)") $(if $(METER_FS),--meter-fs "$(METER_FS)") \
-	    $(if $(DISK_SERVICE_US),--disk-service-us "$(DISK_SERVICE_US)")
+	    $(if $(DISK_SERVICE_US),--disk-service-us "$(DISK_SERVICE_US)") $(if $(KEY),--key "$(KEY)")
 
 # Start one node stopped, waiting for GDB on $(B)/gdb.sock (see README, Debugging).
 gdb: all

@@ -235,10 +235,14 @@ void net_drain(void);                             /* before power-off */
 void net_interrupt(int irq);
 void net_print_counters(void);
 
-/* net/cluster.c: identity and announcements; owns what the NIC receives. */
+/* net/cluster.c: identity, announcements and the frames' seal; owns what the NIC receives. */
 void cluster_init(void);
 void cluster_announce(void);
+int cluster_send(const uint8_t *frame, uint32_t len);       /* seal and send a body: 0, E_QFULL, E_BADREQ */
+int cluster_send_buffer(uint8_t *frame, uint32_t len);      /* the same, built in net_frame_buffer's buffer */
 void net_receive(const uint8_t *frame, uint32_t len);
+void cluster_auth_counters(uint32_t m, uint32_t *forged, uint32_t *replayed);
+void cluster_print_counters(void);
 void cluster_tick(uint64_t now);
 void cluster_notify_known(void);
 uint64_t cluster_next_time(void);
@@ -285,6 +289,7 @@ extern uint64_t boot_fdt;
 void fdt_read_bootargs(void);
 int bootarg_number(const char *name, uint64_t *value);
 const char *bootargs_text(void);
+int bootarg_take(const char *name, char *out, size_t cap);   /* copies, then blanks the word */
 
 /* proc.c */
 void proc_init(void);

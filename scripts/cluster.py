@@ -14,6 +14,11 @@ process of the cluster outlives the launcher, however it ends, and a small
 cleaner process removes the launcher's private directory in /tmp even when the
 launcher is killed outright.
 
+Every node gets the cluster's key as the boot argument net.key=KEY (32 hex
+digits): its kernel seals every frame it sends with it and drops every frame
+not sealed with it (kernel/net/cluster.c). The launcher makes a fresh key for
+each cluster from the host's secure random source, or takes --key KEY.
+
 Node K of N has the MAC address 52:54:00:4d:NN:KK (NN = N, KK = K, two hex
 digits each): the kernel learns from it which node it is and how many there are.
 Node 0 boots from IMAGE (default build/disk.img, written to) and runs the
@@ -58,6 +63,7 @@ import ctypes
 import math
 import os
 import re
+import secrets
 import select
 import shutil
 import signal
@@ -93,6 +99,16 @@ FAULTS = {
 
 class ClusterError(Exception):
     pass
+
+
+KEY_DIGITS = 32                       # the cluster's key: 16 bytes, as hex (kernel/net/siphash.h)
+
+
+def check_key(key):
+    """`key` if it is KEY_DIGITS hex digits, as the kernel takes it; else ClusterError."""
+    if not re.fullmatch(r"[0-9a-fA-F]{%d}" % KEY_DIGITS, key):
+        raise ClusterError("key: %r is not %d hex digits" % (key, KEY_DIGITS))
+    return key
 
 
 def parse_faults(spec):
@@ -251,14 +267,18 @@ class Cluster:
     meter_fs: None, or a machine K: the boot argument meter.fs=K has the
     process manager start a filter "fstrace" on K's trace disk before the file
     system and meter the file system's processes into it from the start.
-    bootargs_per_node(k): more boot arguments for node k (a string)."""
+    bootargs_per_node(k): more boot arguments for node k (a string).
+    key: the cluster's key, 32 hex digits (check_key), given to every node as
+    net.key; None makes a fresh one (secrets.token_hex), kept in self.key for
+    a restarted node."""
 
     def __init__(self, nodes=DEFAULT_NODES, disk=None, logs=None, console=False, extra_per_node=None,
                  kernel=KERNEL, boot_timeout=60, wait_prompt=True, faults=None, place=None, trace_disks=None,
-                 meter_fs=None, disk_service_us=None, bootargs_per_node=None):
+                 meter_fs=None, disk_service_us=None, bootargs_per_node=None, key=None):
         if not 1 <= nodes <= MAX_NODES:
             raise ClusterError("the node count must be between 1 and %d, not %d" % (MAX_NODES, nodes))
         self.count = nodes
+        self.key = check_key(key) if key is not None else secrets.token_hex(KEY_DIGITS // 2)
         self.console = console
         self.kernel = kernel
         self.faults = parse_faults(faults) if faults is not None else None
@@ -416,6 +436,7 @@ class Cluster:
             bootargs.append("disk.service_us=%d" % self.disk_service_us)
         if k != 0:
             bootargs = []
+        bootargs.append("net.key=%s" % self.key)
         bootargs.append(self.bootargs_per_node(k))
         command = qemu_command(self.kernel, extra=self.qemu_extra[k], bootargs=" ".join(bootargs).strip(),
                                trace_disk=self.trace_disk(k), live=self.live_channel(k, again))
@@ -627,6 +648,9 @@ def parse_arguments(argv):
                              "microseconds of machine time after it started (boot argument "
                              "disk.service_us): a disk whose timing does not depend on the host, "
                              "for measurements")
+    parser.add_argument("--key", metavar="KEY",
+                        help="the cluster's key, %d hex digits, which seals every frame between kernels "
+                             "(default: a fresh one)" % KEY_DIGITS)
     parser.add_argument("--gdb", metavar="SOCKET",
                         help="start node 0 stopped, waiting for GDB on the unix socket SOCKET")
     return parser.parse_args(argv)
@@ -641,10 +665,11 @@ def main(argv=None):
     if not os.path.exists(args.disk):
         print("cluster: %s: no such disk image" % args.disk, file=sys.stderr)
         return 2
-    if args.faults is not None or args.place:
+    if args.faults is not None or args.place or args.key is not None:
         try:
             parse_faults(args.faults or "")
             parse_place(args.place or "")
+            check_key(args.key or "0" * KEY_DIGITS)
         except ClusterError as e:
             print("cluster: %s" % e, file=sys.stderr)
             return 2
@@ -663,7 +688,7 @@ def main(argv=None):
         cluster = Cluster(args.nodes, disk=args.disk, logs=args.logs, console=True,
                           extra_per_node=lambda k: gdb if k == 0 else [], faults=args.faults,
                           place=args.place, trace_disks=args.trace_disks, meter_fs=args.meter_fs,
-                          disk_service_us=args.disk_service_us)
+                          disk_service_us=args.disk_service_us, key=args.key)
         # One write: node 0's QEMU shares stderr and may report an error at any moment;
         # print() writes the line and its newline separately, and QEMU's text could fall between.
         sys.stderr.write(cluster.start_line() + "\n")

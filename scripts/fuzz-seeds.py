@@ -276,12 +276,12 @@ ETHERTYPE = 0x88B5
 def frame(kind, machine, epoch, body=b"", node_count=3):
     mac_to = bytes([0x52, 0x54, 0x00, 0x4D, node_count, 1])
     mac_from = bytes([0x52, 0x54, 0x00, 0x4D, node_count, machine])
-    payload = struct.pack("<BBHIII", 2, kind, 0, machine, node_count, epoch) + body
+    payload = struct.pack("<BBHIII", 3, kind, 0, machine, node_count, epoch) + body
     return (mac_to + mac_from + struct.pack(">H", ETHERTYPE) + payload).ljust(60, b"\0")
 
 
 def data_frame(sequence, length, offset, stamp, flags=0, machine=0, epoch=7, receiver_epoch=9):
-    piece = min(length - offset, 1460)
+    piece = min(length - offset, 1444)
     body = struct.pack("<IIIIHHI", receiver_epoch, sequence, length, offset, piece, flags, stamp)
     return frame(3, machine, epoch, body + bytes((offset + i) % 251 for i in range(piece)))
 
@@ -310,14 +310,15 @@ def step_control(queue_full=0, announce=None, epoch=0):
 
 
 def netframe_seeds():
-    seed("netframe", "announce.steps", step_frame(frame(1, 2, 5)) + step_frame(frame(2, 0, 7)))
+    seed("netframe", "announce.steps", step_frame(frame(1, 2, 5, struct.pack("<II", 0, 1))) +
+         step_frame(frame(2, 0, 7, struct.pack("<II", 9, 1))))
     seed("netframe", "receive-in-order.steps",
          step_frame(data_frame(1, 10, 0, 100, flags=1)) + step_frame(data_frame(2, 0, 0, 110)))
     seed("netframe", "receive-fragments-out-of-order.steps",
-         step_frame(data_frame(3, 3000, 2920, 90, flags=1)) + step_frame(data_frame(1, 3000, 1460, 95)) +
-         step_frame(data_frame(1, 3000, 0, 96)) + step_frame(data_frame(1, 3000, 2920, 97, flags=1)) +
+         step_frame(data_frame(3, 3000, 2888, 90, flags=1)) + step_frame(data_frame(1, 3000, 1444, 95)) +
+         step_frame(data_frame(1, 3000, 0, 96)) + step_frame(data_frame(1, 3000, 2888, 97, flags=1)) +
          step_frame(data_frame(2, 5, 0, 98)) + step_frame(data_frame(3, 3000, 0, 99)) +
-         step_frame(data_frame(3, 3000, 1460, 120)))
+         step_frame(data_frame(3, 3000, 1444, 120)))
     seed("netframe", "send-and-acks.steps",
          step_send(0, 10) + step_send(0, 3000) + step_time(5000) +
          step_frame(ack_frame(1, 5, partial=1, maps=(0b101,))) + step_time(30000) +

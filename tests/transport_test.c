@@ -197,7 +197,7 @@ static int sim_send_frame(void *context, const uint8_t *frame, uint32_t len)
     n->queued = kept;
     if (n->queued == TX_QUEUE)
         return -1;
-    CHECK(len >= NETFRAME_MIN_LEN && len <= NETFRAME_MAX_LEN);
+    CHECK(len >= NETFRAME_BODY_MIN_LEN && len <= NETFRAME_BODY_MAX_LEN);
     n->wire_free_at = (n->wire_free_at > now_ns ? n->wire_free_at : now_ns) + FRAME_TIME_NS;
     n->departures[n->queued++] = n->wire_free_at;
     int to = frame[5];
@@ -284,7 +284,7 @@ static uint8_t *sim_frame_buffer(void *context)
 static int sim_send_buffer(void *context, uint8_t *frame, uint32_t len)
 {
     struct node *n = context;
-    CHECK(frame == n->nic + 2 && len <= NETFRAME_MAX_LEN);
+    CHECK(frame == n->nic + 2 && len <= NETFRAME_BODY_MAX_LEN);
     frames_in_place++;
     return sim_send_frame(context, frame, len);
 }

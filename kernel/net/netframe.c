@@ -2,7 +2,8 @@
  * netframe.c — bytes to struct netframe and back, and the MAC convention
  * (netframe.h). Plain C with no library calls: it is compiled into the
  * kernel and, on the host, into tests and fuzzers, so it must reject any
- * sequence of bytes it is given without reading beyond them.
+ * sequence of bytes it is given without reading beyond them. The seal's
+ * tag is SipHash-2-4 (siphash.c).
  */
 #include "netframe.h"
 
@@ -82,6 +83,15 @@ static uint32_t fragment_length_at(uint32_t length, uint32_t offset)
     return length - offset < NETFRAME_FRAGMENT_MAX ? length - offset : NETFRAME_FRAGMENT_MAX;
 }
 
+/* Read and check an announcement's own fields; `payload` is after the
+ * Ethernet header. */
+static int parse_announce(const uint8_t *payload, struct netframe *out)
+{
+    out->receiver_epoch = get32(payload + 16);
+    out->challenge = get32(payload + 20);
+    return out->challenge == 0 ? NETFRAME_E_FIELD : NETFRAME_OK;
+}
+
 /* Read and check a DATA frame's own fields; `payload` is after the
  * Ethernet header and the frame holds `len` bytes in all. */
 static int parse_data(const uint8_t *payload, uint32_t len, struct netframe *out)
@@ -137,7 +147,7 @@ static int parse_ack(const uint8_t *payload, uint32_t len, struct netframe *out)
 /* Clear the fields that only some frame types have. */
 static void clear_transport_fields(struct netframe *out)
 {
-    out->receiver_epoch = out->sequence = 0;
+    out->receiver_epoch = out->challenge = out->sequence = 0;
     out->message_length = out->fragment_offset = out->fragment_length = 0;
     out->flags = out->stamp = 0;
     out->payload = 0;
@@ -179,11 +189,12 @@ int netframe_parse(const uint8_t *frame, uint32_t len, struct netframe *out)
         return parse_data(payload, len, out);
     if (out->type == NETFRAME_ACK)
         return parse_ack(payload, len, out);
-    return NETFRAME_OK;
+    return parse_announce(payload, out);
 }
 
 /* Write the Ethernet header and the common header of `type` from `f` into
- * buf, zeroing its first NETFRAME_MIN_LEN bytes; returns the payload. */
+ * buf, zeroing its first NETFRAME_MIN_LEN bytes (a short body's padding);
+ * returns the payload. */
 static uint8_t *build_header(uint8_t *buf, const struct netframe *f, uint8_t type)
 {
     for (uint32_t i = 0; i < NETFRAME_MIN_LEN; i++)
@@ -201,10 +212,19 @@ static uint8_t *build_header(uint8_t *buf, const struct netframe *f, uint8_t typ
     return payload;
 }
 
+/* A body of `len` bytes padded to NETFRAME_BODY_MIN_LEN (build_header
+ * zeroed the padding). */
+static uint32_t padded(uint32_t len)
+{
+    return len < NETFRAME_BODY_MIN_LEN ? NETFRAME_BODY_MIN_LEN : len;
+}
+
 uint32_t netframe_build_announce(uint8_t *buf, const struct netframe *f, uint8_t type)
 {
-    build_header(buf, f, type);
-    return NETFRAME_MIN_LEN;
+    uint8_t *payload = build_header(buf, f, type);
+    put32(payload + 16, f->receiver_epoch);
+    put32(payload + 20, f->challenge);
+    return padded(NETFRAME_ETH_LEN + NETFRAME_ANNOUNCE_LEN);
 }
 
 uint32_t netframe_build_data(uint8_t *buf, const struct netframe *f)
@@ -218,8 +238,7 @@ uint32_t netframe_build_data(uint8_t *buf, const struct netframe *f)
     put16(payload + 34, f->flags);
     put32(payload + 36, f->stamp);
     netframe_copy(payload + NETFRAME_DATA_HEADER_LEN, f->payload, f->fragment_length);
-    uint32_t len = NETFRAME_ETH_LEN + NETFRAME_DATA_HEADER_LEN + f->fragment_length;
-    return len < NETFRAME_MIN_LEN ? NETFRAME_MIN_LEN : len;
+    return padded(NETFRAME_ETH_LEN + NETFRAME_DATA_HEADER_LEN + f->fragment_length);
 }
 
 uint32_t netframe_build_ack(uint8_t *buf, const struct netframe *f)
@@ -236,8 +255,25 @@ uint32_t netframe_build_ack(uint8_t *buf, const struct netframe *f)
             put64(payload + NETFRAME_ACK_LEN + 8 * n, f->fragments[n]);
             n++;
         }
-    uint32_t len = NETFRAME_ETH_LEN + NETFRAME_ACK_LEN + 8 * n;
-    return len < NETFRAME_MIN_LEN ? NETFRAME_MIN_LEN : len;
+    return padded(NETFRAME_ETH_LEN + NETFRAME_ACK_LEN + 8 * n);
+}
+
+uint32_t netframe_seal(uint8_t *frame, uint32_t len, uint64_t number, const struct siphash_key *key)
+{
+    put64(frame + len, number);
+    put64(frame + len + 8, siphash24(key, frame, len + 8));
+    return len + NETFRAME_SEAL_LEN;
+}
+
+int32_t netframe_unseal(const uint8_t *frame, uint32_t len, const struct siphash_key *key, uint64_t *number)
+{
+    if (len < NETFRAME_ETH_LEN + NETFRAME_SEAL_LEN)
+        return NETFRAME_E_SHORT;
+    uint32_t body = len - NETFRAME_SEAL_LEN;
+    if (get64(frame + body + 8) != siphash24(key, frame, body + 8))
+        return NETFRAME_E_TAG;
+    *number = get64(frame + body);
+    return (int32_t)body;
 }
 
 int netframe_identity(const uint8_t mac[6], uint32_t *machine, uint32_t *node_count)

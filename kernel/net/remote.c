@@ -173,7 +173,7 @@ static void fail_machine(uint32_t machine, int error);
 static int hook_send_frame(void *context, const uint8_t *frame, uint32_t len)
 {
     (void)context;
-    return net_send(frame, len);
+    return cluster_send(frame, len);
 }
 
 static uint8_t *hook_frame_buffer(void *context)
@@ -185,7 +185,7 @@ static uint8_t *hook_frame_buffer(void *context)
 static int hook_send_buffer(void *context, uint8_t *frame, uint32_t len)
 {
     (void)context;
-    return net_send_buffer(frame, len);
+    return cluster_send_buffer(frame, len);
 }
 
 static uint64_t hook_now(void *context)
@@ -1129,6 +1129,7 @@ uint32_t remote_netstat(struct dm_kpeer *out, uint32_t max)
             .duplicates_dropped = c->duplicates_dropped, .out_of_order_dropped = c->out_of_order_dropped,
             .stale_dropped = c->stale_dropped,
         };
+        cluster_auth_counters(m, &out[n].forged, &out[n].replayed);
         n++;
     }
     return n;

@@ -33,7 +33,7 @@
  * keeps the window, and is dropped ("out of order").
  *
  * Fragments. A message of L bytes is cut at multiples of
- * NETFRAME_FRAGMENT_MAX (1460) bytes: up to 45 frames for 64 KiB. The next
+ * NETFRAME_FRAGMENT_MAX (1444) bytes: up to 46 frames for 64 KiB. The next
  * message expected that comes in one frame is delivered straight from it;
  * any other fragment is copied into a receive block (one fragment each,
  * TRANSPORT_RECEIVE_BLOCKS shared by all senders) until its message is
@@ -42,7 +42,7 @@
  * its own sender's next one (evicted: that sender will send it again); any
  * other fragment is dropped ("no buffer"). So a next message expected
  * always finds room when at most 17 machines send 64 KiB messages to one
- * at once (17 * 45 blocks); beyond that, reassembly may stall.
+ * at once (17 * 46 blocks); beyond that, reassembly may stall.
  *
  * Acknowledgements. The receiver answers at once, with no delayed acks,
  * whenever a message becomes whole (delivered or not) and whenever a DATA
@@ -107,7 +107,7 @@
 
 #define TRANSPORT_WINDOW              32          /* unacknowledged messages per peer; an ACK names 32 */
 #define TRANSPORT_SEND_BLOCKS         512         /* fragments of unacknowledged messages, all peers */
-#define TRANSPORT_RECEIVE_BLOCKS      768         /* fragments held for reassembly, all peers */
+#define TRANSPORT_RECEIVE_BLOCKS      782         /* fragments held for reassembly, all peers */
 #define TRANSPORT_RTO_INITIAL_NS      20000000ull /* 20 ms */
 #define TRANSPORT_RTO_MAX_NS          640000000ull
 #define TRANSPORT_MAX_RETRIES         10
