@@ -81,13 +81,15 @@
  * transport_tick.
  *
  * Epochs and reboots. A peer's epoch is learned only from its
- * announcements (transport_peer_up, called by cluster.c). Frames are
+ * announcements (transport_peer_up, called by cluster.c once the peer has
+ * answered a challenge in that epoch). Frames are
  * dropped as stale when their sender's epoch is not the one the
  * announcements gave, or their receiver epoch is not this boot's: they
  * were sent by, or meant for, a former boot. (Epochs are 24-bit numbers
- * that may wrap, so "newer" cannot be told from "larger"; and a rebooted
- * peer cannot send to this node before this node has heard its
- * announcement, since it learns this node's epoch only from the answer.)
+ * that may wrap, so "newer" cannot be told from "larger". A rebooted peer
+ * learns this node's epoch from this node's answer to its announcement,
+ * and may send before its own answer to this node's challenge arrives:
+ * those frames are dropped as stale here and sent again.)
  * When a peer is announced in a new epoch, everything about the old one
  * is dropped: its pending messages fail with TRANSPORT_FAIL_REBOOTED (they
  * may or may not have been delivered to the old boot; they will never
