@@ -36,7 +36,10 @@
  * Exit status: 0 after FILTER_STOP; 2 if it refuses to start (bad
  * arguments, a description or rules that do not parse, a description that
  * disagrees with the kernel's records, nowhere to write the log, a disk in
- * slot 3 that is not a trace disk). Each refusal is one line naming the
+ * slot 3 that is not a trace disk, a name a running filter has: looked up
+ * before the log is begun, so that a second filter of a name never writes
+ * over a trace disk, and refused by the switchboard at registration,
+ * SB_REGISTER_NEW, if two started at once). Each refusal is one line naming the
  * file, `filter: FILE:LINE:COLUMN: reason` for texts.
  */
 #include <errno.h>
@@ -739,12 +742,17 @@ int main(int argc, char **argv)
         refuse("filter: %s: a name of 1 to %u characters", name, (unsigned)FILTER_NAME_MAX);
     load_description(argv[2]);
     load_rules(argv[3]);
+    long running = filter_lookup(name);
+    if (running >= 0)      /* before the log: its trace disk and its name are another filter's */
+        refuse("filter %s: a filter named %s already runs", name, name);
     start_log(argc == 5 ? argv[4] : 0, live);
     timer = sb_lookup("timer");
     if (timer < 0)
         printf("filter %s: no timer: the partly filled block is written only on FILTER_FLUSH\n", name);
     long link = dm_createlink(CHANNEL_METER, 0, 0, 0, 0);
     long err = link < 0 ? link : filter_register(name, link);
+    if (err == E_STATE)
+        refuse("filter %s: a filter named %s already runs", name, name);
     if (err < 0)
         refuse("filter %s: cannot register with the switchboard: %s", name, dm_error_name(err));
     char where[160];

@@ -21,6 +21,7 @@
  */
 #include <stddef.h>
 #include <stdio.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include "dmlib.h"
@@ -618,7 +619,10 @@ int main(int argc, char **argv)
      * replacement keeps them in a cache of more than five. */
     if (cache_blocks < 8)
         cache_blocks = 8;
-    cache = malloc((size_t)cache_blocks * FS_BLOCK_SIZE);
+    /* Each buffer a page (aligned to one): the kernel moves a block
+     * between the cache and a client's area in as few pieces as the
+     * client's area allows (docs/performance.md). */
+    cache = memalign(FS_BLOCK_SIZE, (size_t)cache_blocks * FS_BLOCK_SIZE);
     buffers = calloc(cache_blocks, sizeof *buffers);
     if (!cache || !buffers)
         return 1;

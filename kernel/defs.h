@@ -222,7 +222,9 @@ int64_t live_request(struct dm_kreq *q, struct link *pass, struct link *reply, i
 struct net_counters {
     uint64_t frames_sent, bytes_sent;           /* queued for transmission */
     uint64_t frames_received, bytes_received;   /* delivered by the device */
-    uint64_t rx_drops;        /* thrown away: malformed, for another MAC, or not for the protocol */
+    uint64_t rx_drops;        /* thrown away: malformed, or not for the protocol */
+    uint64_t rx_others;       /* for another machine's MAC: the switch floods a frame whose
+                                 destination it has not learned (a node just started) */
     uint64_t tx_full;         /* sends refused: every transmit buffer in flight */
 };
 extern uint8_t net_mac[6];
@@ -341,6 +343,7 @@ static inline void kernel_work_end(void)
 uint64_t proctime_now(struct proc *p);
 void set_exit_notify_slot(int slot);
 void notify_machine_up(uint32_t machine, uint32_t epoch);
+void notify_machine_down(uint32_t machine);
 void kernel_status(void);
 
 /* elf.c */

@@ -402,8 +402,9 @@ enum dm_klink_kind {
     X( 8, PS, DM_KLINKS(KLINK_PROCESS_CONTROL), DM_ERRS(E_BADREQ, E_NOSYS)) \
     \
     /* KOP_NOTIFY: the passed link receives struct dm_notice messages: when a
-     * process of this machine ends, and, if the link leads to a process on
-     * this machine, when another machine comes up.
+     * process of this machine ends, when this kernel takes another machine
+     * to be down, and, if the link leads to a process on this machine, when
+     * another machine comes up.
      * Errors: E_BADREQ (no link passed), E_LINKFULL (the kernel's link
      * table cannot keep it). */ \
     X( 9, NOTIFY, DM_KLINKS(KLINK_PROCESS_CONTROL), DM_ERRS(E_BADREQ, E_NOSYS, E_LINKFULL)) \
@@ -636,6 +637,8 @@ enum dm_notice_kind {
     DM_NOTICE_EXIT = 1,     /* process `pid` ended with `status` */
     DM_NOTICE_MACHINE = 2,  /* `machine` is up (in a new epoch): the message passes a
                                process-control link to its kernel */
+    DM_NOTICE_DOWN = 3,     /* `machine` does not answer: this kernel takes it to be down
+                               (every wait on it ended with E_NODE) */
 };
 
 /* ---- The process's info page: read-only, at DM_INFO_PAGE in every process.

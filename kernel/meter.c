@@ -4,7 +4,7 @@
  * the filters (docs/architecture.md, "Metering").
  *
  * A probe sits in the kernel where its event happens, behind one test of
- * the process's selection flags (METERED in defs.h); an unmetered process
+ * the process's selection flags (METERED in probes.h); an unmetered process
  * pays that test and nothing else. A metered process's records go into a
  * page of its own (its batch: struct meter_batch, then the records, as
  * meter/record.h lays them out). A batch is sealed when it holds
@@ -26,8 +26,11 @@
  * its is taken: metering is lossless and never changes what a program
  * computes, only when. In lossy mode such a batch is thrown away instead
  * and its records counted in the stream's next batch (`lost`). A batch
- * whose filter has ended is thrown away, counted, and its process's
- * metering stops.
+ * whose filter has ended, or whose filter's machine is down, is thrown
+ * away and counted lost, and its process's metering into that filter stops
+ * (orphan); a batch in flight to a machine declared down is one of them
+ * (meter_machine_down), so that no process waits for an answer that cannot
+ * come.
  */
 #include "defs.h"
 #include "probes.h"
@@ -69,7 +72,8 @@ int meter_work, meter_waiting_room;
 static struct {
     uint64_t records, batches;   /* written; sent and taken */
     uint64_t dropped;            /* records of lossy batches a full filter could not take */
-    uint64_t orphaned;           /* records whose filter had ended, or that found no memory */
+    uint64_t filter_ended;       /* records whose filter had ended (orphaned) */
+    uint64_t machine_down;       /* records whose filter's machine was down (orphaned) */
     uint64_t no_room;            /* records lost because the outbox or memory was full */
     uint64_t waits;              /* times a process was held for its batches */
 } counters;
@@ -356,10 +360,12 @@ static void createprocess_record(struct proc *p, dm_pid parent)
 }
 
 /* Metering of p stops: the meter link and flags go, and its batch is
- * sealed as its stream's last (`keep`) or thrown away. */
+ * sealed as its stream's last (`keep`) or thrown away. A process that is
+ * not metered (never, or no more: its filter is gone) has no stream to
+ * end; a count of records its last stream lost stays for its next. */
 static void meter_stop(struct proc *p, int keep)
 {
-    if (keep)
+    if (keep && p->meter.link.state != LINK_EMPTY)
         seal(p, 1);
     if (p->meter.batch)
         batch_page_done(p->meter.batch);
@@ -485,7 +491,8 @@ static void unlink_sealed(struct sealed *e, struct sealed *prev)
 }
 
 /* A lossy batch the filter could not take: its records are counted in its
- * stream's next batch (waiting in the outbox, or still being filled). */
+ * stream's next batch (waiting in the outbox, or still being filled; or,
+ * if the process is metered again, its next stream's first). */
 static void drop(struct sealed *e)
 {
     counters.dropped += e->records;
@@ -496,26 +503,65 @@ static void drop(struct sealed *e)
     struct proc *p = proc_lookup(e->pid);
     if (later)
         ((struct meter_batch *)later->page)->lost += lost;
-    else if (p && p->meter.flags)
+    else if (p)
         p->meter.lost += lost;
-    else
-        counters.orphaned += lost;
     finish(e);
 }
 
-/* A batch whose filter is gone (or unreachable): thrown away, counted,
- * and its process is metered no more. */
+/* A batch whose filter has ended (E_DEAD) or whose filter's machine is
+ * down (E_NODE): thrown away, its records counted lost by that cause, and
+ * its process is metered into that filter no more (with the records it
+ * had not sealed yet). What the stream lost stays in the process's count
+ * (meter.lost): if it is metered again, into another filter, the first
+ * batch of its new stream carries the count there, and so into that
+ * filter's log. */
 static void orphan(struct sealed *e, int error)
 {
-    counters.orphaned += e->records;
+    uint64_t *cause = error == E_NODE ? &counters.machine_down : &counters.filter_ended;
+    *cause += e->records;
     struct proc *p = proc_lookup(e->pid);
+    if (p)
+        p->meter.lost += e->records + ((struct meter_batch *)e->page)->lost;
     if (p && p->meter.flags && p->meter.link.dest == e->link.dest) {
-        kprintf("meter: %s (%u.%u): its filter is gone (%d); metering stops\n", p->name, PID_MACHINE(p->pid),
-                PID_SLOT(p->pid), error);
-        counters.orphaned += p->meter.count;
+        kprintf("machine %u: meter: %s (%u.%u): %s; metering stops\n", this_machine, p->name,
+                PID_MACHINE(p->pid), PID_SLOT(p->pid),
+                error == E_NODE ? "its filter's machine is down" : "its filter has ended");
+        *cause += p->meter.count;
+        p->meter.lost += p->meter.count;
         meter_stop(p, 0);
     }
     finish(e);
+}
+
+/* Machine `machine` is down, or rebooted (net/remote.c, fail_machine):
+ * every batch for a filter there, waiting or in flight, is orphaned, so
+ * that no lossless process waits for an answer that will not come. */
+void meter_machine_down(uint32_t machine, int error)
+{
+    struct sealed *prev = 0, *e = outbox_head;
+    while (e) {
+        struct sealed *next = e->next;
+        if (PID_MACHINE(e->link.dest) == machine) {
+            unlink_sealed(e, prev);
+            orphan(e, error);
+        } else {
+            prev = e;
+        }
+        e = next;
+    }
+    meter_work = 1;
+}
+
+/* The machines that batches in flight wait on, marked in waited[] (the
+ * transport's pings watch them: a machine that dies after taking a batch
+ * and before answering is found down). Whether there is any. */
+int meter_mark_waited(uint8_t *waited)
+{
+    int any = 0;
+    for (struct sealed *e = outbox_head; e; e = e->next)
+        if (e->in_flight)
+            waited[PID_MACHINE(e->link.dest)] = any = 1;
+    return any;
 }
 
 static int full_error(int64_t error)
@@ -531,14 +577,14 @@ static int send_local(struct sealed *e)
     struct proc *r = proc_lookup(e->link.dest);
     if (!r)
         return E_DEAD;
-    struct message m = {   /* (a page goes only to a queue: a waiting receiver must not see the bit) */
+    uint32_t donate = r->state == PS_RECEIVING ? 0 : MSG_DONATED_PAGE;   /* a waiting receiver gets a copy */
+    struct message m = {
         .sender = kernel_proc->pid, .code = e->link.code, .channel = e->link.channel,
-        .flags = DM_MSG_FROM_KERNEL | (r->state == PS_RECEIVING ? 0 : MSG_DONATED_PAGE), .length = e->length,
-        .data = e->page,
+        .flags = DM_MSG_FROM_KERNEL | donate, .length = e->length, .data = e->page,
     };
     int err = msg_deliver(r, &m, e->link.reply_id);
-    if (err == 0 && !(m.flags & MSG_DONATED_PAGE))
-        e->page = 0;
+    if (err == 0 && donate && !(m.flags & MSG_DONATED_PAGE))
+        e->page = 0;           /* the queue took the page itself */
     return err;
 }
 
@@ -683,10 +729,18 @@ uint64_t meter_next_time(void)
     return age_deadline < soonest ? age_deadline : soonest;
 }
 
+/* At halt: what the meter did, and every record made that no filter took,
+ * by why it was lost. */
 void meter_print_counters(void)
 {
+    uint64_t orphaned = counters.filter_ended + counters.machine_down;
+    uint64_t lost = orphaned + counters.dropped + counters.no_room;
     if (counters.records)
         kprintf("machine %u: meter: %lu records, %lu batches taken, %lu dropped (lossy), %lu orphaned, "
                 "%lu lost for room, %lu waits\n", this_machine, counters.records, counters.batches, counters.dropped,
-                counters.orphaned, counters.no_room, counters.waits);
+                orphaned, counters.no_room, counters.waits);
+    if (lost)
+        kprintf("machine %u: meter: %lu records lost: %lu their filter's machine was down, %lu their filter had "
+                "ended, %lu dropped (lossy), %lu no room\n", this_machine, lost, counters.machine_down,
+                counters.filter_ended, counters.dropped, counters.no_room);
 }

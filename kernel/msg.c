@@ -69,8 +69,8 @@ int msg_send_from_kernel(const struct link *via, const void *data, uint32_t leng
 int msg_deliver(struct proc *r, struct message *m, uint64_t reply_id)
 {
     if (reply_id) {
-        /* The caller waits for exactly this id, or the caller is gone (and
-         * proc_lookup found its successor). */
+        /* The caller waits for exactly this id; else it has stopped
+         * waiting (its CALL ended, or it ended). */
         if (r->state != PS_CALLING || r->wait_reply_id != reply_id)
             return E_DEAD;
         deliver_to_waiting(r, m);

@@ -58,6 +58,8 @@ int64_t meter_flush_all(int reply_slot, uint64_t wait_ns);
 void meter_tick(uint64_t now);
 uint64_t meter_next_time(void);
 void meter_answered(uint64_t op, int64_t status);
+void meter_machine_down(uint32_t machine, int error);   /* net/remote.c, fail_machine */
+int meter_mark_waited(uint8_t *waited);                 /* net/remote.c, the pings */
 void meter_print_counters(void);
 
 /* ---- the probe points, in the order a message meets them ---- */

@@ -215,6 +215,18 @@ void notify_machine_up(uint32_t machine, uint32_t epoch)
         set_exit_notify_slot(-1);
 }
 
+/* Machine `machine` is taken to be down (net/remote.c, fail_machine): the
+ * process manager is told, wherever it runs, so that it can give up what
+ * ran there (the names of its filters: servers/pm.c). */
+void notify_machine_down(uint32_t machine)
+{
+    if (exit_notify_slot < 0)
+        return;
+    struct dm_notice notice = { DM_NOTICE_DOWN, machine, 0, 0 };
+    if (msg_send_from_kernel(&kernel_proc->links[exit_notify_slot], &notice, sizeof notice, 0) == E_DEAD)
+        set_exit_notify_slot(-1);
+}
+
 /* Move p's break by increment bytes; the old break, or E_NOMEM. */
 int64_t proc_grow(struct proc *p, int64_t increment)
 {

@@ -9,7 +9,9 @@ it. Node 0's console is this terminal (or the piped input and output); the
 other nodes' consoles go to DIR/node1.log ... (default build/cluster/). `halt`
 on node 0 ends the whole cluster, with node 0's exit status; Ctrl-C or SIGTERM
 ends it with a non-zero status. A node other than 0 that exits or crashes is
-reported on stderr and the others go on. No QEMU, vde_switch or wirefilter
+reported on stderr with QEMU's last message, and so is one whose kernel has
+printed nothing FIRST_LINE_TIMEOUT seconds after its QEMU started; the others
+go on. No QEMU, vde_switch or wirefilter
 process of the cluster outlives the launcher, however it ends, and a small
 cleaner process removes the launcher's private directory in /tmp even when the
 launcher is killed outright.
@@ -76,12 +78,22 @@ import time
 from harness import ROOT, KERNEL, SYSTEM_DISK, DMTRACE, Node, assert_no_unlisted_errors, disk_args, qemu_command
 
 DEFAULT_NODES = 4
-MAX_NODES = 255                       # the node count is one byte of the MAC address
+# The largest cluster, tested (tests/test_cluster.py; docs/cluster.md, "How
+# large a cluster"). The process manager holds a process-control link to every
+# other machine's kernel in its link table of DM_NLINKS (64) slots, beside
+# about 10 of its own: 40 machines leave it 15 for filters, trace disks and
+# live channels; past about 52 it cannot take them all. (The MAC address
+# convention, kernel/net/netframe.h, would allow 255.)
+MAX_NODES = 40
 DEFAULT_LOGS = os.path.join(ROOT, "build", "cluster")
 SWITCH = "vde_switch"
 WIREFILTER = "wirefilter"             # Debian's vde-wirefilter package names it so, not vde_wirefilter
 STOP_GRACE = 5                        # seconds a process has to end after SIGTERM before SIGKILL
 START_TIMEOUT = 5                     # seconds a switch or wirefilter has to come up
+FIRST_LINE_TIMEOUT = 15               # seconds a node's kernel has to print its first line after QEMU starts
+FIRST_LINE = "DEMOS/MP kernel: machine "   # how that line begins (kernel/main.c)
+QEMU_MESSAGE = re.compile(r"^qemu-system-riscv64: .*$", re.M)   # what QEMU itself says, on its stderr
+SPARE_PORTS = 8                       # switch ports beyond the nodes', for host-side plugs (vde_plug)
 PR_SET_PDEATHSIG = 1                  # prctl option, <linux/prctl.h>
 
 # The faults --faults can ask for: key -> (wirefilter option, largest value, meaning).
@@ -217,6 +229,23 @@ def describe_status(status):
     return "status %s" % status
 
 
+def bad_node_count(what, nodes):
+    """The complaint about a node count outside 1..MAX_NODES, with the reason for
+    the maximum when it is above."""
+    line = "%s must be between 1 and %d, not %d" % (what, MAX_NODES, nodes)
+    if nodes > MAX_NODES:
+        line += (" (the process manager keeps a link to every machine's kernel in its table of 64; "
+                 "see docs/cluster.md, \"How large a cluster\")")
+    return line
+
+
+def qemu_said(text):
+    """The last message QEMU printed of its own in `text` (a node's console
+    with QEMU's stderr) as ": MESSAGE", or "" if it printed none."""
+    messages = QEMU_MESSAGE.findall(text)
+    return ": " + messages[-1] if messages else ""
+
+
 def wait_joined(node0, count, timeout=30, machines=None, pairs=True):
     """Wait until the process manager (node 0's shell, `ps`, typed into the
     harness.Node node0) knows the kernel of every machine in `machines` (default:
@@ -270,13 +299,18 @@ class Cluster:
     bootargs_per_node(k): more boot arguments for node k (a string).
     key: the cluster's key, 32 hex digits (check_key), given to every node as
     net.key; None makes a fresh one (secrets.token_hex), kept in self.key for
-    a restarted node."""
+    a restarted node.
+    first_line_timeout: the seconds a node's kernel has to print its first
+    line after its QEMU starts; a node that has not, or whose QEMU exits
+    first, did not boot (with wait_prompt, Cluster() raises ClusterError
+    naming each such node and why; wait_node0() reports it)."""
 
     def __init__(self, nodes=DEFAULT_NODES, disk=None, logs=None, console=False, extra_per_node=None,
                  kernel=KERNEL, boot_timeout=60, wait_prompt=True, faults=None, place=None, trace_disks=None,
-                 meter_fs=None, disk_service_us=None, bootargs_per_node=None, key=None):
+                 meter_fs=None, disk_service_us=None, bootargs_per_node=None, key=None,
+                 first_line_timeout=FIRST_LINE_TIMEOUT):
         if not 1 <= nodes <= MAX_NODES:
-            raise ClusterError("the node count must be between 1 and %d, not %d" % (MAX_NODES, nodes))
+            raise ClusterError(bad_node_count("the node count", nodes))
         self.count = nodes
         self.key = check_key(key) if key is not None else secrets.token_hex(KEY_DIGITS // 2)
         self.console = console
@@ -291,6 +325,9 @@ class Cluster:
         self.nodes = []               # with pipes: the harness.Node of node k
         self.qemu_extra = []          # node k's QEMU arguments after qemu_command's own
         self.reported = set()         # nodes whose exit exited() has already returned
+        self.first_line_timeout = first_line_timeout
+        self.started = []             # when node k's QEMU started (time.monotonic())
+        self.log_start = []           # with console: where node k's current boot begins in its log
         self.switches = []            # the central switch, then node k's switch (with faults)
         self.wirefilters = []         # with faults: the wirefilter into node k
         self.logs_checked = False     # with console: close() has looked at the nodes' logs
@@ -303,7 +340,7 @@ class Cluster:
             os.makedirs(self.logs, exist_ok=True)
             try:
                 with open(os.path.join(self.logs, "switch.log"), "w") as log:
-                    self._start_switch(self.switch_dir, log)
+                    self._start_switch(self.switch_dir, log, self.count + SPARE_PORTS)
                 if self.faults is not None:
                     for k in range(self.count):
                         self._start_wire(k)
@@ -311,11 +348,67 @@ class Cluster:
             except FileNotFoundError as e:
                 raise ClusterError("%s: not found (scripts/setup.sh installs it)" % e.filename) from None
             if wait_prompt and not console:
+                self._wait_booted()
                 for k in range(self.count):
                     self._wait_prompt(k, boot_timeout)
         except BaseException:
             self.close()
             raise
+
+    def _wait_booted(self):
+        """Wait until every node's kernel has printed its first line; then
+        ClusterError naming each node that did not boot, and why (boot_failure)."""
+        pending = set(range(self.count))
+        failures = []
+        while pending:
+            for k in sorted(pending):
+                failure = self.boot_failure(k)
+                if failure is not False:
+                    pending.discard(k)
+                    if failure:
+                        failures.append(failure)
+            if pending:
+                time.sleep(0.05)
+        if failures:
+            raise ClusterError("; ".join(failures))
+
+    def console_text(self, k):
+        """What node k's current boot has printed so far, QEMU's own messages
+        included: its Node's output with pipes, its log file with console
+        (node 0's console is then the terminal: "")."""
+        if not self.console:
+            return self.nodes[k].printed()
+        if k == 0:
+            return ""
+        with open(self.log_path(k), "rb") as log:
+            log.seek(self.log_start[k])
+            return log.read().decode(errors="replace")
+
+    def boot_failure(self, k):
+        """None if node k's kernel has printed its first line; the line saying
+        why node k did not boot if its QEMU has exited first or the kernel has
+        printed nothing within first_line_timeout seconds of QEMU's start;
+        False while neither is known yet. With console, node 0 (whose console
+        is the terminal) counts as booted."""
+        if self.console and k == 0:
+            return None
+        text = self.console_text(k)
+        if FIRST_LINE in text:
+            return None
+        status = self.procs[k].poll()
+        if status is not None:
+            cause = "its QEMU exited (%s)%s" % (describe_status(status), qemu_said(text))
+        elif time.monotonic() > self.started[k] + self.first_line_timeout:
+            cause = "its kernel printed nothing within %g s of its QEMU's start (QEMU runs, pid %d)%s" % (
+                self.first_line_timeout, self.procs[k].pid, qemu_said(text))
+        else:
+            return False
+        return "node %d did not %s: %s%s" % (k, "reach its prompt" if k == 0 else "boot", cause, self.see_log(k))
+
+    def see_log(self, k):
+        """With console, the end of a line about node k that names its log file
+        ("; see build/cluster/node2.log"); else ""."""
+        return "; see %s" % shown_path(self.log_path(k)) if self.console and k > 0 else ""
 
     def _wait_prompt(self, k, timeout):
         """Wait until node k (with pipes) is up: node 0 shows its shell prompt,
@@ -330,11 +423,15 @@ class Cluster:
         """The module's wait_joined(), on this cluster's node 0 (with pipes)."""
         wait_joined(self.nodes[0], self.count, timeout, machines, pairs)
 
-    def _start_switch(self, directory, log):
-        """Start vde_switch with its socket in `directory`, in the foreground with a
-        pipe as its stdin: it ends by itself at end of input, that is when the
-        launcher ends. Its messages go to the file `log`. Wait for its socket."""
-        switch = subprocess.Popen([SWITCH, "--sock", directory], stdin=subprocess.PIPE,
+    def _start_switch(self, directory, log, plugs):
+        """Start vde_switch with its socket in `directory` and room for `plugs`
+        plugs, in the foreground with a pipe as its stdin: it ends by itself at
+        end of input, that is when the launcher ends. Its messages go to the file
+        `log`. Wait for its socket. (vde_switch keeps port 0 for itself and has 32
+        ports unless told otherwise; a QEMU that finds every port taken waits
+        for one without a word.)"""
+        switch = subprocess.Popen([SWITCH, "--sock", directory, "--numports", str(plugs + 1)],
+                                  stdin=subprocess.PIPE,
                                   stdout=subprocess.DEVNULL, stderr=log, preexec_fn=detach_and_end_with_parent)
         self.switches.append(switch)
         self._wait_start(switch, log.name, lambda: os.path.exists(os.path.join(directory, "ctl")))
@@ -361,7 +458,7 @@ class Cluster:
         that no frame of the node's boot is lost for want of a wire."""
         log_path = os.path.join(self.logs, "node%d-net.log" % k)
         with open(log_path, "w") as log:
-            self._start_switch(self.node_switch_dir(k), log)
+            self._start_switch(self.node_switch_dir(k), log, 2 + SPARE_PORTS)   # the node and the wirefilter
             command = [WIREFILTER, "-v", "%s:%s" % (self.switch_dir, self.node_switch_dir(k)),
                        *wirefilter_options(self.faults)]
             wire = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=log, stderr=log,
@@ -397,6 +494,8 @@ class Cluster:
             self.qemu_extra.append(drive + net + list(extra_per_node(k)))
             self.procs.append(None)
             self.nodes.append(None)
+            self.started.append(None)
+            self.log_start.append(0)
             self._start_node(k)
 
     def trace_disk(self, k):
@@ -440,6 +539,7 @@ class Cluster:
         bootargs.append(self.bootargs_per_node(k))
         command = qemu_command(self.kernel, extra=self.qemu_extra[k], bootargs=" ".join(bootargs).strip(),
                                trace_disk=self.trace_disk(k), live=self.live_channel(k, again))
+        self.started[k] = time.monotonic()
         if not self.console:
             node = Node(command=command, wait_prompt=False, preexec_fn=detach_and_end_with_parent)
             self.nodes[k] = node
@@ -448,6 +548,7 @@ class Cluster:
             self.procs[k] = subprocess.Popen(command, preexec_fn=end_with_parent)
         else:
             with open(self.log_path(k), "a" if again else "w") as log:
+                self.log_start[k] = log.tell()
                 self.procs[k] = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
                                                  stderr=subprocess.STDOUT, preexec_fn=detach_and_end_with_parent)
 
@@ -511,25 +612,38 @@ class Cluster:
         return ended
 
     def exit_message(self, k, status):
-        """The line reporting that node k ended with `status`."""
-        where = "; see %s" % shown_path(self.log_path(k)) if self.console and k > 0 else ""
-        return "cluster: node %d exited (%s)%s" % (k, describe_status(status), where)
+        """The line reporting that node k ended with `status`, and what QEMU
+        itself said last, if anything (a message of its own on its stderr)."""
+        return "cluster: node %d exited (%s)%s%s" % (k, describe_status(status), qemu_said(self.console_text(k)),
+                                                     self.see_log(k))
 
     def wait_node0(self, report=None):
         """Wait until node 0 exits and return its status; call report(line) for
-        each other node that exits meanwhile (the cluster goes on without it)."""
+        each other node that exits meanwhile (the cluster goes on without it),
+        and for each node that has not booted within first_line_timeout
+        seconds of its start ("cluster: node 3 did not boot: ...", boot_failure)."""
         watched = {}
+        unbooted = set(range(self.count)) - self.reported
         try:
             for k, proc in enumerate(self.procs):
                 if k not in self.reported:
                     watched[os.pidfd_open(proc.pid)] = k
             while True:
-                ready, _, _ = select.select(list(watched), [], [])
+                for k in sorted(unbooted):
+                    failure = self.boot_failure(k)
+                    if failure is None or (failure and self.procs[k].poll() is not None):
+                        unbooted.discard(k)           # booted, or its exit is reported below
+                    elif failure:
+                        unbooted.discard(k)
+                        if report:
+                            report("cluster: " + failure)
+                ready, _, _ = select.select(list(watched), [], [], 0.2 if unbooted else None)
                 for fd in ready:
                     k = watched.pop(fd)
                     os.close(fd)
                     status = self.procs[k].wait()
                     self.reported.add(k)
+                    unbooted.discard(k)
                     if k == 0:
                         return status
                     if report:
@@ -614,8 +728,8 @@ def parse_arguments(argv):
         description="Boot a cluster of DEMOS/MP nodes on a VDE switch. Node 0's console is this "
                     "terminal (or piped input and output); the other consoles go to log files. "
                     "`halt` on node 0 ends the cluster with node 0's exit status; Ctrl-C or "
-                    "SIGTERM ends it with a non-zero status; another node that exits is "
-                    "reported and the rest go on.",
+                    "SIGTERM ends it with a non-zero status; another node that exits, or does "
+                    "not boot within %d s, is reported with its cause and the rest go on." % FIRST_LINE_TIMEOUT,
         epilog="example: printf 'run hello\\nhalt\\n' | python3 scripts/cluster.py --nodes 3")
     parser.add_argument("--nodes", type=int, default=DEFAULT_NODES, metavar="N",
                         help="how many nodes (1..%d; default %d)" % (MAX_NODES, DEFAULT_NODES))
@@ -660,7 +774,7 @@ def main(argv=None):
     """Run the cluster from the command line; return the launcher's exit status."""
     args = parse_arguments(argv)
     if not 1 <= args.nodes <= MAX_NODES:
-        print("cluster: --nodes must be between 1 and %d" % MAX_NODES, file=sys.stderr)
+        print("cluster: %s" % bad_node_count("--nodes", args.nodes), file=sys.stderr)
         return 2
     if not os.path.exists(args.disk):
         print("cluster: %s: no such disk image" % args.disk, file=sys.stderr)

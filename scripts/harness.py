@@ -290,6 +290,12 @@ class Node:
             live_nodes.remove(self)
         self.check_kernel_lines(to_the_end=True)
 
+    def printed(self):
+        """Everything the node has printed so far, read without waiting (what
+        expect() has consumed, and what it has not)."""
+        self._drain(0)
+        return self.output
+
     def _drain(self, wait):
         """Read what the node has printed and no one has read: until it has
         ended, or nothing more comes within `wait` seconds."""

@@ -48,9 +48,11 @@ struct record {
 };
 
 /* The filters metered processes were sent to: a link to each, kept for
- * the children of metered processes and for the flush at halt. */
+ * the children of metered processes and for the flush at halt, and the
+ * process that registered the name (when it ends, or its machine is down,
+ * the metering into it ends: filter_gone). */
 #define NFILTERS 8
-static struct { char name[32]; long link; } filters[NFILTERS];
+static struct { char name[32]; long link; dm_pid owner; } filters[NFILTERS];
 static struct pm_meter system_meter[PM_MAX_MACHINES];   /* meter every new process there (flags 0: no) */
 static int system_filter[PM_MAX_MACHINES];
 
@@ -287,7 +289,8 @@ static long find_filter(const char *name)
 {
     if (strnlen(name, sizeof filters[0].name) == sizeof filters[0].name || !name[0])
         return E_INVAL;
-    long link = filter_lookup(name);
+    dm_pid owner = 0;
+    long link = filter_lookup_owner(name, &owner);
     if (link < 0)
         return link;
     int index = -1;
@@ -305,7 +308,58 @@ static long find_filter(const char *name)
         dm_destroylink(filters[index].link);
     snprintf(filters[index].name, sizeof filters[index].name, "%s", name);
     filters[index].link = link;
+    filters[index].owner = owner;
     return index;
+}
+
+/* The metering into filters[f] ends: the machines' system metering into
+ * it stops, and every process metered into it is metered no more (its
+ * kernel sends its last batch: taken by a filter that still serves,
+ * counted lost by the kernel if it has ended). */
+static void end_metering_into(int f)
+{
+    for (int m = 0; m < PM_MAX_MACHINES; m++)
+        if (system_meter[m].flags && system_filter[m] == f)
+            system_meter[m].flags = 0;
+    static const struct pm_meter stop = { .flags = 0 };
+    for (int i = 0; i < NRECORDS; i++) {
+        struct record *r = &records[i];
+        if (r->pid && !r->ended && r->filter == f) {
+            meter_request(r->pid, &stop, DM_NO_LINK, 0);
+            r->filter = -1;
+        }
+    }
+}
+
+/* Filter f has ended, or its machine is down: nothing is metered into
+ * it any more, and its entry is free. */
+static void filter_gone(int f)
+{
+    end_metering_into(f);
+    dm_destroylink(filters[f].link);
+    filters[f].link = -1;
+    filters[f].owner = 0;
+}
+
+/* Process pid has ended (an exit notice): the filter names it registered
+ * are forgotten, and the metering into a filter it was ends. */
+static void metering_process_ended(dm_pid pid)
+{
+    filter_forget(pid, 0);
+    for (int f = 0; f < NFILTERS; f++)
+        if (filters[f].link >= 0 && filters[f].owner == pid)
+            filter_gone(f);
+}
+
+/* Machine `machine` is down (a kernel's DM_NOTICE_DOWN): the filters
+ * there are gone for the metering: their names are forgotten and nothing
+ * is metered into them any more. */
+static void metering_machine_down(uint32_t machine)
+{
+    filter_forget(PID_MAKE(machine, 0, 0, 0), 1);
+    for (int f = 0; f < NFILTERS; f++)
+        if (filters[f].link >= 0 && PID_MACHINE(filters[f].owner) == machine)
+            filter_gone(f);
 }
 
 /* Whether `caller` may change the metering of r: the process that started
@@ -394,6 +448,19 @@ static void flush_kernels_metering(int64_t wait_ms)
     for (uint32_t m = 0; m < PM_MAX_MACHINES; m++)
         if (control[m] >= 0)
             kernel_request_on(m, KOP_METER_FLUSH, 0, wait_ms, 0, 0, 0, DM_NO_LINK, 0, 0, 0);
+}
+
+/* PM_METER_FLUSH: with a filter's name (the data), the metering into that
+ * filter ends (`filter stop`: its processes' last batches go to it before
+ * it stops); then every kernel sends what it has. */
+static void flush_for_stop(const struct sv_request *q, uint32_t len)
+{
+    const char *name = (const char *)(q + 1);
+    uint32_t name_len = len - sizeof *q;
+    long f = name_len > 0 && strnlen(name, name_len) < name_len ? find_filter(name) : -1;
+    if (f >= 0)
+        end_metering_into((int)f);
+    flush_kernels_metering(FLUSH_AT_STOP_MS);
 }
 
 /* At halt: every kernel sends its metered processes' batches, then every
@@ -504,12 +571,14 @@ static long lend_live_channel(const struct record *filter)
     return copy;
 }
 
-/* A process has ended (the kernel's notice): tell whoever waits. */
+/* A process has ended (the kernel's notice): its metering's bookkeeping,
+ * then tell whoever waits. */
 static void process_ended(dm_pid pid, int64_t status)
 {
     struct record *r = find_record(pid);
     if (!r || r->ended)
         return;
+    metering_process_ended(r->pid);
     r->ended = 1;
     r->status = status;
     r->ended_order = ++end_counter;
@@ -631,7 +700,7 @@ static void handle_request(const struct dm_msg_info *info, const struct sv_reque
             r->ready = 1;
         break;
     case PM_METER_FLUSH:
-        flush_kernels_metering(FLUSH_AT_STOP_MS);
+        flush_for_stop(q, len);
         break;
     case PM_LIVE:
         lend_live(info, q, len, answer);
@@ -1024,6 +1093,8 @@ static void serve_message(const struct dm_msg_info *m, long n)
             process_ended(notice->pid, notice->status);
         else if (notice->kind == DM_NOTICE_MACHINE && info.link >= 0)
             machine_up(notice->machine, info.link);
+        else if (notice->kind == DM_NOTICE_DOWN)
+            metering_machine_down(notice->machine);
         else if (info.link >= 0)
             dm_destroylink(info.link);
     } else if (info.channel == CHANNEL_REQUEST) {

@@ -10,7 +10,10 @@ works with piped input; 10 nodes boot on this 2-core host, `run @k hello` report
 machine k for every k, and a token passed around a ring of relays on all ten
 machines comes back; with trace disks every node finds its own as disk 1,
 made blank once and kept after; node k of N says
-`machine k of N` (its kernel reads both from its MAC address).
+`machine k of N` (its kernel reads both from its MAC address); a node that
+does not boot (its QEMU exits, or its kernel stays silent) is named with the
+cause; more nodes than MAX_NODES are refused, saying why. (tests/test_large.py
+boots MAX_NODES.)
 """
 import os
 import re
@@ -431,3 +434,75 @@ def test_trace_disks_are_made_blank_kept_and_found_by_the_kernels():
     assert_none_left(switch_dir)
     extract = subprocess.run([dmtrace, "extract", images[1], images[1] + ".log"], capture_output=True, text=True)
     assert extract.returncode == 0 and "4 records, 3 lost" in extract.stdout, extract
+
+
+def test_node_that_does_not_boot_is_named_with_its_cause():
+    """A node whose QEMU exits before its kernel prints a line is named with QEMU's
+    status and message, and one whose kernel prints nothing in time (QEMU -S: its
+    processor never starts) is named as silent: Cluster() raises, naming both; and
+    wait_node0() reports a silent node as it waits."""
+    odd = {1: ["-no-such-option"], 2: ["-S"]}
+    try:
+        Cluster(4, extra_per_node=lambda k: odd.get(k, []), first_line_timeout=3)
+    except ClusterError as e:
+        assert "node 1 did not boot: its QEMU exited (status 1): " \
+               "qemu-system-riscv64: -no-such-option: invalid option" in str(e), e
+        assert re.search(r"node 2 did not boot: its kernel printed nothing within 3 s of its QEMU's start "
+                         r"\(QEMU runs, pid \d+\)", str(e)), e
+        assert "node 0" not in str(e) and "node 3" not in str(e), e
+    else:
+        raise AssertionError("Cluster() started with nodes 1 and 2 unable to boot")
+    cluster = Cluster(3, wait_prompt=False, extra_per_node=lambda k: ["-S"] if k == 2 else [], first_line_timeout=2)
+    live.append(cluster)
+    reports = []
+
+    def report(line):
+        reports.append(line)
+        cluster.kill(0)                   # ends wait_node0
+    start = time.monotonic()
+    assert cluster.wait_node0(report) == -signal.SIGKILL
+    assert len(reports) == 1 and re.fullmatch(
+        r"cluster: node 2 did not boot: its kernel printed nothing within 2 s of its QEMU's start "
+        r"\(QEMU runs, pid %d\)" % cluster.pid(2), reports[0]), reports
+    assert 2 <= time.monotonic() - start < 10, time.monotonic() - start
+    cluster.close()
+
+
+def test_launcher_names_why_a_node_exited():
+    """`make run`'s way: a node whose QEMU cannot start (its trace disk is a
+    directory) is reported on stderr with QEMU's own message and its log, and the
+    others go on."""
+    traces = tempfile.mkdtemp(prefix="dm-trace-disks-")
+    live.append(traces)
+    os.mkdir(os.path.join(traces, "trace2.img"))
+    logs = tempfile.mkdtemp(prefix="dm-cluster-logs-")
+    live.append(logs)
+    disk = os.path.join(logs, "disk.img")
+    shutil.copyfile(SYSTEM_DISK, disk)
+    node0 = Node(command=[sys.executable, LAUNCHER, "--nodes", "3", "--logs", logs, "--disk", disk,
+                          "--trace-disks", traces], wait_prompt=False)
+    live.append(node0)
+    switch_dir = node0.expect(r"cluster: 3 nodes, switch at (\S+), logs in \S+, trace disks in \S+\n", 30).group(1)
+    node0.expect(r"cluster: node 2 exited \(status 1\): qemu-system-riscv64: -drive file=\S*trace2\.img\S*: "
+                 r"[^\n]*regular file; see \S*node2\.log\n", 15, since=0)
+    wait_for_text(os.path.join(logs, "node1.log"), "machine 1: machine 0 is up")
+    node0.proc.send_signal(signal.SIGTERM)
+    assert node0.proc.wait(15) == 128 + signal.SIGTERM
+    assert_none_left(switch_dir)
+
+
+def test_more_nodes_than_the_maximum_are_refused():
+    """Above MAX_NODES the launcher refuses, saying why, and starts nothing."""
+    count = cluster_module.MAX_NODES + 1
+    run = subprocess.run([sys.executable, LAUNCHER, "--nodes", str(count)], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=10, text=True)
+    assert run.returncode == 2, run
+    assert run.stdout == ("cluster: --nodes must be between 1 and %d, not %d (the process manager keeps a link "
+                          "to every machine's kernel in its table of 64; see docs/cluster.md, \"How large a "
+                          "cluster\")\n" % (count - 1, count)), run.stdout
+    try:
+        Cluster(count)
+    except ClusterError as e:
+        assert str(e).startswith("the node count must be between 1 and %d, not %d (" % (count - 1, count)), e
+    else:
+        raise AssertionError("a cluster of %d nodes" % count)

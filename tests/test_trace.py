@@ -230,6 +230,26 @@ def test_the_file_system_metered_from_boot_into_another_machines_filter():
         assert all(f["machine"] == "0" for k, f in recs), name      # metered where they run
 
 
+def test_a_batch_copied_into_a_waiting_filter_gives_its_page_back():
+    """A metered `hello`'s one batch goes to the filter while it waits in
+    RECEIVE, copied into its buffer: the batch's page must go back to the
+    kernel (it leaked, a page each)."""
+    with Cluster(1, trace_disks=os.path.join(workdir, "pages")) as c:
+        c.wait_joined()
+        node = c.node(0)
+        node.command("filter start t - -")
+
+        def free_pages():
+            node.type("\x14")   # Ctrl-T: the kernel's report, with its free pages
+            return int(node.expect(r"machine 0 of \d+, epoch \d+: (\d+) free pages\n", 10).group(1))
+        node.command("meter -F t run hello")   # the batch pages the meter keeps for reuse
+        before = free_pages()
+        for _ in range(20):
+            node.command("meter -F t run hello")
+        after = free_pages()
+        assert after >= before - 2, "20 metered runs left %d pages fewer" % (before - after)
+
+
 def test_dpmrun_takes_a_workload_to_summarized_logs_in_one_command():
     out_dir = os.path.join(workdir, "dpmrun")
     run = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "dpmrun.py"), "--out", out_dir,

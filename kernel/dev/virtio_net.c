@@ -190,8 +190,10 @@ static void rx_deliver(void)
         if (id >= VIRTQ_SIZE)
             continue;                   /* the device broke the protocol: no buffer to repost */
         const uint8_t *frame = rx_buffer(id) + NET_HEADER;
-        if (len < NET_HEADER + NETFRAME_ETH_LEN || len > BUFFER_SIZE || !addressed_here(frame)) {
+        if (len < NET_HEADER + NETFRAME_ETH_LEN || len > BUFFER_SIZE) {
             net_counters.rx_drops++;
+        } else if (!addressed_here(frame)) {
+            net_counters.rx_others++;
         } else {
             net_counters.frames_received++;
             net_counters.bytes_received += len - NET_HEADER;
@@ -223,4 +225,6 @@ void net_print_counters(void)
     kprintf("net: sent %lu frames (%lu bytes), received %lu (%lu bytes), dropped %lu, refused %lu\n",
             net_counters.frames_sent, net_counters.bytes_sent, net_counters.frames_received,
             net_counters.bytes_received, net_counters.rx_drops, net_counters.tx_full);
+    if (net_counters.rx_others)
+        kprintf("net: %lu frames for other machines ignored (flooded by the switch)\n", net_counters.rx_others);
 }

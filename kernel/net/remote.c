@@ -295,7 +295,7 @@ static void intent_queue(struct intent *i)
     flush();
 }
 
-/* The process waiting for answer `op` from `machine`, or 0. */
+/* The process `waiter` if it still waits for answer `op`, or 0. */
 static struct proc *waiting_process(dm_pid waiter, uint64_t op)
 {
     struct proc *p = proc_lookup(waiter);
@@ -467,7 +467,8 @@ static void flush(void)
 /* ---- waits that cannot end ---- */
 
 /* Machine `machine` is down (E_NODE) or rebooted (E_DEAD): drop what waits
- * to go to it, and end every wait on it. */
+ * to go to it, and end every wait on it, the meter's batches' included;
+ * a machine down is told to the process manager (DM_NOTICE_DOWN). */
 static void fail_machine(uint32_t machine, int error)
 {
     while (outbox[machine].head) {
@@ -490,6 +491,9 @@ static void fail_machine(uint32_t machine, int error)
     for (int j = 0; j < CREATE_JOBS; j++)
         if (create_jobs[j].active && create_jobs[j].machine == machine)
             create_finished(&create_jobs[j], error, 0);
+    meter_machine_down(machine, error);
+    if (error == E_NODE)
+        notify_machine_down(machine);
 }
 
 /* A wait on another machine began: make sure pings will watch it. */
@@ -602,6 +606,7 @@ int remote_send_batch(const struct link *via, const void *data, uint32_t len, ui
     i->borrowed = 1;
     i->data_kind = DATA_PAGE;
     i->data_length = len;
+    wait_started();     /* its answer is waited for: pings watch the machine (meter_mark_waited) */
     intent_queue(i);
     return 0;
 }
@@ -1052,6 +1057,7 @@ static void ping_waited_machines(void)
     for (int j = 0; j < CREATE_JOBS; j++)
         if (create_jobs[j].active)
             waited[create_jobs[j].machine] = any = 1;
+    any |= meter_mark_waited(waited);
     for (uint32_t m = 0; m < node_count; m++) {
         if (waited[m] && !outbox[m].head && transport_pending(&net, m) == 0 && net.peers[m].epoch &&
             !net.peers[m].down) {

@@ -297,9 +297,11 @@ long pm_wait(dm_pid pid, int64_t *status)
     return simple_call(SLOT_PM, PM_WAIT, (int64_t)pid, status);
 }
 
-long pm_meter_flush(void)
+long pm_meter_flush(const char *filter)
 {
-    return simple_call(SLOT_PM, PM_METER_FLUSH, 0, 0);
+    struct sv_call c = { .op = PM_METER_FLUSH, .data = filter, .len = filter ? (uint32_t)strlen(filter) + 1 : 0,
+                         .pass = DM_NO_LINK };
+    return sv_call(SLOT_PM, &c);
 }
 
 long pm_kill(dm_pid pid)
@@ -346,14 +348,40 @@ long filter_register(const char *name, long slot)
 {
     char full[SB_NAME_MAX];
     long err = filter_sb_name(name, full);
-    return err < 0 ? err : sb_register(full, slot);
+    if (err < 0)
+        return err;
+    struct sv_call c = { .op = SB_REGISTER, .arg = { SB_REGISTER_NEW }, .data = full,
+                         .len = (uint32_t)strlen(full) + 1, .pass = slot };
+    return sv_call(SLOT_SWITCHBOARD, &c);
 }
 
 long filter_lookup(const char *name)
 {
+    return filter_lookup_owner(name, 0);
+}
+
+long filter_lookup_owner(const char *name, dm_pid *owner)
+{
     char full[SB_NAME_MAX];
     long err = filter_sb_name(name, full);
-    return err < 0 ? err : sb_lookup(full);
+    if (err < 0)
+        return err;
+    struct sv_call c = { .op = SB_LOOKUP, .data = full, .len = (uint32_t)strlen(full) + 1, .pass = DM_NO_LINK };
+    long status = sv_call(SLOT_SWITCHBOARD, &c);
+    if (status < 0)
+        return status;
+    if (owner)
+        *owner = (dm_pid)c.value;
+    return c.reply_link >= 0 ? c.reply_link : E_NOTFOUND;
+}
+
+long filter_forget(dm_pid pid, int whole_machine)
+{
+    struct {
+        struct sv_request q;
+        char prefix[sizeof FILTER_NAME_PREFIX];
+    } m = { .q = { .op = SB_FORGET, .arg = { (int64_t)pid, whole_machine } }, .prefix = FILTER_NAME_PREFIX };
+    return dm_send(SLOT_SWITCHBOARD, &m, sizeof m, DM_NO_LINK);
 }
 
 long filter_unregister(const char *name)

@@ -107,8 +107,9 @@ long pm_meter_run(const struct pm_meter *m, int machine, const char *program, in
 long pm_filter_run(int machine, int argc, char *const argv[]);
 long pm_meter(dm_pid pid, const struct pm_meter *m);
 long pm_meter_system(int machine, const struct pm_meter *m);
-/* Every kernel sends its metered processes' batches now (PM_METER_FLUSH). */
-long pm_meter_flush(void);
+/* Every kernel sends its metered processes' batches now (PM_METER_FLUSH);
+ * with a filter's name (or 0), the metering into that filter ends first. */
+long pm_meter_flush(const char *filter);
 long pm_ps_page(int64_t *cursor, struct dm_kproc *entries, uint32_t cap);
 long pm_wait(dm_pid pid, int64_t *status);
 long pm_kill(dm_pid pid);
@@ -121,10 +122,17 @@ long pm_ready(void);   /* a system server tells the process manager it is servin
 long sb_register(const char *name, long slot);     /* moves the link in `slot` */
 long sb_lookup(const char *name);                  /* a new slot, or E_NOTFOUND */
 /* The same for a filter server's name (user/lib/server_protocol.h, FILTER_NAME_PREFIX);
- * E_INVAL for a name longer than FILTER_NAME_MAX. */
+ * E_INVAL for a name longer than FILTER_NAME_MAX. A filter's name is
+ * registered only while it is free (E_STATE: a filter of that name runs);
+ * filter_lookup_owner also gives the process that registered it. */
 long filter_register(const char *name, long slot);
 long filter_lookup(const char *name);
+long filter_lookup_owner(const char *name, dm_pid *owner);
 long filter_unregister(const char *name);
+/* The filters' names that process pid registered (whole_machine: any
+ * process of its machine) are forgotten: a SEND, no answer awaited (the
+ * process manager, when a process ends or its machine is down). */
+long filter_forget(dm_pid pid, int whole_machine);
 long sb_lookup_wait(const char *name, uint64_t timeout_ns);
 
 /* The timer server. */

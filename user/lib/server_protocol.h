@@ -66,11 +66,14 @@ enum pm_op {
     PM_FILTER,    /* as PM_RUN, for a filter server: it gets a copy of the trace
                      disk's device link of its machine in slot 3, if the machine
                      has one (E_STATE if another filter has it) */
-    PM_METER_FLUSH, /* every kernel sends its metered processes' batches now; the
-                     answer comes when they have been taken (`filter stop` asks
-                     first, so that a stopped filter has every record that was
-                     on its way: a process's last batches can still be in its
-                     kernel's outbox when the process has ended) */
+    PM_METER_FLUSH, /* data (optional) = a filter's name: the metering into that
+                     filter ends first (the system metering into it, and every
+                     process metered into it); then every kernel sends its
+                     metered processes' batches now; the answer comes when they
+                     have been taken (`filter stop` asks first, so that a stopped
+                     filter has every record that was on its way: a process's
+                     last batches can still be in its kernel's outbox when the
+                     process has ended) */
     PM_LIVE,      /* from a filter server started by PM_FILTER: the answer passes
                      a device link to its machine's live trace channel (kernel/
                      dev/virtio_console.c). E_RIGHTS for any other caller, E_NOTFOUND
@@ -95,10 +98,18 @@ struct pm_meter {
 
 /* The switchboard (slot SLOT_SWITCHBOARD): names for links. */
 enum sb_op {
-    SB_REGISTER = 1,  /* data = name; the passed link is stored under it (replacing) */
-    SB_LOOKUP,        /* data = name; the answer passes a copy of the link */
+    SB_REGISTER = 1,  /* data = name; the passed link is stored under it (replacing;
+                         with arg0 = SB_REGISTER_NEW, only if the name is free:
+                         E_STATE if it is not) */
+    SB_LOOKUP,        /* data = name; the answer passes a copy of the link; value =
+                         the process that registered it */
     SB_REMOVE,        /* data = name */
+    SB_FORGET,        /* data = a prefix; arg0 = pid: every name beginning with it
+                         that pid registered goes (arg1 = 1: that any process of
+                         pid's machine registered); value = how many. The process
+                         manager sends it when a process ends or its machine is down */
 };
+#define SB_REGISTER_NEW 1
 #define SB_NAME_MAX 32
 
 /* The console server (slot SLOT_CONSOLE). */

@@ -293,7 +293,8 @@ static void cmd_meter(int argc, char **argv, int background, char **envp)
     if (strcmp(sub, "run") == 0 && argc >= 2) {
         cmd_run(argc - 1, argv + 1, background, envp, &m);
     } else if (strcmp(sub, "attach") == 0 && argc >= 2) {
-        int more = parse_meter_options(argc - 1, argv + 1, &m);   /* options may also follow the word */
+        /* options may also follow the word (then they are the ones that count) */
+        int more = argv[1][0] == '-' ? parse_meter_options(argc - 1, argv + 1, &m) : 0;
         for (int i = 1 + (more > 0 ? more : 0); more >= 0 && i < argc; i++) {
             dm_pid pid;
             long err = dm_pid_parse(argv[i], &pid) < 0 ? E_INVAL : pm_meter(pid, &m);
@@ -369,6 +370,12 @@ static void filter_start(int argc, char **argv)
         printf("filter: usage: filter start [-l] [@K] NAME DESCRIPTION RULES [LOG]\n");
         return;
     }
+    long running = filter_lookup(argv[first]);
+    if (running >= 0) {    /* (the filter checks too: two started at once cannot share the name) */
+        dm_destroylink(running);
+        printf("filter: %s: a filter named %s already runs\n", argv[first], argv[first]);
+        return;
+    }
     /* its argv: filter [-l] NAME DESCRIPTION RULES [LOG] */
     char *filter_argv[7] = { "filter", "-l" };
     int filter_argc = 1 + live;
@@ -385,7 +392,12 @@ static void filter_start(int argc, char **argv)
         printf("[%s] filter %s\n", dm_pid_string((dm_pid)pid, id), argv[first]);
 }
 
-/* filter stats NAME, filter stop NAME (`what`). */
+#define FILTER_BUSY_RETRY_NS 10000000ull   /* a filter whose queue is full of batches is asked again */
+#define FILTER_BUSY_TRIES    500
+
+/* filter stats NAME, filter stop NAME (`what`). Stopping a filter first
+ * ends the metering into it and has every kernel send it what it has
+ * (pm_meter_flush), so that it ends with every record made for it. */
 static void filter_ask(const char *what, const char *name)
 {
     long link = filter_lookup(name);
@@ -395,11 +407,15 @@ static void filter_ask(const char *what, const char *name)
     }
     int stop = strcmp(what, "stop") == 0;
     if (stop)
-        pm_meter_flush();   /* first every record on its way (the last batches of ended processes) */
+        pm_meter_flush(name);
     struct filter_stats st = { 0 };
     struct sv_call c = { .op = stop ? FILTER_STOP : FILTER_STATS,
                          .pass = DM_NO_LINK, .reply_data = &st, .reply_cap = sizeof st };
     long err = sv_call(link, &c);
+    for (int tries = 1; err == E_QFULL && tries < FILTER_BUSY_TRIES; tries++) {
+        timer_sleep_ns(FILTER_BUSY_RETRY_NS);
+        err = sv_call(link, &c);
+    }
     dm_destroylink(link);
     if (err == 0 && c.op == FILTER_STOP) {
         /* It answers, then ends: wait for that, so that its trace disk is

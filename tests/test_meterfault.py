@@ -1,0 +1,167 @@
+"""Metering when a filter goes away: nothing hangs, nothing is lost
+without a count, no name is held by a filter that is gone.
+
+On 2 nodes with trace disks: a filter on machine 1 whose machine is
+killed under a lossless metered ping (ping and pong go on, `filter stop`
+returns at once and the name is free, the records are counted lost at
+halt and, once ping is metered into another filter, in that filter's
+count and in its log as `dpm stats` reads it); `filter stop` ends the
+system metering and the process metering into the filter; a filter killed
+by pid gives its name up, and `meter` into it is refused; a second filter
+of a name that runs is refused."""
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+
+from cluster import Cluster
+from harness import ROOT
+
+DMTRACE = os.path.join(ROOT, "build", "tools", "dmtrace")
+DPM = os.path.join(ROOT, "build", "tools", "dpm")
+workdir = tempfile.mkdtemp(prefix="dm-meterfault-")
+clusters = []
+
+
+def teardown():
+    for c in clusters:
+        c.close()
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+def boot(name):
+    c = Cluster(2, trace_disks=os.path.join(workdir, name))
+    clusters.append(c)
+    c.wait_joined()
+    return c, c.node(0)
+
+
+def started(out, what):
+    m = re.search(r"\[(\d+\.\d+\.\d+)\] %s" % what, out)
+    assert m, out
+    return m.group(1)
+
+
+def cpu(node, pid):
+    """The CPU time `ps` shows for pid (None if it is not listed)."""
+    for line in node.command("ps").splitlines()[1:]:
+        f = line.split()
+        if len(f) >= 7 and f[0] == pid:
+            return int(f[4])
+    return None
+
+
+def lost_line(halt_output):
+    m = re.search(r"machine 0: meter: (\d+) records lost: (\d+) their filter's machine was down, "
+                  r"(\d+) their filter had ended, (\d+) dropped \(lossy\), (\d+) no room\n", halt_output)
+    return m and tuple(int(g) for g in m.groups())
+
+
+def test_a_filter_whose_machine_dies_stops_nothing_and_loses_nothing_silently():
+    c, node = boot("down")
+    node.command("filter start t - -")
+    started(node.command("filter start @1 r - -"), "filter r")
+    ping = started(node.command("meter -F r run ping 1000000 &"), "ping")
+    time.sleep(2)
+    c.kill(1)
+    # The kernel gives machine 1 up within seconds; the metering into r stops.
+    node.expect(r"machine 0: meter: p[io]ng \(\d+\.\d+\): its filter's machine is down; metering stops", timeout=20,
+                since=0)
+    time.sleep(1)
+    first = cpu(node, ping)
+    time.sleep(3)
+    second = cpu(node, ping)
+    assert first is not None and second is not None and second > first, (first, second)
+    start = time.monotonic()
+    out = node.command("filter stop r", timeout=30)
+    assert time.monotonic() - start < 10, "filter stop r took %.1f s" % (time.monotonic() - start)
+    assert out == "filter: r: no such filter\n", out
+    out = node.command("meter -F r run hello")
+    assert "run: hello: no such program, or no filter called r" in out, out
+    # The stream goes on in filter t: its first batch carries the count of what r never got.
+    out = node.command("meter attach -F t %s" % ping)
+    assert "meter:" not in out.replace("machine 0: meter:", ""), out
+    time.sleep(2)
+    node.command("kill %s" % ping)
+    stats = node.command("filter stats t")
+    m = re.search(r"filter t: \d+ batches, (\d+) records received, \d+ kept, \d+ dropped by the rules, (\d+) lost",
+                  stats)
+    assert m and int(m.group(1)) > 0 and int(m.group(2)) > 0, stats
+    counted_by_t = int(m.group(2))
+    node.type("halt\n")
+    node.expect(r"machine 0: halted\n", timeout=60)
+    lost = lost_line(node.output)
+    assert lost and lost[1] > 0 and lost[0] == sum(lost[1:]), node.output[-2000:]
+    assert re.search(r"machine 0: meter: \d+ records, \d+ batches taken, \d+ dropped \(lossy\), [1-9]\d* orphaned",
+                     node.output), node.output[-2000:]
+    log = os.path.join(workdir, "t.log")
+    subprocess.run([DMTRACE, "extract", os.path.join(workdir, "down", "trace0.img"), log], check=True,
+                   capture_output=True)
+    run = subprocess.run([DPM, "stats", log], capture_output=True, text=True)
+    m = re.search(r"^(\d+) records, (\d+) lost", run.stdout, re.M)
+    assert run.returncode == 0 and m, run.stdout[:500] + run.stderr
+    assert int(m.group(2)) >= counted_by_t > 0, (run.stdout[:500], stats)
+
+
+def test_filter_stop_ends_the_metering_into_it():
+    c, node = boot("stop")
+    node.command("filter start t - -")
+    assert node.command("meter -F t system 0") == ""
+    ping = started(node.command("meter -F t run ping 1000000 &"), "ping")
+    time.sleep(1)
+    out = node.command("filter stop t", timeout=60)
+    assert "filter t: stopped:" in node.output, node.output[-1500:]
+    assert not out.startswith("filter: t:"), out
+    # Nothing is metered into t any more: neither ping nor what starts now.
+    node.command("run hello")
+    first = cpu(node, ping)
+    time.sleep(2)
+    assert cpu(node, ping) > first
+    node.command("kill %s" % ping)
+    out = node.command("meter -F t run hello")
+    assert "run: hello: no such program, or no filter called t" in out, out
+    node.type("halt\n")
+    node.expect(r"machine 0: halted\n", timeout=60)
+    assert not lost_line(node.output), node.output[-2000:]
+    assert re.search(r"machine 0: meter: \d+ records, \d+ batches taken, 0 dropped \(lossy\), 0 orphaned, "
+                     r"0 lost for room", node.output), node.output[-2000:]
+
+
+def test_a_killed_filter_gives_its_name_up_and_its_records_are_counted():
+    c, node = boot("kill")
+    u = started(node.command("filter start u - -"), "filter u")
+    ping = started(node.command("meter -F u run ping 1000000 &"), "ping")
+    time.sleep(1)
+    out = node.command("kill %s" % u)
+    assert "kill:" not in out, out
+    time.sleep(1)
+    out = node.command("meter -F u run hello")
+    assert "run: hello: no such program, or no filter called u" in out, out
+    out = node.command("meter -F u attach %s" % ping)
+    assert "meter: %s: no such process or filter" % ping in out, out
+    out = node.command("filter stats u")
+    assert out == "filter: u: no such filter\n", out
+    # The name and the trace disk are free again.
+    started(node.command("filter start u - -"), "filter u")
+    node.command("kill %s" % ping)
+    node.type("halt\n")
+    node.expect(r"machine 0: halted\n", timeout=60)
+    lost = lost_line(node.output)
+    assert lost and lost[2] > 0, node.output[-2000:]
+
+
+def test_a_second_filter_of_a_name_that_runs_is_refused():
+    c, node = boot("twice")
+    started(node.command("filter start t - -"), "filter t")
+    out = node.command("filter start @1 t - -")
+    assert out == "filter: t: a filter named t already runs\n", out
+    out = node.command("run @1 filter t - - /t.log")
+    assert "filter t: a filter named t already runs" in out and "exit status 2" in out, out
+    stats = node.command("filter stats t")
+    assert stats.startswith("filter t: 0 batches"), stats
+    # Machine 1's trace disk was never taken: a filter of another name starts there.
+    started(node.command("filter start @1 v - -"), "filter v")
+    node.type("halt\n")
+    node.expect(r"machine 0: halted\n", timeout=60)
