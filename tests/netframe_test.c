@@ -21,7 +21,7 @@ static void hand_made_announce(uint8_t frame[NETFRAME_MIN_LEN])
         0xff, 0xff, 0xff, 0xff, 0xff, 0xff,        /* destination: broadcast */
         0x52, 0x54, 0x00, 0x4d, 0x04, 0x02,        /* source: machine 2 of 4 */
         0x88, 0xb5,                                /* EtherType, network order */
-        3, NETFRAME_ANNOUNCE, 0, 0,                /* version, type, reserved */
+        3, NETFRAME_ANNOUNCE,                      /* version, type */
         0x02, 0x00, 0x00, 0x00,                    /* machine 2 */
         0x04, 0x00, 0x00, 0x00,                    /* of 4 */
         0x78, 0x56, 0x34, 0x12,                    /* epoch 0x12345678 */
@@ -50,7 +50,8 @@ static void test_good_frames(void)
     CHECK(f.source[4] == 0x04 && f.source[5] == 0x02);
 }
 
-/* Building a frame gives the same bytes, and parsing it gives it back. */
+/* Building a frame gives the same bytes (its body: what follows is the
+ * seal's), and parsing it gives it back. */
 static void test_build_round_trip(void)
 {
     uint8_t expected[NETFRAME_MIN_LEN], built[NETFRAME_MIN_LEN];
@@ -60,7 +61,7 @@ static void test_build_round_trip(void)
     memcpy(f.source, (const uint8_t[]){ 0x52, 0x54, 0x00, 0x4d, 0x04, 0x02 }, 6);
     memset(built, 0xaa, sizeof built);
     CHECK(netframe_build_announce(built, &f, NETFRAME_ANNOUNCE) == NETFRAME_BODY_MIN_LEN);
-    CHECK(memcmp(built, expected, sizeof built) == 0);
+    CHECK(memcmp(built, expected, NETFRAME_BODY_MIN_LEN) == 0);
 
     struct netframe back;
     f.epoch = 0xffffff;
@@ -109,23 +110,23 @@ static void test_foreign_frames(void)
         int result = netframe_parse(frame, sizeof frame, &f);
         if (type == NETFRAME_ANNOUNCE || type == NETFRAME_ANNOUNCE_REPLY)
             CHECK(result == NETFRAME_OK);
-        else if (type == NETFRAME_DATA || type == NETFRAME_ACK)
+        else if (type == NETFRAME_DATA)
+            CHECK(result == NETFRAME_E_SHORT);          /* 60 bytes: shorter than its headers */
+        else if (type == NETFRAME_ACK)
             CHECK(result == NETFRAME_E_FIELD);          /* receiver epoch 0 */
         else
             CHECK(result == NETFRAME_E_TYPE);
     }
 }
 
-/* Fields out of range: reserved bytes set, a machine beyond the count, no
- * nodes, more nodes than a pid can name, an announcement without a
- * challenge. */
+/* Fields out of range: a machine beyond the count, no nodes, more nodes
+ * than a pid can name, an announcement without a challenge. */
 static void test_bad_fields(void)
 {
     static const struct { int offset; uint8_t value; } damage[] = {
-        { 2, 1 }, { 3, 0x80 },                  /* reserved */
-        { 4, 4 }, { 4, 0xff }, { 7, 1 },        /* machine >= node_count */
-        { 8, 0 }, { 9, 1 }, { 11, 0x80 },       /* node_count 0, 260, huge */
-        { 20, 0 },                              /* challenge 0 */
+        { 2, 4 }, { 2, 0xff }, { 5, 1 },        /* machine >= node_count */
+        { 6, 0 }, { 7, 1 }, { 9, 0x80 },        /* node_count 0, 260, huge */
+        { 18, 0 },                              /* challenge 0 */
     };
     uint8_t frame[NETFRAME_MIN_LEN];
     struct netframe f;
@@ -137,9 +138,12 @@ static void test_bad_fields(void)
 }
 
 /* DATA frames: built and parsed back at every fragment's edge, with and
- * without the ACK_NOW flag; a frame one byte short of its fragment, a cut
- * the format does not make, a zero epoch or sequence, an unknown flag,
- * each refused. */
+ * without the ACK_NOW flag, with and without an acknowledgement; a frame
+ * one byte short of its fragment, a cut the format does not make, a zero
+ * epoch or sequence, an unknown flag, an acknowledgement's fields without
+ * its flag, a reserved byte set, each refused. Every field lies a
+ * multiple of its size from the frame's start, the fragment a multiple
+ * of 8. */
 static void test_data_frames(void)
 {
     static uint8_t message[NETFRAME_MAX_MESSAGE];
@@ -156,12 +160,15 @@ static void test_data_frames(void)
             f.fragment_length = rest < NETFRAME_FRAGMENT_MAX ? rest : NETFRAME_FRAGMENT_MAX;
             f.payload = message + f.fragment_offset;
             f.flags = rest <= NETFRAME_FRAGMENT_MAX ? NETFRAME_DATA_ACK_NOW : 0;
+            f.flags |= i % 2 ? NETFRAME_DATA_HAS_ACK : 0;
+            f.ack = i % 2 ? 0x1000 + (uint32_t)i : 0;
+            f.echo = i % 2 ? 0xbeef0000u + f.fragment_offset : 0;
             f.stamp = 0xfedc0000u + f.fragment_offset;
             uint32_t len = netframe_build_data(frame, &f);
             CHECK(len >= NETFRAME_BODY_MIN_LEN && len <= NETFRAME_BODY_MAX_LEN);
             CHECK(netframe_parse(frame, len, &back) == NETFRAME_OK);
             CHECK(back.type == NETFRAME_DATA && back.sequence == 4 && back.epoch == 9 && back.receiver_epoch == 5);
-            CHECK(back.flags == f.flags && back.stamp == f.stamp);
+            CHECK(back.flags == f.flags && back.stamp == f.stamp && back.ack == f.ack && back.echo == f.echo);
             CHECK(back.fragment_length == f.fragment_length && memcmp(back.payload, f.payload, f.fragment_length) == 0);
             if (f.fragment_length + NETFRAME_ETH_LEN + NETFRAME_DATA_HEADER_LEN >= NETFRAME_BODY_MIN_LEN)
                 CHECK(netframe_parse(frame, len - 1, &back) == NETFRAME_E_SHORT);
@@ -169,23 +176,36 @@ static void test_data_frames(void)
                 break;
         }
     }
-    CHECK(NETFRAME_FRAGMENT_MAX == 1444 && NETFRAME_MAX_FRAGMENTS == 46);
+    CHECK(NETFRAME_FRAGMENT_MAX == 1434 && NETFRAME_MAX_FRAGMENTS == 46);
     f.message_length = 100, f.fragment_offset = 0, f.fragment_length = 100, f.payload = message, f.flags = 0;
+    f.ack = f.echo = 0;
     f.stamp = 0xfedc0064;
     uint32_t len = netframe_build_data(frame, &f);
-    CHECK(frame[NETFRAME_ETH_LEN + 36] == 0x64 && frame[NETFRAME_ETH_LEN + 39] == 0xfe);   /* stamp, little-endian */
-    CHECK(frame[NETFRAME_ETH_LEN + 40] == message[0]);                                   /* the bytes follow it */
-    frame[NETFRAME_ETH_LEN + 28] = 1;                    /* offset 1: not a cut */
+    CHECK(frame[NETFRAME_ETH_LEN + 30] == 0x64 && frame[NETFRAME_ETH_LEN + 33] == 0xfe);   /* stamp, little-endian */
+    CHECK(frame[NETFRAME_ETH_LEN + 50] == message[0]);                                   /* the bytes follow it */
+    CHECK((NETFRAME_ETH_LEN + 50) % 8 == 0 && (NETFRAME_ETH_LEN + 2) % 4 == 0 && (NETFRAME_ETH_LEN + 42) % 2 == 0);
+    frame[NETFRAME_ETH_LEN + 26] = 1;                    /* offset 1: not a cut */
     CHECK(netframe_parse(frame, len, &back) == NETFRAME_E_FIELD);
     netframe_build_data(frame, &f);
-    frame[NETFRAME_ETH_LEN + 32] = 99;                   /* length not the fragment's */
+    frame[NETFRAME_ETH_LEN + 42] = 99;                   /* length not the fragment's */
     CHECK(netframe_parse(frame, len, &back) == NETFRAME_E_FIELD);
     netframe_build_data(frame, &f);
-    memset(frame + NETFRAME_ETH_LEN + 20, 0, 4);         /* sequence 0 */
+    memset(frame + NETFRAME_ETH_LEN + 18, 0, 4);         /* sequence 0 */
     CHECK(netframe_parse(frame, len, &back) == NETFRAME_E_FIELD);
-    for (int bit = 1; bit < 16; bit++) {                 /* flags other than ACK_NOW */
+    netframe_build_data(frame, &f);
+    frame[NETFRAME_ETH_LEN + 34] = 1;                    /* an ack without NETFRAME_DATA_HAS_ACK */
+    CHECK(netframe_parse(frame, len, &back) == NETFRAME_E_FIELD);
+    netframe_build_data(frame, &f);
+    frame[NETFRAME_ETH_LEN + 41] = 1;                    /* an echo without it */
+    CHECK(netframe_parse(frame, len, &back) == NETFRAME_E_FIELD);
+    for (int at = 46; at < 50; at++) {                   /* reserved */
         netframe_build_data(frame, &f);
-        frame[NETFRAME_ETH_LEN + 34 + bit / 8] |= (uint8_t)(1 << bit % 8);
+        frame[NETFRAME_ETH_LEN + at] = 0x10;
+        CHECK(netframe_parse(frame, len, &back) == NETFRAME_E_FIELD);
+    }
+    for (int bit = 2; bit < 16; bit++) {                 /* flags other than ACK_NOW and HAS_ACK */
+        netframe_build_data(frame, &f);
+        frame[NETFRAME_ETH_LEN + 44 + bit / 8] |= (uint8_t)(1 << bit % 8);
         CHECK(netframe_parse(frame, len, &back) == NETFRAME_E_FIELD);
     }
 }
@@ -199,7 +219,7 @@ static uint32_t hand_made_ack(uint8_t frame[NETFRAME_ACK_MAX_LEN])
         0x52, 0x54, 0x00, 0x4d, 0x03, 0x02,        /* destination: machine 2 of 3 */
         0x52, 0x54, 0x00, 0x4d, 0x03, 0x01,        /* source: machine 1 of 3 */
         0x88, 0xb5,
-        3, NETFRAME_ACK, 0, 0,
+        3, NETFRAME_ACK,
         0x01, 0x00, 0x00, 0x00,                    /* machine 1 */
         0x03, 0x00, 0x00, 0x00,                    /* of 3 */
         0x09, 0x00, 0x00, 0x00,                    /* epoch 9 */
@@ -238,10 +258,10 @@ static void test_ack_frames(void)
         CHECK(netframe_parse(frame, short_len, &f) == NETFRAME_E_SHORT);
 
     static const struct { int offset; uint8_t value; } damage[] = {
-        { 28, 0x05 },                           /* whole: ack+1, which would be acked */
-        { 31, 0x80 },                           /* whole and partial both name message 0x120 */
-        { 36, 0x00 },                           /* the first map empty */
-        { 49, 0x40 },                           /* fragment 46 of 0x120: beyond the last */
+        { 26, 0x05 },                           /* whole: ack+1, which would be acked */
+        { 29, 0x80 },                           /* whole and partial both name message 0x120 */
+        { 34, 0x00 },                           /* the first map empty */
+        { 47, 0x40 },                           /* fragment 46 of 0x120: beyond the last */
     };
     for (size_t i = 0; i < sizeof damage / sizeof damage[0]; i++) {
         hand_made_ack(frame);
@@ -249,17 +269,17 @@ static void test_ack_frames(void)
         CHECK(netframe_parse(frame, len, &f) == NETFRAME_E_FIELD);
     }
     hand_made_ack(frame);
-    memset(frame + NETFRAME_ETH_LEN + 20, 0xff, 4);     /* ack 2^32 - 1: its next messages cannot exist */
+    memset(frame + NETFRAME_ETH_LEN + 18, 0xff, 4);     /* ack 2^32 - 1: its next messages cannot exist */
     CHECK(netframe_parse(frame, len, &f) == NETFRAME_E_FIELD);
-    memcpy(frame + NETFRAME_ETH_LEN + 20, (const uint8_t[]){ 0xdf, 0xff, 0xff, 0xff }, 4);
+    memcpy(frame + NETFRAME_ETH_LEN + 18, (const uint8_t[]){ 0xdf, 0xff, 0xff, 0xff }, 4);
     CHECK(netframe_parse(frame, len, &f) == NETFRAME_OK);    /* bit 31: message 2^32 - 1, the last */
-    frame[NETFRAME_ETH_LEN + 20] = 0xe0;
+    frame[NETFRAME_ETH_LEN + 18] = 0xe0;
     CHECK(netframe_parse(frame, len, &f) == NETFRAME_E_FIELD);
     hand_made_ack(frame);
-    memset(frame + NETFRAME_ETH_LEN + 12, 0, 4);         /* sender epoch 0 */
+    memset(frame + NETFRAME_ETH_LEN + 10, 0, 4);         /* sender epoch 0 */
     CHECK(netframe_parse(frame, len, &f) == NETFRAME_E_FIELD);
     hand_made_ack(frame);
-    memset(frame + NETFRAME_ETH_LEN + 16, 0, 4);         /* receiver epoch 0 */
+    memset(frame + NETFRAME_ETH_LEN + 14, 0, 4);         /* receiver epoch 0 */
     CHECK(netframe_parse(frame, len, &f) == NETFRAME_E_FIELD);
 
     struct netframe plain = { .machine = 1, .node_count = 3, .epoch = 9, .receiver_epoch = 5, .ack = 77 };

@@ -389,7 +389,7 @@ void net_receive(const uint8_t *frame, uint32_t len)
         return;
     }
     if (f.type == NETFRAME_DATA || f.type == NETFRAME_ACK)
-        remote_frame(frame, (uint32_t)body);
+        remote_frame(&f);
     else if (f.type == NETFRAME_ANNOUNCE)
         heard_announce(p, &f, believed);
     else
@@ -430,7 +430,7 @@ static void auth_bench(void)
     static const uint32_t lengths[] = { NETFRAME_MIN_LEN, NETFRAME_MAX_LEN };
     static const char *const names[] = { "frame_auth_min_instr", "frame_auth_instr" };
     struct siphash_key bench_key = keyed ? key : (struct siphash_key){ 1, 2 };
-    uint8_t *at = frame + 2;        /* where frames are: 2 bytes past a word boundary (virtio_net.c) */
+    uint8_t *at = frame;            /* where frames are: on a word boundary (virtio_net.c) */
     for (int i = 0; i < 2; i++) {
         uint32_t body = lengths[i] - NETFRAME_SEAL_LEN, good = 0;
         uint64_t number, start = read_instret();

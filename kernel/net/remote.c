@@ -11,6 +11,7 @@
  * locally and answers. Kernel messages (struct rm_*, below) are:
  *
  *   RM_SEND     a message for process `dest`, with its links   -> RM_RESULT
+ *               (for a CALL only if it failed: its answer says it arrived)
  *   RM_RESULT   "the message is delivered or queued", or the error
  *   RM_NOREPLY  a CALL's reply link was destroyed unused
  *   RM_READ     send me bytes of process `target`'s memory     -> RM_DATA
@@ -901,7 +902,8 @@ static int receive_send(const struct rm_send *m, const uint8_t *message_bytes, u
     } else {
         status = msg_deliver(r, &message, m->reply_id);
     }
-    answer_result(&m->h, status);
+    if (status < 0 || !m->has_reply)      /* a CALL taken is answered by its answer */
+        answer_result(&m->h, status);
     return 1;
 }
 
@@ -1020,11 +1022,11 @@ static int receive_data(const struct rm_data *d, const uint8_t *message_bytes, u
 
 /* ---- the network and the clock ---- */
 
-/* A DATA or ACK frame arrived (cluster.c). */
-void remote_frame(const uint8_t *frame, uint32_t len)
+/* A DATA or ACK frame arrived (cluster.c), parsed. */
+void remote_frame(const struct netframe *f)
 {
     inside_transport = 1;
-    transport_frame(&net, frame, len);
+    transport_frame_parsed(&net, f);
     inside_transport = 0;
     flush();
 }

@@ -1,10 +1,10 @@
 /*
  * siphash.c — SipHash-2-4 (siphash.h), from Aumasson and Bernstein,
  * "SipHash: a fast short-input PRF" (2012), §2: initialisation, compression
- * with c = 2 SipRounds per message word, finalisation with d = 4. The
- * message is read a word at a time where its alignment allows (the words
- * are little-endian: this file is for little-endian machines, RISC-V and
- * the host's).
+ * with c = 2 SipRounds per message word, finalisation with d = 4. A
+ * word-aligned message is read a word at a time (the words are
+ * little-endian: this file is for little-endian machines, RISC-V and the
+ * host's); any other byte by byte.
  */
 #include "siphash.h"
 
@@ -73,31 +73,26 @@ uint64_t siphash24(const struct siphash_key *key, const uint8_t *message, uint32
         key->k0 ^ 0x736f6d6570736575ull, key->k1 ^ 0x646f72616e646f6dull,
         key->k0 ^ 0x6c7967656e657261ull, key->k1 ^ 0x7465646279746573ull,
     };
-    uint32_t words = len / 8, i = 0;
-    uint32_t offset = (uint32_t)((uintptr_t)message & 7);
-    if (offset == 0) {
-        for (; i < words; i++)
-            compress(&s, *(const siphash_word *)(message + 8 * i));
-    } else if (words > 1) {
-        /* A message that is not word-aligned (a frame is 2 bytes past a
-         * word boundary): word i, for i >= 1, is the top of the aligned
-         * word at message + 8i - offset and the bottom of the next one,
-         * both read whole while the next one ends within the message; the
-         * first word and any left are read byte by byte. */
-        uint32_t low = 8 * offset, high = 64 - low;
-        compress(&s, word_at(message));
-        uint64_t current = *(const siphash_word *)(message + 8 - offset);
-        for (i = 1; i < words && 8 * i + 16 - offset <= len; i++) {
-            uint64_t next = *(const siphash_word *)(message + 8 * (i + 1) - offset);
-            compress(&s, current >> low | next << high);
-            current = next;
+    const uint8_t *rest = message + (len & ~7u);    /* after the whole words */
+    const uint8_t *p = message;
+    if (((uintptr_t)p & 7) == 0) {
+        /* Word-aligned, as the kernel's frames are: one load a word, four
+         * words a turn of the loop. */
+        for (; p + 32 <= rest; p += 32) {
+            const siphash_word *w = (const siphash_word *)p;
+            compress(&s, w[0]);
+            compress(&s, w[1]);
+            compress(&s, w[2]);
+            compress(&s, w[3]);
         }
+        for (; p < rest; p += 8)
+            compress(&s, *(const siphash_word *)p);
+    } else {
+        for (; p < rest; p += 8)
+            compress(&s, word_at(p));
     }
-    for (; i < words; i++)
-        compress(&s, word_at(message + 8 * i));
     /* The last word (§2): the 0..7 bytes left, little-endian, and the
      * message's length modulo 256 in its most significant byte. */
-    const uint8_t *rest = message + 8 * words;
     uint64_t last = (uint64_t)(len & 0xff) << 56;
     for (uint32_t k = 0; k < (len & 7); k++)
         last |= (uint64_t)rest[k] << (8 * k);

@@ -44,15 +44,26 @@
  * always finds room when at most 17 machines send 64 KiB messages to one
  * at once (17 * 46 blocks); beyond that, reassembly may stall.
  *
- * Acknowledgements. The receiver answers at once, with no delayed acks,
- * whenever a message becomes whole (delivered or not) and whenever a DATA
- * frame asks for it. The sender asks with the last fragment of each
- * message and with every fragment it sends again, so a repeat of something
- * already received (its ACK was lost) is answered. Each ACK describes the
- * receiver's whole window as it is then; the sender believes the newest
- * one (the greatest echo), so an ACK that arrives after a later one does
- * not undo it, and a receiver may forget fragments it reported (evicted):
- * the next ACK no longer lists them and they are sent again.
+ * Acknowledgements. The receiver owes an acknowledgement whenever a
+ * message becomes whole (delivered or not) and whenever a DATA frame asks
+ * for it. The sender asks with the last fragment of each message and with
+ * every fragment it sends again, so a repeat of something already
+ * received (its acknowledgement was lost) is answered. Each acknowledgement
+ * describes the receiver's whole window as it is then; the sender believes
+ * the newest one (the greatest echo), so one that arrives after a later
+ * one does not undo it, and a receiver may forget fragments it reported
+ * (evicted): the next one no longer lists them and they are sent again.
+ * An ACK frame can describe any window. A DATA frame carries one too
+ * whenever its sender holds nothing of its receiver's after the last
+ * message delivered (NETFRAME_DATA_HAS_ACK: the common case, nothing lost
+ * or out of order), so that a message answered at once costs no ACK
+ * frame. An acknowledgement owed goes out at once as an ACK frame when
+ * the receiver holds fragments after the last message delivered (the
+ * sender needs their list to repair its losses) or has delivered
+ * TRANSPORT_ACK_MESSAGES messages since the last acknowledgement it sent
+ * (so that a sender with no answers coming does not fill its window);
+ * else it waits up to TRANSPORT_ACK_DELAY_NS for a DATA frame to carry
+ * it, and goes in an ACK frame of its own then.
  *
  * Loss and retransmission. The sender sends only what the receiver lacks:
  *  - At once, on an ACK ("fast retransmit"): frames may overtake each other
@@ -115,6 +126,8 @@
 #define TRANSPORT_MAX_RETRIES         10
 #define TRANSPORT_REORDER_NS          3000000ull  /* how far frames may overtake each other: 3 ms */
 #define TRANSPORT_QUEUE_RETRY_NS      1000000ull  /* try a full transmit queue again after 1 ms */
+#define TRANSPORT_ACK_DELAY_NS        1000000ull  /* an acknowledgement waits at most 1 ms for a DATA frame */
+#define TRANSPORT_ACK_MESSAGES        8           /* messages delivered before one is sent at once */
 #define TRANSPORT_NO_TIMER            UINT64_MAX
 
 /* Errors of transport_send. */
@@ -147,11 +160,11 @@ struct transport_hooks {
     void (*failed)(void *context, uint32_t machine, uint32_t sequence, int reason);
     /* `machine` was announced in a new epoch, after an earlier one. */
     void (*peer_rebooted)(void *context, uint32_t machine, uint32_t epoch);
-    /* Optional, both or neither: a DATA frame is then built straight in the
-     * NIC's buffer instead of being copied there. frame_buffer gives room
-     * for a frame of NETFRAME_MAX_LEN bytes, 2 bytes past a word boundary
-     * (or NULL if the transmit queue is full); send_buffer sends the frame
-     * built in it. */
+    /* Optional, both or neither: DATA and ACK frames are then built
+     * straight in the NIC's buffer instead of being copied there.
+     * frame_buffer gives room for a frame of NETFRAME_MAX_LEN bytes, on a
+     * word boundary (or NULL if the transmit queue is full); send_buffer
+     * sends the frame built in it. */
     uint8_t *(*frame_buffer)(void *context);
     int (*send_buffer)(void *context, uint8_t *frame, uint32_t len);
 };
@@ -165,7 +178,8 @@ struct transport_counters {
     uint32_t retransmissions;       /* DATA frames sent again */
     uint32_t queue_full;            /* DATA or ACK frames the NIC could not take then */
     uint32_t timeouts;              /* retransmission timer expiries */
-    uint32_t acks_sent, acks_received;
+    uint32_t acks_sent, acks_received;   /* ACK frames */
+    uint32_t acks_carried;          /* acknowledgements sent in DATA frames */
     uint32_t duplicates_dropped;    /* fragments of messages already delivered, or already held */
     uint32_t out_of_order_buffered; /* fragments of later messages, held until their turn */
     uint32_t out_of_order_dropped;  /* fragments of messages beyond the window */
@@ -207,6 +221,8 @@ struct transport_peer {
     uint32_t latest_stamp;          /* the latest stamp of its DATA frames: our ACKs' echo */
     uint32_t echo;                  /* the greatest echo of its ACKs: the newest ACK's */
     uint64_t retransmit_at;
+    uint64_t ack_due;               /* an acknowledgement owed must go by then; or TRANSPORT_NO_TIMER */
+    uint32_t reported;              /* `delivered` as the last acknowledgement sent to it said */
     uint64_t rto;
     uint32_t retries;               /* timer expiries since the last progress */
     struct transport_outgoing window[TRANSPORT_WINDOW];     /* by sequence % TRANSPORT_WINDOW */
@@ -258,12 +274,16 @@ int64_t transport_send_parts(struct transport *t, uint32_t machine, const void *
 
 /* A frame arrived from the network (any frame: others are ignored). */
 void transport_frame(struct transport *t, const uint8_t *frame, uint32_t len);
+/* The same for a frame parsed already (netframe_parse said NETFRAME_OK):
+ * the kernel parses each frame once, before it knows whose it is. */
+void transport_frame_parsed(struct transport *t, const struct netframe *f);
 
 /* Send what is due: retransmissions whose timer expired, frames that the
- * transmit queue refused earlier. Returns the time at which it must be
- * called next, or TRANSPORT_NO_TIMER if nothing is pending. transport_send
- * and transport_frame may start a timer, so the caller also asks again
- * after each of them, not only when the last answer said. */
+ * transmit queue refused earlier, acknowledgements that no DATA frame
+ * carried in time. Returns the time at which it must be called next, or
+ * TRANSPORT_NO_TIMER if nothing is pending. transport_send and
+ * transport_frame may start a timer, so the caller also asks again after
+ * each of them, not only when the last answer said. */
 uint64_t transport_tick(struct transport *t);
 
 /* Messages to `machine` not yet acknowledged. */
