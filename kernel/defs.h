@@ -237,11 +237,12 @@ void net_drain(void);                             /* before power-off */
 void net_interrupt(int irq);
 void net_print_counters(void);
 
+struct netframe;   /* net/netframe.h */
 /* net/cluster.c: identity, announcements and the frames' seal; owns what the NIC receives. */
 void cluster_init(void);
 void cluster_announce(void);
 int cluster_send(const uint8_t *frame, uint32_t len);       /* seal and send a body: 0, E_QFULL, E_BADREQ */
-int cluster_send_buffer(uint8_t *frame, uint32_t len);      /* the same, built in net_frame_buffer's buffer */
+int cluster_send_netframe(const struct netframe *f);        /* build a DATA or ACK frame in the NIC's buffer, seal, send */
 void net_receive(const uint8_t *frame, uint32_t len);
 void cluster_auth_counters(uint32_t m, uint32_t *forged, uint32_t *replayed);
 void cluster_print_counters(void);
@@ -257,7 +258,6 @@ int remote_send(struct outgoing *o);
 void remote_reply_dropped(const struct link *l);
 int64_t remote_movedata(struct proc *p, const struct move *m);
 int64_t remote_create(struct dm_kreq *q, uint32_t len, const struct link *image, struct link *reply);
-struct netframe;
 void remote_frame(const struct netframe *f);
 void remote_peer_up(uint32_t machine, uint32_t epoch);
 void remote_tick(void);

@@ -344,6 +344,35 @@ static void test_seal(void)
     CHECK(netframe_unseal(frame, NETFRAME_MAX_LEN, &key, &number) == (int32_t)body && number == 1);
 }
 
+/* A DATA frame built and sealed in one go (netframe_build_data_sealed) is
+ * the frame netframe_build_data and netframe_seal make, byte for byte, at
+ * every fragment length and with the buffer and the fragment on and off
+ * word boundaries, and unseals. */
+static void test_build_data_sealed(void)
+{
+    static uint64_t message_words[NETFRAME_FRAGMENT_MAX / 8 + 2], one_words[NETFRAME_MAX_LEN / 8 + 2],
+        other_words[NETFRAME_MAX_LEN / 8 + 2];
+    uint8_t *message = (uint8_t *)message_words, *one = (uint8_t *)one_words, *other = (uint8_t *)other_words;
+    struct siphash_key key = { 0x1122334455667788ull, 0x99aabbccddeeff00ull };
+    for (uint32_t i = 0; i < NETFRAME_FRAGMENT_MAX + 8; i++)
+        message[i] = (uint8_t)(i * 11 + 3);
+    for (uint32_t length = 0; length <= NETFRAME_FRAGMENT_MAX; length += length < 40 ? 1 : 97) {
+        for (int shift = 0; shift < 16; shift += 3) {       /* 0, 3, 6, 9 (buffer 1 past a word), 12, 15 */
+            struct netframe f = { .machine = 1, .node_count = 3, .epoch = 9, .receiver_epoch = 5, .sequence = 2,
+                                  .message_length = length, .fragment_length = length, .stamp = 77,
+                                  .flags = NETFRAME_DATA_ACK_NOW | NETFRAME_DATA_HAS_ACK, .ack = 4, .echo = 66,
+                                  .payload = message + (shift < 8 ? shift : 0) };
+            uint8_t *at = other + (shift < 8 ? 0 : shift - 8);
+            memset(one, 0xaa, NETFRAME_MAX_LEN + 8);
+            memset(other, 0x55, NETFRAME_MAX_LEN + 8);
+            uint32_t len = netframe_seal(one, netframe_build_data(one, &f), 1234, &key);
+            CHECK(netframe_build_data_sealed(at, &f, 1234, &key) == len && memcmp(one, at, len) == 0);
+            uint64_t number = 0;
+            CHECK(netframe_unseal(at, len, &key, &number) == (int32_t)(len - NETFRAME_SEAL_LEN) && number == 1234);
+        }
+    }
+}
+
 /* The MAC convention: 52:54:00:4d:CC:NN is machine NN of CC; anything else
  * is not a cluster address, and leaves the outputs alone. */
 static void test_identity(void)
@@ -402,6 +431,7 @@ int main(void)
     test_data_frames();
     test_ack_frames();
     test_seal();
+    test_build_data_sealed();
     test_identity();
     test_random_bytes();
     if (failures) {

@@ -115,6 +115,30 @@ static void test_alignments_agree(void)
     }
 }
 
+/* siphash24_copy gives siphash24's tag for every length and every run of
+ * words copied in, and copies them. */
+static void test_copy_agrees(void)
+{
+    struct siphash_key key = test_key();
+    static uint64_t message_words[1514 / 8 + 1], copy_words[1514 / 8 + 1], source_words[1514 / 8 + 1];
+    uint8_t *message = (uint8_t *)message_words, *copy = (uint8_t *)copy_words, *source = (uint8_t *)source_words;
+    for (uint32_t len = 0; len <= 1514; len += len < 80 ? 1 : 29) {
+        for (uint32_t i = 0; i < len; i++)
+            message[i] = (uint8_t)(i * 29 + len);
+        uint64_t tag = siphash24(&key, message, len);
+        uint32_t words = len / 8;
+        for (uint32_t first = 0; first <= words; first += words > 16 ? words / 8 + 1 : 1) {
+            for (uint32_t copied = 0; first + copied <= words; copied += words > 16 ? words / 4 + 1 : 1) {
+                memcpy(copy, message, len);
+                memset(copy + 8 * first, 0, 8 * copied);
+                memcpy(source, message + 8 * first, 8 * copied);
+                CHECK(siphash24_copy(&key, copy, len, 8 * first, source, copied) == tag);
+                CHECK(memcmp(copy, message, len) == 0);
+            }
+        }
+    }
+}
+
 /* A tag depends on every bit of the message and of the key. */
 static void test_every_bit_counts(void)
 {
@@ -145,6 +169,7 @@ int main(void)
     test_paper_vector();
     test_published_vectors();
     test_alignments_agree();
+    test_copy_agrees();
     test_every_bit_counts();
     if (failures) {
         fprintf(stderr, "siphash_test: %d of %d checks failed\n", failures, checks);

@@ -79,7 +79,7 @@ struct node {
     int queued;
     uint64_t wire_free_at;
     int called;                         /* transport_send or transport_frame since its last tick */
-    uint8_t nic[NETFRAME_MAX_LEN + 8] __attribute__((aligned(8)));   /* in_place: where DATA frames are built */
+    uint8_t nic[NETFRAME_MAX_LEN + 8] __attribute__((aligned(8)));   /* in_place: where frames are built */
 };
 
 /* A frame on the wire. */
@@ -104,6 +104,7 @@ struct scenario {
 };
 
 static const struct scenario *scenario;
+static int in_place;                    /* runs with sim_hooks_in_place */
 static struct entry log_of[MAX_NODES][MAX_NODES][MAX_MESSAGES];
 static int sent_count[MAX_NODES][MAX_NODES], last_delivered[MAX_NODES][MAX_NODES];
 static struct flight **heap;            /* frames in flight, earliest first */
@@ -197,7 +198,7 @@ static int sim_send_frame(void *context, const uint8_t *frame, uint32_t len)
     n->queued = kept;
     if (n->queued == TX_QUEUE)
         return -1;
-    CHECK(len >= NETFRAME_BODY_MIN_LEN && len <= NETFRAME_BODY_MAX_LEN);
+    CHECK(len >= NETFRAME_BODY_MIN_LEN && len <= (in_place ? NETFRAME_MAX_LEN : NETFRAME_BODY_MAX_LEN));
     n->wire_free_at = (n->wire_free_at > now_ns ? n->wire_free_at : now_ns) + FRAME_TIME_NS;
     n->departures[n->queued++] = n->wire_free_at;
     int to = frame[5];
@@ -270,29 +271,27 @@ static const struct transport_hooks sim_hooks = {
     .failed = sim_failed, .peer_rebooted = sim_peer_rebooted,
 };
 
-/* The optional hooks, as the kernel's NIC gives them: a frame built in
- * the node's own buffer (on a word boundary), then sent from there. */
-static int in_place;                    /* runs with sim_hooks_in_place */
+/* The optional hook, as the kernel's cluster.c gives it: a frame built
+ * and sealed in the node's own buffer (on a word boundary, a DATA frame's
+ * fragment hashed as it is copied in), then sent from there; such frames
+ * are checked and unsealed on arrival (deliver_due_frames). */
 static uint64_t frames_in_place;
+static const struct siphash_key sim_key = { 0x0123456789abcdefull, 0xfedcba9876543210ull };
 
-static uint8_t *sim_frame_buffer(void *context)
+static int sim_send_netframe(void *context, const struct netframe *f)
 {
     struct node *n = context;
-    return n->nic;
-}
-
-static int sim_send_buffer(void *context, uint8_t *frame, uint32_t len)
-{
-    struct node *n = context;
-    CHECK(frame == n->nic && len <= NETFRAME_BODY_MAX_LEN);
-    frames_in_place++;
-    return sim_send_frame(context, frame, len);
+    CHECK(f->type == NETFRAME_DATA || f->type == NETFRAME_ACK);
+    uint32_t len = f->type == NETFRAME_DATA ? netframe_build_data_sealed(n->nic, f, ++frames_in_place, &sim_key)
+                                            : netframe_seal(n->nic, netframe_build_ack(n->nic, f), ++frames_in_place,
+                                                            &sim_key);
+    return sim_send_frame(context, n->nic, len);
 }
 
 static const struct transport_hooks sim_hooks_in_place = {
     .send_frame = sim_send_frame, .now = sim_now, .deliver = sim_deliver,
     .failed = sim_failed, .peer_rebooted = sim_peer_rebooted,
-    .frame_buffer = sim_frame_buffer, .send_buffer = sim_send_buffer,
+    .send_netframe = sim_send_netframe,
 };
 
 /* Start node i in a new boot with a fresh epoch; it hears of every live
@@ -684,7 +683,11 @@ static void deliver_due_frames(void)
     while (heap_size && heap[0]->at <= now_ns) {
         struct flight *f = heap_pop();
         if (nodes[f->to].alive) {
-            transport_frame(&nodes[f->to].transport, f->bytes, f->len);
+            uint64_t number;
+            int32_t body = in_place ? netframe_unseal(f->bytes, f->len, &sim_key, &number) : (int32_t)f->len;
+            CHECK(body >= 0);
+            if (body >= 0)
+                transport_frame(&nodes[f->to].transport, f->bytes, (uint32_t)body);
             nodes[f->to].called = 1;
         }
         free(f);
@@ -862,7 +865,7 @@ int main(void)
         run(seed, seed % 2 ? &faulty_3 : &faulty_4);
     run(5, &lossy_3);
     run(6, &lossy_4);
-    in_place = 1;                       /* the same, DATA frames built in the "NIC's" buffer */
+    in_place = 1;                       /* the same, frames built and sealed in the "NIC's" buffer */
     run(7, &faulty_3);
     run(8, &lossy_4);
     CHECK(frames_in_place > 1000);

@@ -142,13 +142,6 @@ static int read_key(const char *hex)
     return 1;
 }
 
-/* Seal the body in the NIC's buffer `frame` (net_frame_buffer), `len`
- * bytes, as this node's next frame, and send it: net_send_buffer's result. */
-int cluster_send_buffer(uint8_t *frame, uint32_t len)
-{
-    return net_send_buffer(frame, netframe_seal(frame, len, ++frames_sealed, &key));
-}
-
 /* Seal the body frame[0..len) as this node's next frame and send it: 0,
  * or E_QFULL if every transmit buffer is in flight, E_BADREQ without a
  * NIC. */
@@ -158,7 +151,20 @@ int cluster_send(const uint8_t *frame, uint32_t len)
     if (!buffer)
         return has_nic ? E_QFULL : E_BADREQ;
     netframe_copy(buffer, frame, len);
-    return cluster_send_buffer(buffer, len);
+    return net_send_buffer(buffer, netframe_seal(buffer, len, ++frames_sealed, &key));
+}
+
+/* Build the transport's DATA or ACK frame f in the NIC's buffer, seal it
+ * as this node's next frame (a DATA frame's fragment hashed as it is
+ * copied in) and send it: as cluster_send. */
+int cluster_send_netframe(const struct netframe *f)
+{
+    uint8_t *buffer = net_frame_buffer();
+    if (!buffer)
+        return has_nic ? E_QFULL : E_BADREQ;
+    uint32_t len = f->type == NETFRAME_DATA ? netframe_build_data_sealed(buffer, f, ++frames_sealed, &key)
+                                            : netframe_seal(buffer, netframe_build_ack(buffer, f), ++frames_sealed, &key);
+    return net_send_buffer(buffer, len);
 }
 
 /* The MAC address of machine m of this cluster (netframe.h). */

@@ -248,7 +248,9 @@ uint32_t netframe_build_announce(uint8_t *buf, const struct netframe *f, uint8_t
     return padded(buf, NETFRAME_ETH_LEN + NETFRAME_ANNOUNCE_LEN);
 }
 
-uint32_t netframe_build_data(uint8_t *buf, const struct netframe *f)
+/* Write a DATA frame's headers from `f` into buf; returns where its
+ * fragment goes. */
+static uint8_t *build_data_headers(uint8_t *buf, const struct netframe *f)
 {
     uint8_t *payload = build_header(buf, f, NETFRAME_DATA);
     put32(payload + 14, f->receiver_epoch);
@@ -261,8 +263,29 @@ uint32_t netframe_build_data(uint8_t *buf, const struct netframe *f)
     put16(payload + 42, f->fragment_length);
     put16(payload + 44, f->flags);
     put32(payload + 46, 0);
-    netframe_copy(payload + NETFRAME_DATA_HEADER_LEN, f->payload, f->fragment_length);
+    return payload + NETFRAME_DATA_HEADER_LEN;
+}
+
+uint32_t netframe_build_data(uint8_t *buf, const struct netframe *f)
+{
+    netframe_copy(build_data_headers(buf, f), f->payload, f->fragment_length);
     return padded(buf, NETFRAME_ETH_LEN + NETFRAME_DATA_HEADER_LEN + f->fragment_length);
+}
+
+_Static_assert(NETFRAME_ETH_LEN + NETFRAME_DATA_HEADER_LEN >= NETFRAME_BODY_MIN_LEN, "a DATA frame needs no padding");
+
+uint32_t netframe_build_data_sealed(uint8_t *buf, const struct netframe *f, uint64_t number,
+                                    const struct siphash_key *key)
+{
+    if (((uintptr_t)buf | (uintptr_t)f->payload) & 7)
+        return netframe_seal(buf, netframe_build_data(buf, f), number, key);
+    const uint32_t headers = NETFRAME_ETH_LEN + NETFRAME_DATA_HEADER_LEN;
+    uint8_t *fragment = build_data_headers(buf, f);
+    uint32_t words = f->fragment_length / 8, body = headers + f->fragment_length;
+    netframe_copy(fragment + 8 * words, f->payload + 8 * words, f->fragment_length % 8);
+    put64(buf + body, number);
+    put64(buf + body + 8, siphash24_copy(key, buf, body + 8, headers, f->payload, words));
+    return body + NETFRAME_SEAL_LEN;
 }
 
 uint32_t netframe_build_ack(uint8_t *buf, const struct netframe *f)

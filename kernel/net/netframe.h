@@ -240,6 +240,13 @@ uint32_t netframe_build_data(uint8_t *buf, const struct netframe *f);
  * bytes; returns its length. The fields must be ones the parser accepts. */
 uint32_t netframe_build_ack(uint8_t *buf, const struct netframe *f);
 
+/* netframe_build_data, then netframe_seal as frame `number` under `key`:
+ * the same bytes, but when buf and f->payload are on word boundaries (the
+ * kernel's frames and blocks) each word of the fragment is loaded once, to
+ * be copied and hashed. Returns the sealed frame's length. */
+uint32_t netframe_build_data_sealed(uint8_t *buf, const struct netframe *f, uint64_t number,
+                                    const struct siphash_key *key);
+
 /* Seal the body frame[0..len) (len <= NETFRAME_BODY_MAX_LEN; the buffer
  * has NETFRAME_SEAL_LEN bytes more after it) as frame `number` under `key`:
  * write the number and the tag after it. Returns the sealed frame's length. */

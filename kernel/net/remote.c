@@ -181,16 +181,10 @@ static int hook_send_frame(void *context, const uint8_t *frame, uint32_t len)
     return cluster_send(frame, len);
 }
 
-static uint8_t *hook_frame_buffer(void *context)
+static int hook_send_netframe(void *context, const struct netframe *f)
 {
     (void)context;
-    return net_frame_buffer();
-}
-
-static int hook_send_buffer(void *context, uint8_t *frame, uint32_t len)
-{
-    (void)context;
-    return cluster_send_buffer(frame, len);
+    return cluster_send_netframe(f);
 }
 
 static uint64_t hook_now(void *context)
@@ -222,7 +216,7 @@ static void hook_rebooted(void *context, uint32_t machine, uint32_t epoch)
 }
 
 static const struct transport_hooks hooks = {
-    hook_send_frame, hook_now, hook_deliver, hook_failed, hook_rebooted, hook_frame_buffer, hook_send_buffer,
+    hook_send_frame, hook_now, hook_deliver, hook_failed, hook_rebooted, hook_send_netframe,
 };
 
 void remote_init(void)

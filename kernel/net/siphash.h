@@ -27,4 +27,12 @@ struct siphash_key siphash_key_from_bytes(const uint8_t key[SIPHASH_KEY_LEN]);
  * little-endian bytes are the tag as the paper prints it. */
 uint64_t siphash24(const struct siphash_key *key, const uint8_t *message, uint32_t len);
 
+/* SipHash-2-4 of message[0..len) as siphash24, where bytes [at, at +
+ * 8 * words) are first copied into place from `from`: each of those words
+ * is loaded once, to be stored and hashed (a frame sealed as its fragment
+ * is copied in). message, at and from on word boundaries; the rest of the
+ * message in place already. */
+uint64_t siphash24_copy(const struct siphash_key *key, uint8_t *message, uint32_t len, uint32_t at,
+                        const uint8_t *from, uint32_t words);
+
 #endif

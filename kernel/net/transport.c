@@ -214,16 +214,19 @@ void transport_peer_up(struct transport *t, uint32_t machine, uint32_t epoch)
         t->hooks->peer_rebooted(t->context, machine, epoch);
 }
 
-/* Set the header fields every frame from this node to `machine` has, and
- * zero the fields of DATA and ACK frames; fragments[] is left alone (the
- * ACK builder reads only the maps that partial names). */
-static void frame_to(const struct transport *t, uint32_t machine, struct netframe *f)
+/* Set the header fields every frame of `type` (DATA or ACK) from this node
+ * to `machine` has, and zero the fields of DATA and ACK frames;
+ * fragments[] is left alone (the ACK builder reads only the maps that
+ * partial names). */
+static void frame_to(const struct transport *t, uint32_t machine, uint8_t type, struct netframe *f)
 {
     const uint8_t mac[6] = { NETFRAME_MAC_PREFIX0, NETFRAME_MAC_PREFIX1, NETFRAME_MAC_PREFIX2,
                              NETFRAME_MAC_PREFIX3, (uint8_t)t->node_count, (uint8_t)machine };
     copy_bytes(f->destination, mac, 6);
     copy_bytes(f->source, mac, 5);
     f->source[5] = (uint8_t)t->machine;
+    f->version = NETFRAME_VERSION;
+    f->type = type;
     f->machine = t->machine;
     f->node_count = t->node_count;
     f->epoch = t->epoch;
@@ -231,6 +234,17 @@ static void frame_to(const struct transport *t, uint32_t machine, struct netfram
     f->sequence = f->message_length = f->fragment_offset = f->fragment_length = f->flags = f->stamp = 0;
     f->payload = 0;
     f->ack = f->echo = f->whole = f->partial = 0;
+}
+
+/* Send the DATA or ACK frame f: built by the environment where it sends
+ * from, if it says how (send_netframe), else in frame_of(t). Returns what
+ * the hook returned. */
+static int put_on_wire(struct transport *t, const struct netframe *f)
+{
+    if (t->hooks->send_netframe)
+        return t->hooks->send_netframe(t->context, f);
+    uint32_t len = f->type == NETFRAME_DATA ? netframe_build_data(frame_of(t), f) : netframe_build_ack(frame_of(t), f);
+    return t->hooks->send_frame(t->context, frame_of(t), len);
 }
 
 /* Does this node hold nothing of peer p's after the last message
@@ -262,7 +276,7 @@ static int send_fragment(struct transport *t, uint32_t machine, uint32_t sequenc
         block = t->next_block[block];
     int again = index < m->fragments_sent;
     struct netframe f;
-    frame_to(t, machine, &f);
+    frame_to(t, machine, NETFRAME_DATA, &f);
     f.sequence = sequence;
     f.message_length = m->length;
     f.fragment_offset = index * NETFRAME_FRAGMENT_MAX;
@@ -275,13 +289,7 @@ static int send_fragment(struct transport *t, uint32_t machine, uint32_t sequenc
         f.echo = p->latest_stamp;
     }
     f.payload = block == TRANSPORT_NO_BLOCK ? 0 : t->blocks[block];
-    int in_place = t->hooks->frame_buffer != 0;
-    uint8_t *frame = in_place ? t->hooks->frame_buffer(t->context) : frame_of(t);
-    int result = -1;
-    if (frame) {
-        uint32_t len = netframe_build_data(frame, &f);
-        result = in_place ? t->hooks->send_buffer(t->context, frame, len) : t->hooks->send_frame(t->context, frame, len);
-    }
+    int result = put_on_wire(t, &f);
     if (result < 0) {
         p->counters.queue_full++;
         return result;
@@ -409,7 +417,7 @@ static void send_ack(struct transport *t, uint32_t machine)
 {
     struct transport_peer *p = &t->peers[machine];
     struct netframe f;
-    frame_to(t, machine, &f);
+    frame_to(t, machine, NETFRAME_ACK, &f);
     f.ack = p->delivered;
     f.echo = p->latest_stamp;
     uint32_t maps = 0;
@@ -424,13 +432,7 @@ static void send_ack(struct transport *t, uint32_t machine)
             f.fragments[maps++] = in->fragments_in;
         }
     }
-    int in_place = t->hooks->frame_buffer != 0;
-    uint8_t *frame = in_place ? t->hooks->frame_buffer(t->context) : frame_of(t);
-    int result = -1;
-    if (frame) {
-        uint32_t len = netframe_build_ack(frame, &f);
-        result = in_place ? t->hooks->send_buffer(t->context, frame, len) : t->hooks->send_frame(t->context, frame, len);
-    }
+    int result = put_on_wire(t, &f);
     p->ack_due = TRANSPORT_NO_TIMER;
     if (result < 0) {
         p->counters.queue_full++;       /* the sender's retransmission will ask again */

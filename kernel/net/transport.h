@@ -160,13 +160,11 @@ struct transport_hooks {
     void (*failed)(void *context, uint32_t machine, uint32_t sequence, int reason);
     /* `machine` was announced in a new epoch, after an earlier one. */
     void (*peer_rebooted)(void *context, uint32_t machine, uint32_t epoch);
-    /* Optional, both or neither: DATA and ACK frames are then built
-     * straight in the NIC's buffer instead of being copied there.
-     * frame_buffer gives room for a frame of NETFRAME_MAX_LEN bytes, on a
-     * word boundary (or NULL if the transmit queue is full); send_buffer
-     * sends the frame built in it. */
-    uint8_t *(*frame_buffer)(void *context);
-    int (*send_buffer)(void *context, uint8_t *frame, uint32_t len);
+    /* Optional: put the DATA or ACK frame `f` on the wire, built where it
+     * is sent from (the NIC's buffer, sealed as it is built: cluster.c)
+     * instead of in the transport's own buffer and copied there by
+     * send_frame. 0, or negative if the transmit queue is full. */
+    int (*send_netframe)(void *context, const struct netframe *f);
 };
 
 /* What happened with one peer, counted since transport_init. */
