@@ -61,8 +61,9 @@
  * runs. */
 static uint64_t machine_proctime(void)
 {
+    static struct dm_kproc entries[DM_MSG_MAX / sizeof(struct dm_kproc)];
     uint64_t sum;
-    long err = pm_machine_proctime(dm_machine(), &sum);
+    long err = pm_machine_proctime(dm_machine(), entries, sizeof entries, &sum);
     if (err < 0) {                 /* no count: no figure rather than a wrong one */
         printf("fsbench: the process manager's process list: %s\n", dm_error_name(err));
         exit(1);

@@ -53,8 +53,9 @@ static long start_server(int machine)
 /* The instructions `machine` has executed so far, its idle waits left out. */
 static uint64_t busy(uint32_t machine)
 {
+    static struct dm_kproc entries[DM_MSG_MAX / sizeof(struct dm_kproc)];
     uint64_t sum;
-    long err = pm_machine_proctime(machine, &sum);
+    long err = pm_machine_proctime(machine, entries, sizeof entries, &sum);
     if (err < 0) {                 /* no count: no figure rather than a wrong one */
         printf("netbench: machine %u's process list: %s\n", machine, dm_error_name(err));
         exit(1);

@@ -292,13 +292,12 @@ long pm_ps_page(int64_t *cursor, struct dm_kproc *entries, uint32_t cap)
     return (long)c.value;
 }
 
-long pm_machine_proctime(uint32_t machine, uint64_t *sum)
+long pm_machine_proctime(uint32_t machine, struct dm_kproc *entries, uint32_t cap, uint64_t *sum)
 {
-    static struct dm_kproc entries[DM_MSG_MAX / sizeof(struct dm_kproc)];
     int64_t cursor = PM_PS_CURSOR(machine, 0);
     long n;
     *sum = 0;
-    while ((n = pm_ps_page(&cursor, entries, sizeof entries)) > 0 && PID_MACHINE(entries[0].pid) == machine)
+    while ((n = pm_ps_page(&cursor, entries, cap)) > 0 && PID_MACHINE(entries[0].pid) == machine)
         for (long i = 0; i < n; i++)
             *sum += entries[i].proctime;
     return n < 0 ? n : 0;
