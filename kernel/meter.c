@@ -21,8 +21,10 @@
  * another machine gets one batch at a time, and its kernel's answer says
  * whether the filter took it.
  *
- * A batch the filter cannot take (its queue is full) waits in the outbox,
- * and by default its process waits too (HELD_METER) until every batch of
+ * A batch the filter cannot take (its queue is full) waits in the outbox
+ * and is offered again RETRY_NS later, not before (to a filter on another
+ * machine every offer is a message of up to a page each way, sealed and
+ * checked), and by default its process waits too (HELD_METER) until every batch of
  * its is taken: metering is lossless and never changes what a program
  * computes, only when. In lossy mode such a batch is thrown away instead
  * and its records counted in the stream's next batch (`lost`). A batch
@@ -51,6 +53,7 @@ struct sealed {
     struct link link;            /* the meter link it goes over */
     uint8_t  lossy, final;
     uint8_t  in_flight;          /* sent to another machine; its answer is awaited */
+    uint8_t  refused;            /* its filter was full: not offered again before retry_at */
     uint64_t op;                 /* in flight: the answer's number */
 };
 
@@ -619,7 +622,9 @@ static void push(void)
         while (b < nbusy && busy[b] != e->link.dest)
             b++;
         int64_t r = 0;
-        if (b == nbusy && !e->in_flight) {
+        int waits = e->in_flight || (e->refused && retry_at != NO_TIME);
+        if (b == nbusy && !waits) {
+            e->refused = 0;
             if (PID_MACHINE(e->link.dest) != this_machine) {
                 uint64_t op = new_reply_id();
                 if ((r = remote_send_batch(&e->link, e->page, e->length, op)) == 0) {
@@ -646,9 +651,12 @@ static void push(void)
             e = next;
             continue;
         }
-        if (r && retry_at == NO_TIME) {
-            retry_at = machine_clock_ns() + RETRY_NS;
-            timer_program();                  /* the retry must wake an idle machine */
+        if (r) {
+            e->refused = 1;
+            if (retry_at == NO_TIME) {
+                retry_at = machine_clock_ns() + RETRY_NS;
+                timer_program();              /* the retry must wake an idle machine */
+            }
         }
         if (b == nbusy && nbusy < sizeof busy / sizeof busy[0])
             busy[nbusy++] = e->link.dest;     /* in flight, or full: the rest waits its turn */
@@ -685,9 +693,12 @@ void meter_answered(uint64_t op, int64_t status)
     } else if (e->lossy && !e->final) {
         unlink_sealed(e, prev);
         drop(e);
-    } else if (retry_at == NO_TIME) {
-        retry_at = machine_clock_ns() + RETRY_NS;
-        timer_program();
+    } else {
+        e->refused = 1;
+        if (retry_at == NO_TIME) {
+            retry_at = machine_clock_ns() + RETRY_NS;
+            timer_program();
+        }
     }
 }
 
