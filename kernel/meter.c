@@ -21,12 +21,12 @@
  * another machine gets one batch at a time, and its kernel's answer says
  * whether the filter took it.
  *
- * A batch the filter cannot take (its queue is full) waits in the outbox
- * and is offered again RETRY_NS later, not before (to a filter on another
- * machine every offer is a message of up to a page each way, sealed and
- * checked), and by default its process waits too (HELD_METER) until every batch of
- * its is taken: metering is lossless and never changes what a program
- * computes, only when. In lossy mode such a batch is thrown away instead
+ * A batch the filter cannot take (its queue is full) waits in the outbox,
+ * offered again at the next push; one that a filter on another machine
+ * refused, RETRY_NS later and not before (every offer there is a message
+ * of up to a page each way, sealed and checked). By default its process
+ * waits too (HELD_METER) until every batch of its is taken: metering is
+ * lossless and never changes what a program computes, only when. In lossy mode such a batch is thrown away instead
  * and its records counted in the stream's next batch (`lost`). A batch
  * whose filter has ended, or whose filter's machine is down, is thrown
  * away and counted lost, and its process's metering into that filter stops
@@ -53,7 +53,8 @@ struct sealed {
     struct link link;            /* the meter link it goes over */
     uint8_t  lossy, final;
     uint8_t  in_flight;          /* sent to another machine; its answer is awaited */
-    uint8_t  refused;            /* its filter was full: not offered again before retry_at */
+    uint8_t  refused;            /* its filter, on another machine, was full: not offered
+                                    again before retry_at */
     uint64_t op;                 /* in flight: the answer's number */
 };
 
@@ -651,12 +652,9 @@ static void push(void)
             e = next;
             continue;
         }
-        if (r) {
-            e->refused = 1;
-            if (retry_at == NO_TIME) {
-                retry_at = machine_clock_ns() + RETRY_NS;
-                timer_program();              /* the retry must wake an idle machine */
-            }
+        if (r && retry_at == NO_TIME) {
+            retry_at = machine_clock_ns() + RETRY_NS;
+            timer_program();                  /* the retry must wake an idle machine */
         }
         if (b == nbusy && nbusy < sizeof busy / sizeof busy[0])
             busy[nbusy++] = e->link.dest;     /* in flight, or full: the rest waits its turn */
