@@ -68,6 +68,7 @@ DISK_SERVICE_US ?=
 GDB ?=
 NODE ?= 0
 LAB ?=
+KEY ?=
 
 # Nodes are started by the cluster launcher, which holds the one QEMU command
 # line (scripts/harness.py, qemu_command) that the tests use too.
@@ -82,7 +83,7 @@ CLUSTER = python3 scripts/cluster.py --disk $(DISK)
 all: setup
 	@$(MAKE) --no-print-directory build
 
-build: $(B)/kernel.elf $(B)/tools/dmfs $(B)/tools/netframe_test $(B)/tools/transport_test $(B)/tools/meter_test $(B)/tools/rules_test \
+build: $(B)/kernel.elf $(B)/tools/dmfs $(B)/tools/siphash_test $(B)/tools/netframe_test $(B)/tools/transport_test $(B)/tools/meter_test $(B)/tools/rules_test \
        $(B)/tools/strtold_test \
        $(B)/tools/dmtrace $(B)/tools/tracegen $(B)/tools/dpm $(B)/tools/dpm-sanitized $(B)/tools/dpm_graph_test \
        $(SYSTEM_DISK)
@@ -99,6 +100,14 @@ setup:
 NEWLIB_BUILT := $(B)/newlib/build-options
 $(NEWLIB_BUILT) $(NEWLIB)/lib/libc.a &: scripts/build-newlib.sh $(wildcard scripts/newlib/*.patch) user/lib/float_subject.h
 	@scripts/setup.sh
+
+# SipHash (the frames' MAC) is built with RISC-V's bit-manipulation
+# extension Zbb, which QEMU's default riscv64 CPU has: its rotations are then
+# one instruction each (about a third of its cost; make bench, frame_auth_instr).
+# It is left out of link-time optimization, so that the rest of the kernel
+# stays plain RV64GC.
+SIPHASH_CFLAGS := -march=rv64gc_zbb -fno-lto
+$(B)/kernel/net/siphash.o $(B)/nometer/kernel/net/siphash.o: KERNEL_CFLAGS += $(SIPHASH_CFLAGS)
 
 $(B)/kernel/%.o: kernel/%.c | $(NEWLIB)/lib/libc.a
 	@mkdir -p $(dir $@)
@@ -290,13 +299,22 @@ $(B)/tools/dpm-sanitized: $(DPM_DEPS)
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Imeter -Ianalysis -Ikernel -Itools -o $@ \
 	    $(DPM_SRCS) tools/output_check.c meter/tracelog.c meter/rules.c meter/print.c -lm
 
-# The kernel's frame parser (plain C) under a host unit test with the
-# sanitizers (tests/test_net.py).
-$(B)/tools/netframe_test: tests/netframe_test.c tests/host_check.h kernel/net/netframe.c kernel/net/netframe.h
+# SipHash-2-4, the frames' MAC (plain C), against the published test
+# vectors under the sanitizers (tests/test_wireauth.py).
+$(B)/tools/siphash_test: tests/siphash_test.c tests/host_check.h kernel/net/siphash.c kernel/net/siphash.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Ikernel/net -o $@ \
-	    tests/netframe_test.c kernel/net/netframe.c
+	    tests/siphash_test.c kernel/net/siphash.c
+
+# The kernel's frame parser (plain C) under a host unit test with the
+# sanitizers (tests/test_net.py).
+$(B)/tools/netframe_test: tests/netframe_test.c tests/host_check.h kernel/net/netframe.c kernel/net/netframe.h \
+                          kernel/net/siphash.c kernel/net/siphash.h
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $<"
+	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Ikernel/net -o $@ \
+	    tests/netframe_test.c kernel/net/netframe.c kernel/net/siphash.c
 
 # DPM's record tables, description and trace-log container (meter/, plain C
 # shared by guest and host) under a host unit test with the sanitizers
@@ -328,11 +346,11 @@ $(B)/tools/strtold_test: tests/strtold_test.c tests/host_check.h user/lib/strtol
 # The transport engine (plain C) between simulated kernels on a faulty
 # simulated network, under the sanitizers (tests/test_transport.py).
 $(B)/tools/transport_test: tests/transport_test.c tests/host_check.h kernel/net/transport.c kernel/net/transport.h \
-                           kernel/net/netframe.c kernel/net/netframe.h
+                           kernel/net/netframe.c kernel/net/netframe.h kernel/net/siphash.c kernel/net/siphash.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Ikernel/net -o $@ \
-	    tests/transport_test.c kernel/net/transport.c kernel/net/netframe.c
+	    tests/transport_test.c kernel/net/transport.c kernel/net/netframe.c kernel/net/siphash.c
 
 # The analyzer's graph analyses (analysis/models/: the history graph,
 # parallelism and contention, the critical path, causality, vector
@@ -380,8 +398,8 @@ FUZZ_rules    := meter/rules.c meter/tracelog.c
 FUZZ_tracelog := meter/rules.c meter/tracelog.c analysis/load/stream.c analysis/load/fields.c analysis/load/trace.c \
                  analysis/load/table.c analysis/load/window.c analysis/load/pids.c
 FUZZ_fsimage  := fs/fsimage.c fs/fsck.c
-FUZZ_netframe := kernel/net/netframe.c kernel/net/transport.c
-FUZZ_HDRS := $(wildcard meter/*.h analysis/*/*.h fs/*.h user/lib/fs_format.h kernel/net/netframe.h kernel/net/transport.h)
+FUZZ_netframe := kernel/net/netframe.c kernel/net/transport.c kernel/net/siphash.c
+FUZZ_HDRS := $(wildcard meter/*.h analysis/*/*.h fs/*.h user/lib/fs_format.h kernel/net/netframe.h kernel/net/transport.h kernel/net/siphash.h)
 $(foreach t,$(FUZZ_TARGETS),$(eval $(B)/fuzz/fuzz_$(t): $(FUZZ_$(t))))
 $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%): $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
@@ -403,10 +421,13 @@ fuzz: setup
 # system's disk take at least N us of machine time (for measurements).
 # GDB=K (a node, a list such as 0,2, or all) starts those nodes stopped,
 # each waiting for GDB on $(B)/gdb/nodeK.sock; the others boot at once.
+# KEY=<32 hex digits> is the cluster's key, which seals every frame between
+# kernels (docs/cluster.md, The key); without it the launcher makes a fresh one.
 run: all
 	@$(CLUSTER) --nodes $(NODES) $(if $(FAULTS),--faults "$(FAULTS)") $(if $(PLACE),--place "$(PLACE)") \
 	    $(if $(TRACE),--trace-disks "$(TRACE)") $(if $(METER_FS),--meter-fs "$(METER_FS)") \
-	    $(if $(DISK_SERVICE_US),--disk-service-us "$(DISK_SERVICE_US)") $(if $(GDB),--gdb "$(GDB)")
+	    $(if $(DISK_SERVICE_US),--disk-service-us "$(DISK_SERVICE_US)") $(if $(GDB),--gdb "$(GDB)") \
+	    $(if $(KEY),--key "$(KEY)")
 
 # One node alone, stopped, waiting for GDB on $(B)/gdb/node0.sock; and GDB
 # attached to node NODE of a cluster started with GDB=... (docs/testing.md,

@@ -22,9 +22,11 @@
  * whether the filter took it.
  *
  * A batch the filter cannot take (its queue is full) waits in the outbox,
- * and by default its process waits too (HELD_METER) until every batch of
- * its is taken: metering is lossless and never changes what a program
- * computes, only when. In lossy mode such a batch is thrown away instead
+ * offered again at the next push; one that a filter on another machine
+ * refused, RETRY_NS later and not before (every offer there is a message
+ * of up to a page each way, sealed and checked). By default its process
+ * waits too (HELD_METER) until every batch of its is taken: metering is
+ * lossless and never changes what a program computes, only when. In lossy mode such a batch is thrown away instead
  * and its records counted in the stream's next batch (`lost`). A batch
  * whose filter has ended, or whose filter's machine is down, is thrown
  * away and counted lost, and its process's metering into that filter stops
@@ -51,6 +53,8 @@ struct sealed {
     struct link link;            /* the meter link it goes over */
     uint8_t  lossy, final;
     uint8_t  in_flight;          /* sent to another machine; its answer is awaited */
+    uint8_t  refused;            /* its filter, on another machine, was full: not offered
+                                    again before retry_at */
     uint64_t op;                 /* in flight: the answer's number */
 };
 
@@ -657,7 +661,9 @@ static void push(void)
         while (b < nbusy && busy[b] != e->link.dest)
             b++;
         int64_t r = 0;
-        if (b == nbusy && !e->in_flight) {
+        int waits = e->in_flight || (e->refused && retry_at != NO_TIME);
+        if (b == nbusy && !waits) {
+            e->refused = 0;
             if (PID_MACHINE(e->link.dest) != this_machine) {
                 uint64_t op = new_reply_id();
                 if ((r = remote_send_batch(&e->link, e->page, e->length, op)) == 0) {
@@ -723,9 +729,12 @@ void meter_answered(uint64_t op, int64_t status)
     } else if (e->lossy && !e->final) {
         unlink_sealed(e, prev);
         drop(e);
-    } else if (retry_at == NO_TIME) {
-        retry_at = machine_clock_ns() + RETRY_NS;
-        timer_program();
+    } else {
+        e->refused = 1;
+        if (retry_at == NO_TIME) {
+            retry_at = machine_clock_ns() + RETRY_NS;
+            timer_program();
+        }
     }
 }
 

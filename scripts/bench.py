@@ -15,7 +15,8 @@ times are written as a network file, build/net/here.tsv (docs/analyzer.md,
 
     python3 scripts/bench.py [NAME...]   every benchmark, or those whose
                                          program is named (callbench, fsbench, netbench, meterbench,
-                                         dpmstats: the host analyzer, scripts/dpmbench.py)
+                                         dpmstats: the host analyzer, scripts/dpmbench.py;
+                                         authbench: a frame's seal, by the kernel at boot)
 """
 import re
 import shutil
@@ -45,6 +46,8 @@ BENCHMARKS = [
     ("the host analyzer: dpm stats, parallelism and critpath, clocks, waitstates and export of a million "
      "records (scripts/dpmbench.py)",
      "host dpmstats", "host"),
+    ("a frame's seal: SipHash-2-4 tag written and checked, by the kernel at boot (boot argument net.authbench=1)",
+     "boot authbench", "boot"),
 ]
 
 NOMETER_KERNEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "kernel-nometer.elf")
@@ -190,6 +193,16 @@ def run_fs_metered(command, workdir):
     return out
 
 
+def run_authbench():
+    """What a node's kernel prints when booted with net.authbench=1 (kernel/net/
+    cluster.c, auth_bench): BENCH frame_auth_instr, the instructions to seal
+    and check a 1,514-byte frame, and frame_auth_min_instr, a 60-byte one."""
+    with Node(bootargs="net.authbench=1") as node:
+        out = node.output
+        node.halt()
+    return out
+
+
 def run(command, image_mib, workdir):
     if image_mib == "host":
         return dpmbench.run()
@@ -199,6 +212,8 @@ def run(command, image_mib, workdir):
         return run_probes(command)
     if image_mib == "fsmeter":
         return run_fs_metered(command, workdir)
+    if image_mib == "boot":
+        return run_authbench()
     extra = []
     if image_mib:
         image = os.path.join(workdir, "bench.img")

@@ -16,6 +16,11 @@ process of the cluster outlives the launcher, however it ends, and a small
 cleaner process removes the launcher's private directory in /tmp even when the
 launcher is killed outright.
 
+Every node gets the cluster's key as the boot argument net.key=KEY (32 hex
+digits): its kernel seals every frame it sends with it and drops every frame
+not sealed with it (kernel/net/cluster.c). The launcher makes a fresh key for
+each cluster from the host's secure random source, or takes --key KEY.
+
 Node K of N has the MAC address 52:54:00:4d:NN:KK (NN = N, KK = K, two hex
 digits each): the kernel learns from it which node it is and how many there are.
 Node 0 boots from IMAGE (default build/disk.img, written to) and runs the
@@ -70,6 +75,7 @@ import ctypes
 import math
 import os
 import re
+import secrets
 import select
 import shutil
 import signal
@@ -116,6 +122,16 @@ FAULTS = {
 
 class ClusterError(Exception):
     pass
+
+
+KEY_DIGITS = 32                       # the cluster's key: 16 bytes, as hex (kernel/net/siphash.h)
+
+
+def check_key(key):
+    """`key` if it is KEY_DIGITS hex digits, as the kernel takes it; else ClusterError."""
+    if not re.fullmatch(r"[0-9a-fA-F]{%d}" % KEY_DIGITS, key):
+        raise ClusterError("key: %r is not %d hex digits" % (key, KEY_DIGITS))
+    return key
 
 
 def parse_faults(spec):
@@ -308,6 +324,9 @@ class Cluster:
     process manager start a filter "fstrace" on K's trace disk before the file
     system and meter the file system's processes into it from the start.
     bootargs_per_node(k): more boot arguments for node k (a string).
+    key: the cluster's key, 32 hex digits (check_key), given to every node as
+    net.key; None makes a fresh one (secrets.token_hex), kept in self.key for
+    a restarted node.
     first_line_timeout: the seconds a node's kernel has to print its first
     line after its QEMU starts; a node that has not, or whose QEMU exits
     first, did not boot (with wait_prompt, Cluster() raises ClusterError
@@ -320,11 +339,12 @@ class Cluster:
 
     def __init__(self, nodes=DEFAULT_NODES, disk=None, logs=None, console=False, extra_per_node=None,
                  kernel=KERNEL, boot_timeout=60, wait_prompt=True, faults=None, place=None, trace_disks=None,
-                 meter_fs=None, disk_service_us=None, bootargs_per_node=None, first_line_timeout=FIRST_LINE_TIMEOUT,
-                 gdb=(), gdb_dir=None):
+                 meter_fs=None, disk_service_us=None, bootargs_per_node=None, key=None,
+                 first_line_timeout=FIRST_LINE_TIMEOUT, gdb=(), gdb_dir=None):
         if not 1 <= nodes <= MAX_NODES:
             raise ClusterError(bad_node_count("the node count", nodes))
         self.count = nodes
+        self.key = check_key(key) if key is not None else secrets.token_hex(KEY_DIGITS // 2)
         self.console = console
         self.kernel = kernel
         self.faults = parse_faults(faults) if faults is not None else None
@@ -555,6 +575,7 @@ class Cluster:
             bootargs = []
         if self.gdb:
             bootargs.append("net.patient=1")
+        bootargs.append("net.key=%s" % self.key)
         bootargs.append(self.bootargs_per_node(k))
         extra = self.qemu_extra[k]
         if k in self.gdb:
@@ -813,6 +834,9 @@ def parse_arguments(argv):
                              "taken to be down")
     parser.add_argument("--gdb-dir", default=DEFAULT_GDB_DIR, metavar="DIR",
                         help="where the GDB sockets go (default build/gdb, where scripts/gdbinit looks)")
+    parser.add_argument("--key", metavar="KEY",
+                        help="the cluster's key, %d hex digits, which seals every frame between kernels "
+                             "(default: a fresh one)" % KEY_DIGITS)
     return parser.parse_args(argv)
 
 
@@ -829,6 +853,8 @@ def main(argv=None):
     try:
         parse_faults(args.faults or "")
         parse_place(args.place or "")
+        if args.key is not None:
+            check_key(args.key)
         if args.gdb is not None:
             gdb_nodes = parse_gdb(args.gdb, args.nodes)
     except ClusterError as e:
@@ -848,7 +874,7 @@ def main(argv=None):
         cluster = Cluster(args.nodes, disk=args.disk, logs=args.logs, console=True,
                           faults=args.faults, place=args.place, trace_disks=args.trace_disks,
                           meter_fs=args.meter_fs, disk_service_us=args.disk_service_us, gdb=gdb_nodes,
-                          gdb_dir=args.gdb_dir)
+                          gdb_dir=args.gdb_dir, key=args.key)
         cluster.wait_gdb_sockets()
         # One write: node 0's QEMU shares stderr and may report an error at any moment;
         # print() writes the line and its newline separately, and QEMU's text could fall between.

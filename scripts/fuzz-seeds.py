@@ -279,13 +279,16 @@ ETHERTYPE = 0x88B5
 def frame(kind, machine, epoch, body=b"", node_count=3):
     mac_to = bytes([0x52, 0x54, 0x00, 0x4D, node_count, 1])
     mac_from = bytes([0x52, 0x54, 0x00, 0x4D, node_count, machine])
-    payload = struct.pack("<BBHIII", 2, kind, 0, machine, node_count, epoch) + body
+    payload = struct.pack("<BBIII", 3, kind, machine, node_count, epoch) + body
     return (mac_to + mac_from + struct.pack(">H", ETHERTYPE) + payload).ljust(60, b"\0")
 
 
-def data_frame(sequence, length, offset, stamp, flags=0, machine=0, epoch=7, receiver_epoch=9):
-    piece = min(length - offset, 1460)
-    body = struct.pack("<IIIIHHI", receiver_epoch, sequence, length, offset, piece, flags, stamp)
+FRAGMENT_MAX = 1434
+
+
+def data_frame(sequence, length, offset, stamp, flags=0, machine=0, epoch=7, receiver_epoch=9, ack=0, echo=0):
+    piece = min(length - offset, FRAGMENT_MAX)
+    body = struct.pack("<IIIIIIIHHI", receiver_epoch, sequence, length, offset, stamp, ack, echo, piece, flags, 0)
     return frame(3, machine, epoch, body + bytes((offset + i) % 251 for i in range(piece)))
 
 
@@ -313,18 +316,21 @@ def step_control(queue_full=0, announce=None, epoch=0):
 
 
 def netframe_seeds():
-    seed("netframe", "announce.steps", step_frame(frame(1, 2, 5)) + step_frame(frame(2, 0, 7)))
+    seed("netframe", "announce.steps", step_frame(frame(1, 2, 5, struct.pack("<II", 0, 1))) +
+         step_frame(frame(2, 0, 7, struct.pack("<II", 9, 1))))
     seed("netframe", "receive-in-order.steps",
          step_frame(data_frame(1, 10, 0, 100, flags=1)) + step_frame(data_frame(2, 0, 0, 110)))
     seed("netframe", "receive-fragments-out-of-order.steps",
-         step_frame(data_frame(3, 3000, 2920, 90, flags=1)) + step_frame(data_frame(1, 3000, 1460, 95)) +
-         step_frame(data_frame(1, 3000, 0, 96)) + step_frame(data_frame(1, 3000, 2920, 97, flags=1)) +
+         step_frame(data_frame(3, 3000, 2 * FRAGMENT_MAX, 90, flags=1)) +
+         step_frame(data_frame(1, 3000, FRAGMENT_MAX, 95)) +
+         step_frame(data_frame(1, 3000, 0, 96)) + step_frame(data_frame(1, 3000, 2 * FRAGMENT_MAX, 97, flags=1)) +
          step_frame(data_frame(2, 5, 0, 98)) + step_frame(data_frame(3, 3000, 0, 99)) +
-         step_frame(data_frame(3, 3000, 1460, 120)))
+         step_frame(data_frame(3, 3000, FRAGMENT_MAX, 120)))
     seed("netframe", "send-and-acks.steps",
          step_send(0, 10) + step_send(0, 3000) + step_time(5000) +
          step_frame(ack_frame(1, 5, partial=1, maps=(0b101,))) + step_time(30000) +
-         step_frame(ack_frame(2, 40)) + step_send(2, 1) + step_time(25000))
+         step_frame(ack_frame(2, 40)) + step_send(2, 1) + step_time(25000) + step_send(0, 20) +
+         step_frame(data_frame(1, 7, 0, 60, flags=3, ack=3, echo=30000)) + step_time(2000))
     seed("netframe", "timeouts-and-full-queue.steps",
          step_control(queue_full=1) + step_send(0, 4000) + step_time(2000) + step_control() +
          step_time(20000) + step_time(45000) + step_time(700000) + step_time(900000) + step_time(4000000))

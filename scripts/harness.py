@@ -217,13 +217,13 @@ class Node:
     in snapshot mode so that tests never change it. With `command`, that whole command
     line is started instead (the cluster launcher passes its own; preexec_fn is run in
     the child before it starts, as subprocess.Popen does; env, its environment,
-    by default this process's)."""
+    by default this process's; bootargs, more boot arguments, as qemu_command takes them)."""
     def __init__(self, extra=(), boot_timeout=20, wait_prompt=True, kernel=KERNEL, command=None,
-                 preexec_fn=None, env=None):
+                 preexec_fn=None, env=None, bootargs=""):
         if command is None:
             if "-drive" not in extra:
                 extra = disk_args(SYSTEM_DISK, 0, snapshot=True) + list(extra)
-            command = qemu_command(kernel, extra=extra)
+            command = qemu_command(kernel, extra=extra, bootargs=bootargs)
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, bufsize=0, preexec_fn=preexec_fn, env=env)
         self.output = ""      # everything the node printed
