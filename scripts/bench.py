@@ -40,6 +40,8 @@ BENCHMARKS = [
     ("delivery time per message, local and remote (2 nodes)", "run netbench 10000 1", "cluster"),
     ("an unmetered probe: the CALL round trip without and with the probes compiled in", "run callbench 20000",
      "probes"),
+    ("the CALL round trip metered: the client's and the server's PROCTIME against unmetered",
+     "run callbench 20000", "callmeter"),
     ("metering a message loop: records, their cost, the slowdown and its model", "run meterbench 20000", None),
     ("the file-system workload fully metered from boot, filter on the same and on another machine",
      "run fsbench 4096", "fsmeter"),
@@ -73,6 +75,34 @@ def run_probes(command):
         out += "call_rtt_8_instr %s probes: %d\n" % (name, rtt[name])
     out += "BENCH call_rtt_8_instr_without_probes %d instructions\n" % rtt["without"]
     out += "BENCH probe_unmetered_instr %.1f instructions\n" % ((rtt["with"] - rtt["without"]) / PROBES_PER_CALL_RTT)
+    return out
+
+
+CALL_PROCTIME = r"callbench: 8 bytes: PROCTIME a round trip: client ([\d.]+), server ([\d.]+)"
+
+
+def run_call_metered(command, workdir):
+    """`command` (callbench) unmetered, then metered with every event into a
+    filter on the same machine (its server, a child, is metered with it);
+    BENCH meter_proctime_perturbation_call_pct: the rise in the client's and
+    the server's PROCTIME per 8-byte round trip. Metering's work is the
+    kernel's, so it should not show there."""
+    out, proctime = "", {}
+    with Cluster(1, trace_disks=os.path.join(workdir, "traces-call")) as cluster:
+        node = cluster.node(0)
+        out += node.command("filter start cb - -", timeout=60)
+        for name, line in (("unmetered", command), ("metered", "meter -F cb " + command)):
+            text = node.command(line, timeout=600)
+            out += re.sub(r"^BENCH ", "%s: " % name, text, flags=re.M)   # the figures of callbench's own run
+            m = re.search(CALL_PROCTIME, text)
+            if not m:
+                return out
+            proctime[name] = float(m.group(1)) + float(m.group(2))
+            out += "callbench %s: %.2f instructions of PROCTIME a round trip\n" % (name, proctime[name])
+        node.type("halt\n")
+        node.expect(r"machine 0: halted\n", timeout=60)
+    out += "BENCH meter_proctime_perturbation_call_pct %.2f %%\n" % (
+        100 * (proctime["metered"] / proctime["unmetered"] - 1))
     return out
 
 
@@ -148,8 +178,12 @@ def run_fs_metered(command, workdir):
     system, read through the disk interface); meter_fs_{local,remote}_
     instr_per_record, what a record costs machine 0 in all (the rise in
     the instructions of the three phases, over the records); and
-    meter_fs_filter_instr_per_record, the filter's share of that (local)."""
-    out, per_byte, phases, records = "", {}, {}, {}
+    meter_fs_filter_instr_per_record, the filter's share of that (local).
+    BENCH meter_proctime_perturbation_fs_pct (filter on the same machine)
+    and ..._fs_remote_pct: the rise in the PROCTIME of the processes that
+    do the work (the file system's four and fsbench) over the three phases.
+    Metering's work is the kernel's, so it should not show there."""
+    out, per_byte, phases, records, workload = "", {}, {}, {}, {}
     for name, meter_fs in (("unmetered", None), ("local", 0), ("remote", 1)):
         image = os.path.join(workdir, "fs-%s.img" % name)
         make_image(image, 16)
@@ -167,13 +201,16 @@ def run_fs_metered(command, workdir):
             node.expect(r"machine 0: halted\n", timeout=60)
         figures = dict(re.findall(r"BENCH fs_seq_(write|read)_instr_per_byte ([\d.]+)", text))
         spans = re.findall(r"fsbench: [^:]*: (\d+) instructions;", text)
+        proctimes = re.findall(r"fsbench: [^:]*: PROCTIME: file system (\d+), fsbench (\d+)", text)
         blocks = re.search(r"(\d+) bytes in \d+-byte requests", text)
-        if len(figures) != 2 or len(spans) != 3 or not blocks:
+        if len(figures) != 2 or len(spans) != 3 or len(proctimes) != 3 or not blocks:
             return out + text
         per_byte[name] = float(figures["write"]) + float(figures["read"])
         phases[name] = sum(int(n) for n in spans)
-        out += "fsbench %s: %s instructions/byte written, %s read; %d instructions in its three phases\n" % (
-            name, figures["write"], figures["read"], phases[name])
+        workload[name] = sum(int(fs) + int(me) for fs, me in proctimes)
+        out += "fsbench %s: %s instructions/byte written, %s read; %d instructions in its three phases, " \
+               "%d of them the PROCTIME of the file system and fsbench\n" % (
+                   name, figures["write"], figures["read"], phases[name], workload[name])
         if meter_fs is not None:
             out += after[2] + "\n"
             if None in before[:2] or None in after[:2]:
@@ -190,6 +227,9 @@ def run_fs_metered(command, workdir):
             name, (phases[name] - phases["unmetered"]) / records[name])
     out += "BENCH meter_fs_filter_instr_per_record %.0f instructions\n" % filter_per_record
     out += "BENCH meter_fs_unmetered_instr_per_block %.0f instructions\n" % (phases["unmetered"] / block_count)
+    for name, suffix in (("local", ""), ("remote", "_remote")):
+        out += "BENCH meter_proctime_perturbation_fs%s_pct %.2f %%\n" % (
+            suffix, 100 * (workload[name] / workload["unmetered"] - 1))
     return out
 
 
@@ -214,6 +254,8 @@ def run(command, image_mib, workdir):
         return run_fs_metered(command, workdir)
     if image_mib == "boot":
         return run_authbench()
+    if image_mib == "callmeter":
+        return run_call_metered(command, workdir)
     extra = []
     if image_mib:
         image = os.path.join(workdir, "bench.img")

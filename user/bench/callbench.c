@@ -5,6 +5,12 @@
  * server and kernel together; exact under -icount) and the machine-clock
  * nanoseconds:
  *     BENCH call_rtt_8_instr N instructions   (and _1000_, and _ns)
+ * and the client's and the server's PROCTIME per round trip (the server's
+ * from the process manager, while it waits in RECEIVE), which
+ * scripts/bench.py compares metered and unmetered:
+ *     callbench: 8 bytes: PROCTIME a round trip: client N.NN, server M.MM
+ * No floating point: a process that has used the FP registers costs the
+ * kernel a few instructions more at each switch into it (kernel/fpu.c).
  *
  *     callbench [ROUNDS]      default 20000
  */
@@ -28,11 +34,25 @@ static int serve(const char *name)
     }
 }
 
-static void measure(long server, uint64_t size, long rounds)
+/* The server's PROCTIME; exits when the process manager cannot say. */
+static uint64_t server_proctime(dm_pid pid)
+{
+    uint64_t proctime;
+    long err = pm_proctime(pid, &proctime);
+    if (err < 0) {
+        printf("callbench: the server's PROCTIME: %s\n", dm_error_name(err));
+        exit(1);
+    }
+    return proctime;
+}
+
+/* `rounds` round trips of `size` bytes, after 1000 to warm up. */
+static void measure(long server, dm_pid server_pid, uint64_t size, long rounds)
 {
     struct dm_msg_info info;
     for (long i = 0; i < 1000; i++)   /* warm up: translate the code paths */
         dm_call(server, request, size, DM_NO_LINK, answer, sizeof answer, &info);
+    uint64_t server_time = server_proctime(server_pid), client_time = dm_proctime();
     uint64_t instret = dm_instret(), clock = dm_clock_ns();
     for (long i = 0; i < rounds; i++) {
         if (dm_call(server, request, size, DM_NO_LINK, answer, sizeof answer, &info) != (long)size) {
@@ -42,9 +62,15 @@ static void measure(long server, uint64_t size, long rounds)
     }
     instret = dm_instret() - instret;
     clock = dm_clock_ns() - clock;
+    client_time = dm_proctime() - client_time;
     printf("BENCH call_rtt_%llu_instr %llu instructions\n", (unsigned long long)size,
            (unsigned long long)(instret / rounds));
     printf("BENCH call_rtt_%llu_ns %llu ns\n", (unsigned long long)size, (unsigned long long)(clock / rounds));
+    server_time = server_proctime(server_pid) - server_time;
+    printf("callbench: %llu bytes: PROCTIME a round trip: client %llu.%02llu, server %llu.%02llu\n",
+           (unsigned long long)size, (unsigned long long)(client_time / rounds),
+           (unsigned long long)(client_time * 100 / rounds % 100), (unsigned long long)(server_time / rounds),
+           (unsigned long long)(server_time * 100 / rounds % 100));
 }
 
 int main(int argc, char **argv)
@@ -61,8 +87,8 @@ int main(int argc, char **argv)
         printf("callbench: no server: %s\n", dm_error_name(server));
         return 1;
     }
-    measure(server, 8, rounds);
-    measure(server, 1000, rounds);
+    measure(server, (dm_pid)pid, 8, rounds);
+    measure(server, (dm_pid)pid, 1000, rounds);
     dm_send(server, "", 0, DM_NO_LINK);
     int64_t status;
     pm_wait((dm_pid)pid, &status);

@@ -28,7 +28,9 @@
  * waits idle (wfi) for QEMU to finish a disk request, so it counted 2x more
  * on one run than on the next. The kernel charges that wait to no one
  * (kernel/proc.c, idle), so the sum is every instruction executed but a few
- * per wake-up, and it repeats exactly.
+ * per wake-up, and it repeats exactly. Each span's line `PROCTIME: file
+ * system N, fsbench M` gives the four file-system processes' part of it and
+ * this program's, which scripts/bench.py compares metered and unmetered.
  *
  * MB/s comes from dm_clock_ns(), the machine clock: one nanosecond per
  * instruction while the processor works, plus the idle waits for the disk,
@@ -56,30 +58,48 @@
 #define PATH  "/fsbench"
 #define SEED  11u
 
-/* The instructions this machine has executed, its idle waits left out
- * (pm_machine_proctime). The set of processes does not change while this
- * runs. */
-static uint64_t machine_proctime(void)
+/* The PROCTIME of this machine's processes, added up: every process's with
+ * the kernel's (slot 0), which is the instructions the machine executed,
+ * its idle waits left out; and, within it, that of the processes that
+ * serve the workload (the file system's four: di, bm, dm, ri) and this
+ * program's own. The set of processes does not change while this runs. */
+struct proctimes {
+    uint64_t all, file_system, self;
+};
+
+static void machine_proctime(struct proctimes *t)
 {
     static struct dm_kproc entries[DM_MSG_MAX / sizeof(struct dm_kproc)];
-    uint64_t sum;
-    long err = pm_machine_proctime(dm_machine(), entries, sizeof entries, &sum);
-    if (err < 0) {                 /* no count: no figure rather than a wrong one */
-        printf("fsbench: the process manager's process list: %s\n", dm_error_name(err));
+    static const char *const file_system[] = { "di", "bm", "dm", "ri" };
+    *t = (struct proctimes){ 0 };
+    int64_t cursor = PM_PS_CURSOR(dm_machine(), 0);
+    long n;
+    while ((n = pm_ps_page(&cursor, entries, sizeof entries)) > 0 &&
+           PID_MACHINE(entries[0].pid) == dm_machine()) {
+        for (long i = 0; i < n; i++) {
+            t->all += entries[i].proctime;
+            t->self += entries[i].pid == dm_self() ? entries[i].proctime : 0;
+            for (int k = 0; k < 4; k++)
+                t->file_system += strcmp(entries[i].name, file_system[k]) == 0 ? entries[i].proctime : 0;
+        }
+    }
+    if (n < 0) {                   /* no count: no figure rather than a wrong one */
+        printf("fsbench: the process manager's process list: %s\n", dm_error_name(n));
         exit(1);
     }
-    return sum;
 }
 
-/* One measured span: instructions charged to processes, machine-clock ns,
- * and instret (the virtual clock under -icount, idle waits included). */
+/* One measured span: instructions charged to processes (all of them; the
+ * file system's; this program's), machine-clock ns, and instret (the
+ * virtual clock under -icount, idle waits included). */
 struct meter {
-    uint64_t instructions, ns, instret;
+    struct proctimes at;
+    uint64_t instructions, file_system, self, ns, instret;
 };
 
 static void meter_start(struct meter *m)
 {
-    m->instructions = machine_proctime();
+    machine_proctime(&m->at);
     m->instret = dm_instret();
     m->ns = dm_clock_ns();
 }
@@ -88,7 +108,11 @@ static void meter_stop(struct meter *m)
 {
     m->ns = dm_clock_ns() - m->ns;
     m->instret = dm_instret() - m->instret;
-    m->instructions = machine_proctime() - m->instructions;
+    struct proctimes now;
+    machine_proctime(&now);
+    m->instructions = now.all - m->at.all;
+    m->file_system = now.file_system - m->at.file_system;
+    m->self = now.self - m->at.self;
 }
 
 /* Byte `at` of the file: the same pattern as fstest's, so a host test can
@@ -257,6 +281,8 @@ static void print_span(const char *what, const struct meter *m)
     printf("fsbench: %s: %llu instructions; %llu ns, of which %llu with no process running\n", what,
            (unsigned long long)m->instructions, (unsigned long long)m->ns,
            (unsigned long long)(m->instret > m->instructions ? m->instret - m->instructions : 0));
+    printf("fsbench: %s: PROCTIME: file system %llu, fsbench %llu\n", what, (unsigned long long)m->file_system,
+           (unsigned long long)m->self);
 }
 
 static int fail(const char *what, long err)

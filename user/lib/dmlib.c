@@ -303,6 +303,19 @@ long pm_machine_proctime(uint32_t machine, struct dm_kproc *entries, uint32_t ca
     return n < 0 ? n : 0;
 }
 
+long pm_proctime(dm_pid pid, uint64_t *proctime)
+{
+    static struct dm_kproc entries[DM_MSG_MAX / sizeof(struct dm_kproc)];
+    int64_t cursor = PM_PS_CURSOR(PID_MACHINE(pid), PID_SLOT(pid));
+    long n = pm_ps_page(&cursor, entries, sizeof entries);
+    if (n < 0)
+        return n;
+    if (n == 0 || entries[0].pid != pid)
+        return E_NOTFOUND;
+    *proctime = entries[0].proctime;
+    return 0;
+}
+
 long pm_wait(dm_pid pid, int64_t *status)
 {
     return simple_call(SLOT_PM, PM_WAIT, (int64_t)pid, status);

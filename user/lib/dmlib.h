@@ -117,6 +117,9 @@ long pm_ps_page(int64_t *cursor, struct dm_kproc *entries, uint32_t cap);
  * a wake-up to the next process. The process list's pages are read into
  * entries (cap bytes). 0, or the error of the process list. */
 long pm_machine_proctime(uint32_t machine, struct dm_kproc *entries, uint32_t cap, uint64_t *sum);
+/* The PROCTIME of process `pid` now (PM_PS): 0, or E_NOTFOUND when it is
+ * not running, or the process manager's error. */
+long pm_proctime(dm_pid pid, uint64_t *proctime);
 long pm_wait(dm_pid pid, int64_t *status);
 long pm_kill(dm_pid pid);
 long pm_stop(dm_pid pid);
