@@ -309,39 +309,60 @@ void make_runnable(struct proc *p);
 uint32_t runnable_count(void);
 void schedule(void) __attribute__((noreturn));
 void request_reschedule(void);
-/* The kernel's own work while a process is current: from kernel_work_begin
- * to kernel_work_end, instructions are charged to the kernel (slot 0), not
- * to the process. Such work is: an interrupt taken while a process ran
- * (trap.c), the transport's work for a SEND or CALL to another machine
- * (msg.c), moving the bytes of a MOVEDATA (syscall.c), and sending the
- * meter's batches (meter.c, meter_push; inside an interrupt's span it
- * takes no span of its own). So a process's CPU time is nearly the same
- * wherever its partners are, and what a message to another machine costs
+/* CPU time is counted in instructions (instret). The process that is
+ * current is charged every instruction from last_switch_instret on; at a
+ * switch its count is closed (proc.c, charge_current) and the next one's
+ * opens. What is charged to no process is the kernel's (slot 0,
+ * kernel_proctime), but for the machine's idle waits.
+ *
+ * The kernel's own work while a process is current is taken out of that
+ * process's count by moving last_switch_instret past it, and with it the
+ * copy in the process's info page, from which the process reads its own
+ * time. Such work is: an interrupt taken while a process ran (trap.c), the
+ * transport's work for a SEND or CALL to another machine (msg.c), moving
+ * the bytes of a MOVEDATA (syscall.c), sending the meter's batches
+ * (meter.c, meter_push), each a span from kernel_work_begin to
+ * kernel_work_end; and the meter's own work, counted more cheaply (below).
+ * So a process's CPU time is nearly the same wherever its partners are, and
+ * whether it is metered or not; what a message to another machine costs
  * shows in its delivery time, as DPM's model has it (thesis §5.2.3). A
  * message on one machine is delivered at its sender's cost
  * (docs/performance.md says why). While a span lasts, the process's
  * PROCTIME stands still (proctime_now). Spans do not nest, and no process
- * is switched in or out within one. */
-extern uint64_t last_switch_instret, kernel_work_since;   /* proc.c */
+ * is switched in or out within one; a probe may run within one. */
+extern uint64_t last_switch_instret, kernel_work_uncharged;   /* proc.c */
 extern int in_kernel_work;
+
+/* The meter's own instructions are the kernel's too. They are counted in
+ * register tp, which the kernel has to itself (trap_vector keeps the
+ * user's in the trap frame and starts the count at 0), until they are
+ * taken out of the current process's count; probes.h says how. A span
+ * takes out what the meter had counted before it, and drops what it
+ * counts within it, which its own end takes out anyway. */
+register uint64_t meter_count asm("tp");
 
 static inline void kernel_work_begin(void)
 {
-    kernel_work_since = read_instret();
+    /* the current process's so far */
+    kernel_work_uncharged = read_instret() - last_switch_instret - meter_count;
+    meter_count = 0;
     in_kernel_work = 1;
 }
 
 static inline void kernel_work_end(void)
 {
-    uint64_t spent = read_instret() - kernel_work_since;
-    kernel_proc->proctime += spent;
-    last_switch_instret += spent;
+    last_switch_instret = read_instret() - kernel_work_uncharged;
+    meter_count = 0;
     in_kernel_work = 0;
     if (current)
-        current->info->instret_at_switch += spent;   /* what the process reads of its own time */
+        current->info->instret_at_switch = last_switch_instret;   /* what the process reads of its own time */
 }
+
 /* p's PROCTIME now: instructions charged to it, the running ones included. */
 uint64_t proctime_now(struct proc *p);
+/* The kernel's PROCTIME (slot 0): every instruction executed since boot that
+ * was charged to no process, but the idle waits. */
+uint64_t kernel_proctime(void);
 void set_exit_notify_slot(int slot);
 void notify_machine_up(uint32_t machine, uint32_t epoch);
 void notify_machine_down(uint32_t machine);

@@ -405,10 +405,12 @@ enum dm_klink_kind {
     X( 7, GROW, DM_KLINKS(KLINK_PROCESS_CONTROL), DM_ERRS(E_BADREQ, E_NOSYS, E_NOTFOUND, E_NOMEM)) \
     \
     /* KOP_PS: arg[0] = first slot; reply data: struct dm_kproc entries from
-     * it on; value = count. Slot 0 is the kernel: its proctime is its own
-     * work while no process is current (interrupts, scheduling); the time it
-     * waits idle in wfi is no one's, so the proctimes add up to every
-     * instruction executed.
+     * it on; value = count. Slot 0 is the kernel: its proctime is every
+     * instruction since boot that no process was charged, its own work
+     * while no process is current (interrupts, scheduling) and while one is
+     * (interrupts, the transport, the meter); the time it waits idle in wfi
+     * is no one's, so the proctimes, with those of the processes that
+     * ended, add up to every instruction executed.
      * No errors of its own. */ \
     X( 8, PS, DM_KLINKS(KLINK_PROCESS_CONTROL), DM_ERRS(E_BADREQ, E_NOSYS)) \
     \

@@ -10,7 +10,8 @@
  * user registers are saved there and the kernel runs on its single kernel
  * stack: the kernel never blocks in the middle of a call, so one stack is
  * enough (a process that must wait simply is not returned to).
- * user_return(frame) is the way back.
+ * user_return(frame) is the way back. The kernel keeps tp for itself (the
+ * meter's count, probes.h): the user's is in the frame.
  */
     .section .text.entry
     .global _start
@@ -68,7 +69,8 @@ trap_vector:
     andi  t0, t0, 0x100         # SPP: did the trap come from S-mode?
     bnez  t0, 1f
     la    sp, kernel_stack_top
-    call  trap_user             # never returns: it ends in user_return
+    li    tp, 0                 # the meter's count starts at 0 (probes.h)
+    j     trap_user             # never returns: it ends in user_return
 1:  la    sp, panic_stack_top   # a trap inside the kernel is a kernel bug
     call  trap_kernel           # never returns
 

@@ -193,7 +193,7 @@ static int64_t kop_ps(int64_t first, uint8_t *out, uint32_t *out_len, uint64_t *
         strlcpy_k(e[n].name, p->name, sizeof e[n].name);
         e[n].state = (p->held & HELD_STOPPED) ? PS_STOPPED : p->state;
         e[n].links = link_count(p);
-        e[n].proctime = proctime_now(p);
+        e[n].proctime = p == kernel_proc ? kernel_proctime() : proctime_now(p);
         e[n].memory = p->pages * PAGE_SIZE;
         n++;
     }

@@ -179,6 +179,17 @@ static void seal(struct proc *p, int final)
     meter_work = 1;
 }
 
+/* p's PROCTIME for a record written now: what it would be unmetered, the
+ * meter's count so far left out (probes.h). */
+static uint64_t meter_proctime(const struct proc *p)
+{
+    if (p != current)
+        return p->proctime;
+    if (in_kernel_work)
+        return p->proctime + kernel_work_uncharged;
+    return p->proctime - last_switch_instret - meter_count;
+}
+
 /* Room for a record of `type` with a body of body_size bytes in p's batch:
  * the header is filled in and the body's address returned (0 if there is
  * no memory for a batch: the record is counted lost). A batch always has
@@ -205,7 +216,7 @@ static void *record_begin(struct proc *p, uint32_t type, uint32_t body_size, uin
     h->machine = this_machine;
     h->traceType = type;
     h->time = time;
-    h->procTime = proctime_now(p);
+    h->procTime = meter_proctime(p);
     h->pc = pc;
     h->load = runnable_count();
     h->length = size;
@@ -423,6 +434,7 @@ static void meter_stop(struct proc *p, int keep)
 /* p ends: its DESTROYPROCESS record, then its last batch. */
 void meter_exit(struct proc *p, int64_t status)
 {
+    meter_count_on();
     if (METERED(p, MT_DESTROYPROCESS)) {
         struct meter_DESTROYPROCESS *b =
             record_begin(p, MT_DESTROYPROCESS, sizeof *b, machine_clock_ns(), exit_site(p));
@@ -430,6 +442,7 @@ void meter_exit(struct proc *p, int64_t status)
             b->status = status;
     }
     meter_stop(p, 1);
+    meter_probe_end();
 }
 
 /* KOP_METER: meter p into `meter_link` with selection flags `flags`
@@ -437,7 +450,17 @@ void meter_exit(struct proc *p, int64_t status)
  * maximum age in ms (0: 100 ms). Without a link, p's flags and options
  * change. The first time p is metered, its CREATEPROCESS record is written,
  * time-stamped when p was created. */
+static int64_t install(struct proc *p, uint64_t flags, uint64_t options, dm_pid parent, struct link *meter_link);
+
 int64_t meter_install(struct proc *p, uint64_t flags, uint64_t options, dm_pid parent, struct link *meter_link)
+{
+    meter_count_on();
+    int64_t err = install(p, flags, options, parent, meter_link);
+    meter_probe_end();
+    return err;
+}
+
+static int64_t install(struct proc *p, uint64_t flags, uint64_t options, dm_pid parent, struct link *meter_link)
 {
     if (flags & ~(uint64_t)METER_ALL_FLAGS)
         return E_INVAL;

@@ -28,6 +28,81 @@
 #define METERED(p, type) __builtin_expect(METER_PROBES && ((p)->meter.flags & METER_FLAG(type)), 0)
 #define METER_ANY(p)     __builtin_expect(METER_PROBES && (p)->meter.flags, 0)
 
+/* ---- the meter's count ----
+ * What metering adds to a kernel call is the kernel's work, not the
+ * process's, so that a metered process's PROCTIME is what it would be
+ * unmetered: writing records, sealing batches, and what the metered copy
+ * of a kernel call does beyond the unmetered one. Those instructions are
+ * counted in register tp (defs.h, meter_count), which is 0 whenever the
+ * kernel is entered, and taken out of the current process's count
+ * (defs.h, last_switch_instret) by meter_count_flush.
+ *
+ * The count is switched on (meter_count_on) where metering's work begins
+ * and off (meter_count_off) where work that an unmetered process does too
+ * resumes. While it is on, tp holds the count so far less instret when it
+ * was switched on; while it is off, the count. A metered process's kernel
+ * call (syscall.c, dispatch_metered) is counted from the choice of the
+ * metered copy, and flushed at its end. A probe that may run anywhere (a
+ * record for a message's receiver, for a process the process manager acts
+ * on, for a process ending) is counted on its own and ends with
+ * meter_probe_end: within a metered process's kernel call its count joins
+ * the call's; elsewhere it is flushed at once.
+ *
+ * Each of these reads instret first and counts its own instructions from
+ * the read on (instret counts those retired before the read), so the count
+ * is exact. A record's PROCTIME is its process's then, the count left out
+ * (meter.c, meter_proctime). */
+static inline __attribute__((always_inline)) void meter_count_on(void)
+{
+    uint64_t now;
+    __asm__ volatile("rdinstret %1\n\t"
+                     "sub %0, %0, %1"
+                     : "+r"(meter_count), "=&r"(now) : : "memory");
+}
+
+static inline __attribute__((always_inline)) void meter_count_off(void)
+{
+    uint64_t now;
+    __asm__ volatile("rdinstret %1\n\t"
+                     "add %0, %0, %1\n\t"
+                     "addi %0, %0, 3"         /* these three */
+                     : "+r"(meter_count), "=&r"(now) : : "memory");
+}
+
+/* Switch the count off and take it out of the PROCTIME of the process
+ * that is current, if any: last_switch_instret moves past it, and the
+ * copy the process reads (its info page) with it. */
+static inline __attribute__((always_inline)) void meter_count_flush(void)
+{
+    struct dm_info *info = current ? current->info : 0;
+    uint64_t now, last;
+    __asm__ volatile("rdinstret %1\n\t"
+                     "add %1, %1, %0\n\t"
+                     "ld %2, 0(%3)\n\t"
+                     "add %2, %2, %1\n\t"
+                     "addi %2, %2, 9\n\t"   /* these nine, the store to the info page included */
+                     "sd %2, 0(%3)\n\t"
+                     "li %0, 0\n\t"
+                     "beqz %4, 1f\n\t"
+                     "sd %2, %5(%4)\n"
+                     "1:"
+                     : "+r"(meter_count), "=&r"(now), "=&r"(last)
+                     : "r"(&last_switch_instret), "r"(info),
+                       "i"(__builtin_offsetof(struct dm_info, instret_at_switch))
+                     : "memory");
+}
+
+/* The end of a probe that may run anywhere: within a metered process's
+ * kernel call (or an interrupt taken while it ran, which drops it) its
+ * count joins the call's; elsewhere it is taken out now. */
+static inline __attribute__((always_inline)) void meter_probe_end(void)
+{
+    if (current && METER_ANY(current))
+        meter_count_off();
+    else
+        meter_count_flush();
+}
+
 /* ---- meter.c: the records, the batches and the outbox ---- */
 extern int meter_work;             /* sealed batches wait to be sent: meter_safe_point sends them */
 extern int meter_waiting_room;     /* batches wait for a filter on this machine to take a message */
@@ -62,52 +137,73 @@ void meter_machine_down(uint32_t machine, int error);   /* net/remote.c, fail_ma
 int meter_mark_waited(uint8_t *waited);                 /* net/remote.c, the pings */
 void meter_print_counters(void);
 
-/* ---- the probe points, in the order a message meets them ---- */
+/* ---- the probe points, in the order a message meets them ----
+ * Those marked "in the call" run only in the metered copy of a kernel
+ * call, and switch the call's count on and off; the others may run
+ * anywhere, and end with meter_probe_end. */
 
 /* CREATELINK, DUPLICATELINK, and a link arriving in a table (`how`:
  * ML_* of meter/record.h); slot < 0 means no link was made. */
 static inline void probe_link_created(struct proc *p, int slot, const struct link *l, uint32_t how)
 {
-    if (METERED(p, MT_CREATELINK) && slot >= 0)
+    if (METERED(p, MT_CREATELINK) && slot >= 0) {
+        meter_count_on();
         meter_link_created(p, slot, l, how);
+        meter_probe_end();
+    }
 }
 
 /* DESTROYLINK, and a link leaving a table (passed, used up, its process ending). */
 static inline void probe_link_destroyed(struct proc *p, int slot, dm_pid to, uint32_t how)
 {
-    if (METERED(p, MT_DESTROYLINK))
+    if (METERED(p, MT_DESTROYLINK)) {
+        meter_count_on();
         meter_link_destroyed(p, slot, to, how);
+        meter_probe_end();
+    }
 }
 
-/* SEND and CALL of a metered sender: the message gets its id and its
- * records around its sending (meter.c, meter_send_begin). */
-static inline int probe_send(struct proc *p, struct outgoing *o, int call)
+/* SEND and CALL of a metered sender, in the call: the message gets its id
+ * and its records around its sending (meter.c, meter_send_begin). */
+static inline __attribute__((always_inline)) int probe_send(struct proc *p, struct outgoing *o, int call)
 {
     struct meter_sending metering;
+    meter_count_on();
     meter_send_begin(p, o, call, &metering);
+    meter_count_off();
     int err = msg_send(o);
+    meter_count_on();
     meter_send_end(p, &metering, err);
+    meter_count_off();
     return err;
 }
 
-/* RECEIVE (block) or ARECEIVE of a metered receiver, before it looks at
- * its queue; ARECEIVE's record says whether anything matching waits. */
-static inline void probe_receivecall(struct proc *p, uint32_t channel, int block)
+/* RECEIVE (block) or ARECEIVE of a metered receiver, in the call, before
+ * it looks at its queue; ARECEIVE's record says whether anything matching
+ * waits. */
+static inline __attribute__((always_inline)) void probe_receivecall(struct proc *p, uint32_t channel, int block)
 {
+    meter_count_on();
     if (METERED(p, MT_RECEIVECALL))
         meter_receivecall(p, channel, !block, !block && !msg_queue_has(p, channel));
+    meter_count_off();
 }
 
 /* A message entered r's queue (r was not waiting for it). */
 static inline void probe_queued(struct proc *r, struct message *m)
 {
-    if (METERED(r, MT_MESSAGEQUEUED))
+    if (METERED(r, MT_MESSAGEQUEUED)) {
+        meter_count_on();
         meter_queued(r, m, r->queue_len);
+        meter_probe_end();
+    }
 }
 
-/* A message was handed to a metered r: RECEIVE, then the links it brought. */
+/* A message was handed to a metered r: RECEIVE, then the links it brought
+ * (within msg.c's hand_over_metered, whose count this switches on). */
 static inline void probe_handed_over(struct proc *r, const struct message *m, int32_t link, int32_t reply)
 {
+    meter_count_on();
     if (METERED(r, MT_RECEIVE))
         meter_receive(r, m, link, reply);
     if (METERED(r, MT_CREATELINK)) {
@@ -116,19 +212,26 @@ static inline void probe_handed_over(struct proc *r, const struct message *m, in
         if (reply >= 0)
             meter_link_created(r, reply, &r->links[reply], ML_REPLY);
     }
+    meter_count_off();
 }
 
 static inline void probe_movedata(struct proc *p, const struct move *m, int64_t to_link, int64_t from_link)
 {
-    if (METERED(p, MT_MOVEDATA))
+    if (METERED(p, MT_MOVEDATA)) {
+        meter_count_on();
         meter_movedata(p, m, to_link, from_link);
+        meter_probe_end();
+    }
 }
 
 /* STARTPROCESS (a = 1 if resumed) and STOPPROCESS (a = who asked). */
 static inline void probe_process_event(struct proc *p, uint32_t type, uint64_t a)
 {
-    if (METERED(p, type))
+    if (METERED(p, type)) {
+        meter_count_on();
         meter_process_event(p, type, a);
+        meter_probe_end();
+    }
 }
 
 /* A process took a message from its queue: if batches wait for a filter

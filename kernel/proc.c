@@ -24,8 +24,14 @@ static int need_reschedule;
 uint64_t last_switch_instret;   /* instret at the last switch or charge (defs.h) */
 static int exit_notify_slot = -1;
 
+/* What the kernel's PROCTIME is the rest of (kernel_proctime): instret
+ * when the process table was set up, the idle waits since, and the
+ * PROCTIME of the processes that have ended. */
+static uint64_t instret_at_boot, idle_instret, ended_proctime;
+
 void proc_init(void)
 {
+    instret_at_boot = read_instret();
     kernel_proc->state = PS_KERNEL;
     kernel_proc->pid = PID_MAKE(this_machine, boot_epoch, 0, 0);
     strlcpy_k(kernel_proc->name, "kernel", sizeof kernel_proc->name);
@@ -163,6 +169,7 @@ void proc_exit(struct proc *p, int64_t status)
     }
     vm_free_space(p->pagetable);
     p->pagetable = 0;
+    ended_proctime += p->proctime;   /* what it ran stays counted (kernel_proctime) */
     p->state = PS_FREE;
     p->generation = (p->generation + 1) & 0xfffff;
     if (p->generation == 0)
@@ -338,16 +345,29 @@ static void charge_current(void)
 }
 
 /* The kernel's own work while a process is current (kernel_work_begin and
- * kernel_work_end, inline in defs.h): when the span began, and whether one
- * is under way. */
-uint64_t kernel_work_since;   /* instret when the span began */
+ * kernel_work_end, inline in defs.h): the instructions charged to it when
+ * the span began, and whether one is under way. */
+uint64_t kernel_work_uncharged;
 int in_kernel_work;
 
+/* The meter's count that is not yet taken out (defs.h, meter_count) is not
+ * p's: this runs where the count is off. */
 uint64_t proctime_now(struct proc *p)
 {
-    if (p == current)
-        return p->proctime + (in_kernel_work ? kernel_work_since : read_instret()) - last_switch_instret;
-    return p->proctime;
+    if (p != current)
+        return p->proctime;
+    if (in_kernel_work)
+        return p->proctime + kernel_work_uncharged;
+    return p->proctime + read_instret() - last_switch_instret - meter_count;
+}
+
+uint64_t kernel_proctime(void)
+{
+    uint64_t processes = ended_proctime;
+    for (int i = 1; i < NPROC; i++)
+        if (procs[i].state != PS_FREE)
+            processes += proctime_now(&procs[i]);
+    return read_instret() - instret_at_boot - idle_instret - processes;
 }
 
 /* Leave the kernel into process p. */
@@ -368,12 +388,11 @@ static void __attribute__((noreturn)) run(struct proc *p)
     user_return(&p->tf);
 }
 
-/* Nothing can run: wait for an interrupt and handle it. The kernel's own
- * work meanwhile is charged to the kernel (slot 0, in ps); the wait itself,
- * which instret also counts under -icount, to no one. So every instruction
- * executed is charged somewhere, but for the few from here to the switch
- * into the next process. Kept apart from schedule(), out of the path of a
- * switch between processes. */
+/* Nothing can run: wait for an interrupt and handle it. The wait, which
+ * instret also counts under -icount, is no one's (idle_instret); the
+ * kernel's own work around it is the kernel's. So every instruction
+ * executed is charged somewhere. Kept apart from schedule(), out of the
+ * path of a switch between processes. */
 static void __attribute__((noinline)) idle(void)
 {
     charge_current();
@@ -381,16 +400,16 @@ static void __attribute__((noinline)) idle(void)
     CSR_WRITE(satp, MAKE_SATP(kernel_pagetable));
     sfence_vma();
     timer_program();
-    kernel_proc->proctime += read_instret() - last_switch_instret;
+    uint64_t asleep = read_instret();
     if (disk_wait_by_running())
         while (!(CSR_READ(sip) & (SIE_STIE | SIE_SEIE)))
             ;
     else
         wait_for_interrupt();
+    idle_instret += read_instret() - asleep;
     kernel_work_begin();      /* the interrupts' work, and the meter's pushes within it, once */
     poll_interrupts();
     kernel_work_end();
-    last_switch_instret = read_instret();
 }
 
 /* Pick what runs next and run it; idle with wfi while nothing can. */

@@ -50,13 +50,23 @@ static inline __attribute__((always_inline)) int64_t dispatch(struct proc *p, st
 
 /* The metered copy ends at the meter's safe point and then in the
  * scheduler, as trap_user does: never returning, it saves no registers
- * for a return (docs/performance.md). */
+ * for a return (docs/performance.md). What it does beyond the unmetered
+ * copy is counted as the meter's (probes.h, meter_count_on): entering it
+ * (syscall_dispatch switches the count on), the probes, the safe point,
+ * and its end, where the count is taken out of p's PROCTIME. */
 static OUT_OF_LINE __attribute__((noreturn)) void dispatch_metered(struct proc *p, struct trapframe *tf)
 {
+    meter_count_off();
     int64_t result = dispatch(p, tf, 1);
     if (result != RESULT_PENDING)
         TF_A(tf, 0) = (uint64_t)result;
-    meter_safe_point();
+    meter_count_on();
+    if (meter_work) {            /* the safe point: sending is kernel work of its own */
+        meter_count_off();
+        meter_push();
+        meter_count_on();
+    }
+    meter_count_flush();
     schedule();
 }
 
@@ -65,8 +75,10 @@ static OUT_OF_LINE __attribute__((noreturn)) void dispatch_metered(struct proc *
 void syscall_dispatch(struct proc *p)
 {
     struct trapframe *tf = &p->tf;
-    if (METER_ANY(p))
+    if (METER_ANY(p)) {
+        meter_count_on();
         dispatch_metered(p, tf);
+    }
     int64_t result = dispatch(p, tf, 0);
     if (result != RESULT_PENDING)
         TF_A(tf, 0) = (uint64_t)result;

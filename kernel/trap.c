@@ -9,6 +9,7 @@
 #include "defs.h"
 #include "probes.h"
 
+static void user_interrupt(void);
 static void timer_interrupt(void);
 static void external_interrupt(void);
 static const char *cause_name(uint64_t cause);
@@ -23,9 +24,7 @@ __attribute__((noreturn)) void trap_user(void)
         p->tf.sepc += 4;
         syscall_dispatch(p);
     } else if (cause & SCAUSE_INTERRUPT) {
-        kernel_work_begin();   /* its work is the kernel's, not p's */
-        poll_interrupts();
-        kernel_work_end();
+        user_interrupt();
     } else if (cause == SCAUSE_ILLEGAL_INSTR && (CSR_READ(sstatus) & SSTATUS_FS_MASK) == SSTATUS_FS_OFF) {
         fp_enable(p);
     } else {
@@ -35,6 +34,16 @@ __attribute__((noreturn)) void trap_user(void)
         proc_exit(p, DM_EXIT_FAULT);
     }
     schedule();
+}
+
+/* An interrupt taken in user mode: its work is the kernel's, not the
+ * process's. Out of line, so that the kernel calls' path does not pay for
+ * the registers it needs. */
+static __attribute__((noinline)) void user_interrupt(void)
+{
+    kernel_work_begin();
+    poll_interrupts();
+    kernel_work_end();
 }
 
 /* A trap while in the kernel: a kernel bug. Print it all and stop. */
