@@ -31,10 +31,12 @@ __attribute__((used)) void *memcpy(void *d, const void *s, size_t n)
     if ((((uintptr_t)dp ^ (uintptr_t)sp) & 7) == 0) {   /* same alignment: copy words */
         while (n && ((uintptr_t)dp & 7))
             *dp++ = *sp++, n--;
-        for (; n >= 32; n -= 32, dp += 32, sp += 32) {   /* four words a turn: fewer branches */
-            uint64_t a = ((const uint64_t *)sp)[0], b = ((const uint64_t *)sp)[1];
-            uint64_t c = ((const uint64_t *)sp)[2], e = ((const uint64_t *)sp)[3];
-            ((uint64_t *)dp)[0] = a, ((uint64_t *)dp)[1] = b, ((uint64_t *)dp)[2] = c, ((uint64_t *)dp)[3] = e;
+        for (; n >= 64; n -= 64, dp += 64, sp += 64) {   /* eight words a turn: fewer branches */
+            const uint64_t *from = (const uint64_t *)sp;
+            uint64_t *to = (uint64_t *)dp;
+            uint64_t a = from[0], b = from[1], c = from[2], e = from[3];
+            uint64_t f = from[4], g = from[5], h = from[6], i = from[7];
+            to[0] = a, to[1] = b, to[2] = c, to[3] = e, to[4] = f, to[5] = g, to[6] = h, to[7] = i;
         }
         for (; n >= 8; n -= 8, dp += 8, sp += 8)
             *(uint64_t *)dp = *(const uint64_t *)sp;
