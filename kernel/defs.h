@@ -332,6 +332,7 @@ void request_reschedule(void);
  * is switched in or out within one; a probe may run within one. */
 extern uint64_t last_switch_instret, kernel_work_uncharged;   /* proc.c */
 extern int in_kernel_work;
+extern struct dm_info unread_info;   /* proc.c: the info page of a process that has ended */
 
 /* The meter's own instructions are the kernel's too. They are counted in
  * register tp, which the kernel has to itself (trap_vector keeps the
@@ -341,21 +342,40 @@ extern int in_kernel_work;
  * counts within it, which its own end takes out anyway. */
 register uint64_t meter_count asm("tp");
 
-static inline void kernel_work_begin(void)
+/* The span's first instruction reads instret, and its last writes the
+ * process's info page: it counts every instruction of its own. */
+static inline __attribute__((always_inline)) void kernel_work_begin(void)
 {
-    /* the current process's so far */
-    kernel_work_uncharged = read_instret() - last_switch_instret - meter_count;
-    meter_count = 0;
+    uint64_t now, last, at;
+    __asm__ volatile("rdinstret %1\n\t"
+                     "lla %3, last_switch_instret\n\t"
+                     "ld %2, 0(%3)\n\t"
+                     "sub %1, %1, %2\n\t"
+                     "sub %1, %1, %0\n\t"   /* the current process's so far */
+                     "lla %3, kernel_work_uncharged\n\t"
+                     "sd %1, 0(%3)\n\t"
+                     "li %0, 0"
+                     : "+r"(meter_count), "=&r"(now), "=&r"(last), "=&r"(at) : : "memory");
     in_kernel_work = 1;
 }
 
-static inline void kernel_work_end(void)
+static inline __attribute__((always_inline)) void kernel_work_end(void)
 {
-    last_switch_instret = read_instret() - kernel_work_uncharged;
-    meter_count = 0;
+    struct dm_info *info = current ? current->info : &unread_info;   /* what the process reads of its own time */
+    uint64_t *uncharged = &kernel_work_uncharged;
     in_kernel_work = 0;
-    if (current)
-        current->info->instret_at_switch = last_switch_instret;   /* what the process reads of its own time */
+    uint64_t now, last;
+    __asm__ volatile("rdinstret %1\n\t"
+                     "ld %2, 0(%4)\n\t"
+                     "sub %1, %1, %2\n\t"
+                     "addi %1, %1, 7\n\t"   /* these seven */
+                     "sd %1, 0(%3)\n\t"
+                     "li %0, 0\n\t"
+                     "sd %1, %6(%5)"
+                     : "+r"(meter_count), "=&r"(now), "=&r"(last)
+                     : "r"(&last_switch_instret), "r"(uncharged), "r"(info),
+                       "i"(__builtin_offsetof(struct dm_info, instret_at_switch))
+                     : "memory");
 }
 
 /* p's PROCTIME now: instructions charged to it, the running ones included. */

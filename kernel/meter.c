@@ -65,7 +65,7 @@ static void *spare_pages[SPARE_PAGES];
 static int nspare;
 static struct sealed *free_sealed, *outbox_head, *outbox_tail;
 static uint32_t nfree_sealed;
-static uint64_t message_counter, retry_at = NO_TIME;
+static uint64_t message_counter, message_id_base, retry_at = NO_TIME;
 /* No batch is old enough to go before this machine-clock time: lowered
  * when a batch gets its first record, made exact again by meter_tick's scan
  * when it comes. So the timer, programmed after every kernel event, does
@@ -84,6 +84,7 @@ static struct {
 
 void meter_init(void)
 {
+    message_id_base = ((uint64_t)this_machine << 56) | ((uint64_t)(boot_epoch & 0xffffff) << 32);
     for (int i = NSEALED - 1; i >= 0; i--) {
         sealed_pool[i].next = free_sealed;
         free_sealed = &sealed_pool[i];
@@ -96,7 +97,7 @@ void meter_init(void)
  * carry the same one wherever they are written. */
 uint64_t meter_message_id(void)
 {
-    return ((uint64_t)this_machine << 56) | ((uint64_t)(boot_epoch & 0xffffff) << 32) | ++message_counter;
+    return message_id_base | ++message_counter;
 }
 
 /* ---- batches ---- */
@@ -190,23 +191,20 @@ static uint64_t meter_proctime(const struct proc *p)
     return p->proctime - last_switch_instret - meter_count;
 }
 
+static __attribute__((noinline)) int batch_begin(struct meter_state *s);
+
 /* Room for a record of `type` with a body of body_size bytes in p's batch:
  * the header is filled in and the body's address returned (0 if there is
  * no memory for a batch: the record is counted lost). A batch always has
- * room for the largest record: record_end seals it when it might not. */
-static void *record_begin(struct proc *p, uint32_t type, uint32_t body_size, uint64_t time, uint64_t pc)
+ * room for the largest record: record_end seals it when it might not.
+ * Inlined into each probe, its rare cases out of line. */
+static inline __attribute__((always_inline)) void *record_begin(struct proc *p, uint32_t type, uint32_t body_size,
+                                                                uint64_t time, uint64_t pc)
 {
     struct meter_state *s = &p->meter;
     uint32_t size = sizeof(struct meter_header) + body_size;
-    if (!s->batch) {
-        if (!(s->batch = batch_page())) {
-            s->sequence++;
-            s->lost++;
-            counters.no_room++;
-            return 0;
-        }
-        s->used = sizeof(struct meter_batch);
-    }
+    if (!s->batch && !batch_begin(s))
+        return 0;
     if (s->count == 0) {
         s->oldest = machine_clock_ns();
         if (s->oldest + s->max_age_ns < age_deadline)
@@ -225,6 +223,20 @@ static void *record_begin(struct proc *p, uint32_t type, uint32_t body_size, uin
     s->used = (uint16_t)(s->used + size);
     s->count++;
     return h + 1;
+}
+
+/* A batch for s's next record: 1; or 0 if there is no memory for one (the
+ * record is counted lost). */
+static int batch_begin(struct meter_state *s)
+{
+    if (!(s->batch = batch_page())) {
+        s->sequence++;
+        s->lost++;
+        counters.no_room++;
+        return 0;
+    }
+    s->used = sizeof(struct meter_batch);
+    return 1;
 }
 
 /* After a record: seal a batch that is full, or that the largest record
@@ -279,15 +291,17 @@ static uint64_t link_site(const struct proc *p, uint32_t how)
 /* SEND, or CALL's send half, is about to go: the message gets its id; the
  * SEND record (and CALL's RECEIVECALL) are written now, so that they come
  * before any record of the message's receipt, and finished by
- * meter_send_end, while their batch is still being filled. */
+ * meter_send_end, while their batch is still being filled. The slots are
+ * the kernel call's own arguments. */
 void meter_send_begin(struct proc *p, struct outgoing *o, int call, struct meter_sending *s)
 {
     struct message *m = &o->message;
     m->msgid = meter_message_id();
-    s->via_slot = (int32_t)(o->via - p->links);
+    s->begun = 1;
+    s->via_slot = (int32_t)TF_A(&p->tf, 0);
     s->via_to = o->via->dest;
     s->via_reply = (o->via->flags & LINK_REPLY) != 0;
-    s->pass_slot = m->link ? (int32_t)(m->link - p->links) : -1;
+    s->pass_slot = m->link ? (int32_t)TF_A(&p->tf, 3) : -1;
     s->pass_to = m->link ? m->link->dest : 0;
     s->send = METERED(p, MT_SEND) ? record_begin(p, MT_SEND, sizeof *s->send, machine_clock_ns(), call_site(p))
                                   : 0;
@@ -302,14 +316,14 @@ void meter_send_begin(struct proc *p, struct outgoing *o, int call, struct meter
     s->receivecall = call && METERED(p, MT_RECEIVECALL) ? meter_receivecall(p, DM_REPLY_CHANNEL, 2, 0) : 0;
 }
 
-/* msg_send answered `err`: a failure is marked in the records; after a
- * success, the links that left the table with the message are recorded
- * (a passed link; a reply link, used up). */
-void meter_send_end(struct proc *p, const struct meter_sending *s, int err)
+/* The kernel call ended with `result`: a failure to send is marked in the
+ * records; after a success, the links that left the table with the
+ * message are recorded (a passed link; a reply link, used up). */
+void meter_send_end(struct proc *p, const struct meter_sending *s, int64_t result)
 {
-    if (err && err != SEND_PENDING) {
+    if (result < 0 && result != RESULT_PENDING) {
         if (s->send)
-            s->send->status = err;
+            s->send->status = (int32_t)result;
         if (s->receivecall)
             s->receivecall->empty = 1;
         return;
@@ -653,26 +667,24 @@ static int send_local(struct sealed *e)
     return err;
 }
 
-static void push(void);
-
 /* Send what the outbox holds, in order per destination; batches that
  * cannot go yet wait, and so (unless lossy) do their processes. This is
  * the kernel's work (defs.h, kernel_work_begin), not that of the process
  * that happens to be current: it sends every process's sealed batches, to
  * this machine's filter or over the network to another's, and a process's
- * CPU time must not depend on where the filter or its partners are. */
-void meter_push(void)
+ * CPU time must not depend on where the filter or its partners are. So its
+ * callers hold a kernel_work span: the interrupts' (trap.c, proc.c, the
+ * safe point), the end of a metered kernel call (syscall.c), a RECEIVE
+ * that may have made room (probes.h, probe_message_taken). */
+/* probes.h, probe_message_taken: out of line, off the message path. */
+__attribute__((noinline)) void meter_push_for_room(void)
 {
-    if (in_kernel_work) {
-        push();
-        return;
-    }
     kernel_work_begin();
-    push();
+    meter_push();
     kernel_work_end();
 }
 
-static void push(void)
+void meter_push(void)
 {
     meter_work = 0;
     dm_pid busy[16];                  /* destinations that take nothing more this time */

@@ -206,6 +206,9 @@ static __attribute__((noinline)) int64_t hand_over_metered(struct proc *r, struc
     return result;
 }
 
+/* The choice of copy is the same test for both, and what the unmetered
+ * copy does around its body (entering and leaving this function) the
+ * metered one does too: only the metered copy itself is counted. */
 static int64_t hand_over(struct proc *r, struct message *m)
 {
     if (!METER_ANY(r))

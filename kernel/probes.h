@@ -70,22 +70,20 @@ static inline __attribute__((always_inline)) void meter_count_off(void)
 }
 
 /* Switch the count off and take it out of the PROCTIME of the process
- * that is current, if any: last_switch_instret moves past it, and the
- * copy the process reads (its info page) with it. */
-static inline __attribute__((always_inline)) void meter_count_flush(void)
+ * that is current: last_switch_instret moves past it, and the copy the
+ * process reads, in `info` (its info page; proc.c's unread_info when no
+ * process is current, or it has ended), with it. */
+static inline __attribute__((always_inline)) void meter_count_flush(struct dm_info *info)
 {
-    struct dm_info *info = current ? current->info : 0;
     uint64_t now, last;
     __asm__ volatile("rdinstret %1\n\t"
                      "add %1, %1, %0\n\t"
                      "ld %2, 0(%3)\n\t"
                      "add %2, %2, %1\n\t"
-                     "addi %2, %2, 9\n\t"   /* these nine, the store to the info page included */
+                     "addi %2, %2, 8\n\t"   /* these eight */
                      "sd %2, 0(%3)\n\t"
                      "li %0, 0\n\t"
-                     "beqz %4, 1f\n\t"
-                     "sd %2, %5(%4)\n"
-                     "1:"
+                     "sd %2, %5(%4)"
                      : "+r"(meter_count), "=&r"(now), "=&r"(last)
                      : "r"(&last_switch_instret), "r"(info),
                        "i"(__builtin_offsetof(struct dm_info, instret_at_switch))
@@ -100,7 +98,7 @@ static inline __attribute__((always_inline)) void meter_probe_end(void)
     if (current && METER_ANY(current))
         meter_count_off();
     else
-        meter_count_flush();
+        meter_count_flush(current ? current->info : &unread_info);
 }
 
 /* ---- meter.c: the records, the batches and the outbox ---- */
@@ -109,16 +107,18 @@ extern int meter_waiting_room;     /* batches wait for a filter on this machine 
 void meter_init(void);
 uint64_t meter_message_id(void);
 /* SEND and CALL: records written before the message goes (so that they
- * come before any record of its receipt), finished after. */
+ * come before any record of its receipt), finished at the end of the
+ * kernel call (syscall.c, dispatch_metered). */
 struct meter_sending {
     struct meter_SEND *send;                 /* in the batch, or 0 */
     struct meter_RECEIVECALL *receivecall;   /* CALL's receive half, or 0 */
     int32_t via_slot, pass_slot;
     dm_pid  via_to, pass_to;
     uint8_t via_reply;
+    uint8_t begun;                           /* meter_send_end is due */
 };
 void meter_send_begin(struct proc *p, struct outgoing *o, int call, struct meter_sending *s);
-void meter_send_end(struct proc *p, const struct meter_sending *s, int err);
+void meter_send_end(struct proc *p, const struct meter_sending *s, int64_t result);
 struct meter_RECEIVECALL *meter_receivecall(struct proc *p, uint32_t channel, uint32_t kind, uint32_t empty);
 void meter_receive(struct proc *r, const struct message *m, int32_t link_slot, int32_t reply_slot);
 void meter_queued(struct proc *r, struct message *m, uint32_t queue_length);
@@ -128,7 +128,8 @@ void meter_movedata(struct proc *p, const struct move *m, int64_t to_link, int64
 void meter_process_event(struct proc *p, uint32_t type, uint64_t a);
 void meter_exit(struct proc *p, int64_t status);
 int64_t meter_install(struct proc *p, uint64_t flags, uint64_t options, dm_pid parent, struct link *meter_link);
-void meter_push(void);
+void meter_push(void);                  /* within a kernel_work span (defs.h) */
+void meter_push_for_room(void);
 int64_t meter_flush_all(int reply_slot, uint64_t wait_ns);
 void meter_tick(uint64_t now);
 uint64_t meter_next_time(void);
@@ -164,18 +165,15 @@ static inline void probe_link_destroyed(struct proc *p, int slot, dm_pid to, uin
 }
 
 /* SEND and CALL of a metered sender, in the call: the message gets its id
- * and its records around its sending (meter.c, meter_send_begin). */
-static inline __attribute__((always_inline)) int probe_send(struct proc *p, struct outgoing *o, int call)
+ * and its records before it goes (meter.c, meter_send_begin); the call's
+ * end finishes them. */
+static inline __attribute__((always_inline)) int probe_send(struct proc *p, struct outgoing *o, int call,
+                                                            struct meter_sending *s)
 {
-    struct meter_sending metering;
     meter_count_on();
-    meter_send_begin(p, o, call, &metering);
+    meter_send_begin(p, o, call, s);
     meter_count_off();
-    int err = msg_send(o);
-    meter_count_on();
-    meter_send_end(p, &metering, err);
-    meter_count_off();
-    return err;
+    return msg_send(o);
 }
 
 /* RECEIVE (block) or ARECEIVE of a metered receiver, in the call, before
@@ -239,7 +237,7 @@ static inline void probe_process_event(struct proc *p, uint32_t type, uint64_t a
 static inline void probe_message_taken(void)
 {
     if (METER_PROBES && meter_waiting_room)
-        meter_push();
+        meter_push_for_room();
 }
 
 /* ---- the safe point ----
@@ -247,8 +245,8 @@ static inline void probe_message_taken(void)
  * moves to the meter outbox; it is sent from here, where no kernel call or
  * interrupt is half done. The kernel passes it at the end of every kernel
  * call of a metered process (syscall.c) and after handling interrupts
- * (trap.c); an idle machine with batches to send sets its timer to fire at
- * once (meter_next_time). */
+ * (trap.c; within the interrupts' kernel_work span); an idle machine with
+ * batches to send sets its timer to fire at once (meter_next_time). */
 static inline void meter_safe_point(void)
 {
     if (METER_PROBES && meter_work)

@@ -21,8 +21,15 @@ uint32_t this_machine, node_count = 1, boot_epoch;
 static struct proc *runq_head, *runq_tail;
 static struct proc *handoff;    /* runs next, past the run queue (make_runnable) */
 static int need_reschedule;
-uint64_t last_switch_instret;   /* instret at the last switch or charge (defs.h) */
+/* instret at the last switch or charge (defs.h; named in its assembly, so
+ * kept under its name) */
+__attribute__((used, externally_visible)) uint64_t last_switch_instret;
 static int exit_notify_slot = -1;
+/* What a process that has ended has for an info page, so that the end of
+ * its last kernel call (syscall.c, dispatch_metered) may write there; and
+ * where the meter's count goes while no process is current. No one reads
+ * it. */
+struct dm_info unread_info;
 
 /* What the kernel's PROCTIME is the rest of (kernel_proctime): instret
  * when the process table was set up, the idle waits since, and the
@@ -169,6 +176,7 @@ void proc_exit(struct proc *p, int64_t status)
     }
     vm_free_space(p->pagetable);
     p->pagetable = 0;
+    p->info = &unread_info;
     ended_proctime += p->proctime;   /* what it ran stays counted (kernel_proctime) */
     p->state = PS_FREE;
     p->generation = (p->generation + 1) & 0xfffff;
@@ -347,7 +355,7 @@ static void charge_current(void)
 /* The kernel's own work while a process is current (kernel_work_begin and
  * kernel_work_end, inline in defs.h): the instructions charged to it when
  * the span began, and whether one is under way. */
-uint64_t kernel_work_uncharged;
+__attribute__((used, externally_visible)) uint64_t kernel_work_uncharged;
 int in_kernel_work;
 
 /* The meter's count that is not yet taken out (defs.h, meter_count) is not

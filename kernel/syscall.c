@@ -22,8 +22,10 @@ static OUT_OF_LINE int64_t sys_destroylink(struct proc *p, struct trapframe *tf)
 static OUT_OF_LINE int64_t sys_duplicatelink(struct proc *p, struct trapframe *tf);
 static OUT_OF_LINE int64_t sys_movedata(struct proc *p, struct trapframe *tf);
 static OUT_OF_LINE int64_t sys_stoptask(struct proc *p, struct trapframe *tf);
-static inline __attribute__((always_inline)) int64_t sys_send(struct proc *p, struct trapframe *tf, int metered);
-static inline __attribute__((always_inline)) int64_t sys_call(struct proc *p, struct trapframe *tf, int metered);
+static inline __attribute__((always_inline)) int64_t sys_send(struct proc *p, struct trapframe *tf, int metered,
+                                                              struct meter_sending *sending);
+static inline __attribute__((always_inline)) int64_t sys_call(struct proc *p, struct trapframe *tf, int metered,
+                                                              struct meter_sending *sending);
 static inline __attribute__((always_inline)) int64_t sys_receive(struct proc *p, struct trapframe *tf, int block,
                                                                  int metered);
 static int check_send(struct proc *p, int64_t slot, uint64_t buf, uint64_t len, int64_t pass_slot,
@@ -31,17 +33,19 @@ static int check_send(struct proc *p, int64_t slot, uint64_t buf, uint64_t len, 
 static void use_up_if_reply(struct link *via);
 
 /* Every kernel call once, for a metered or an unmetered caller: `metered`
- * is a constant wherever this is expanded. */
-static inline __attribute__((always_inline)) int64_t dispatch(struct proc *p, struct trapframe *tf, int metered)
+ * is a constant wherever this is expanded; a metered SEND or CALL begins
+ * its records in `sending`. */
+static inline __attribute__((always_inline)) int64_t dispatch(struct proc *p, struct trapframe *tf, int metered,
+                                                              struct meter_sending *sending)
 {
     switch (TF_A(tf, 7)) {
     case DM_CREATELINK:    return sys_createlink(p, tf);
     case DM_DESTROYLINK:   return sys_destroylink(p, tf);
     case DM_DUPLICATELINK: return sys_duplicatelink(p, tf);
-    case DM_SEND:          return sys_send(p, tf, metered);
+    case DM_SEND:          return sys_send(p, tf, metered, sending);
     case DM_RECEIVE:
     case DM_ARECEIVE:      return sys_receive(p, tf, TF_A(tf, 7) == DM_RECEIVE, metered);
-    case DM_CALL:          return sys_call(p, tf, metered);
+    case DM_CALL:          return sys_call(p, tf, metered, sending);
     case DM_MOVEDATA:      return sys_movedata(p, tf);
     case DM_STOPTASK:      return sys_stoptask(p, tf);
     default:               return E_NOSYS;
@@ -52,21 +56,28 @@ static inline __attribute__((always_inline)) int64_t dispatch(struct proc *p, st
  * scheduler, as trap_user does: never returning, it saves no registers
  * for a return (docs/performance.md). What it does beyond the unmetered
  * copy is counted as the meter's (probes.h, meter_count_on): entering it
- * (syscall_dispatch switches the count on), the probes, the safe point,
- * and its end, where the count is taken out of p's PROCTIME. */
+ * (syscall_dispatch switches the count on), the probes, the end of a SEND's
+ * or CALL's records, the safe point, and its end, where the count is taken
+ * out of p's PROCTIME. */
 static OUT_OF_LINE __attribute__((noreturn)) void dispatch_metered(struct proc *p, struct trapframe *tf)
 {
+    struct meter_sending sending;
+    sending.begun = 0;
     meter_count_off();
-    int64_t result = dispatch(p, tf, 1);
+    int64_t result = dispatch(p, tf, 1, &sending);
     if (result != RESULT_PENDING)
         TF_A(tf, 0) = (uint64_t)result;
     meter_count_on();
+    if (sending.begun)
+        meter_send_end(p, &sending, result);
     if (meter_work) {            /* the safe point: sending is kernel work of its own */
         meter_count_off();
+        kernel_work_begin();
         meter_push();
+        kernel_work_end();
         meter_count_on();
     }
-    meter_count_flush();
+    meter_count_flush(p->info);
     schedule();
 }
 
@@ -79,7 +90,7 @@ void syscall_dispatch(struct proc *p)
         meter_count_on();
         dispatch_metered(p, tf);
     }
-    int64_t result = dispatch(p, tf, 0);
+    int64_t result = dispatch(p, tf, 0, 0);
     if (result != RESULT_PENDING)
         TF_A(tf, 0) = (uint64_t)result;
 }
@@ -87,13 +98,14 @@ void syscall_dispatch(struct proc *p)
 /* ---- the message path ---- */
 
 /* SEND(slot, buf, len, pass_slot). */
-static inline __attribute__((always_inline)) int64_t sys_send(struct proc *p, struct trapframe *tf, int metered)
+static inline __attribute__((always_inline)) int64_t sys_send(struct proc *p, struct trapframe *tf, int metered,
+                                                              struct meter_sending *sending)
 {
     struct outgoing o;
     int err = check_send(p, (int64_t)TF_A(tf, 0), TF_A(tf, 1), TF_A(tf, 2), (int64_t)TF_A(tf, 3), &o);
     if (err)
         return err;
-    if ((err = metered ? probe_send(p, &o, 0) : msg_send(&o)))
+    if ((err = metered ? probe_send(p, &o, 0, sending) : msg_send(&o)))
         return err == SEND_PENDING ? RESULT_PENDING : err;
     use_up_if_reply((struct link *)o.via);
     return 0;
@@ -101,7 +113,8 @@ static inline __attribute__((always_inline)) int64_t sys_send(struct proc *p, st
 
 /* CALL(slot, buf, len, pass_slot, reply_buf, reply_cap, info): a SEND with
  * a fresh reply link, then a wait for the answer over it alone. */
-static inline __attribute__((always_inline)) int64_t sys_call(struct proc *p, struct trapframe *tf, int metered)
+static inline __attribute__((always_inline)) int64_t sys_call(struct proc *p, struct trapframe *tf, int metered,
+                                                              struct meter_sending *sending)
 {
     struct outgoing o;
     int err = check_send(p, (int64_t)TF_A(tf, 0), TF_A(tf, 1), TF_A(tf, 2), (int64_t)TF_A(tf, 3), &o);
@@ -116,7 +129,7 @@ static inline __attribute__((always_inline)) int64_t sys_call(struct proc *p, st
     o.message.reply = &reply;
     p->wait_reply_id = reply.reply_id;
     p->state = PS_CALLING;
-    if ((err = metered ? probe_send(p, &o, 1) : msg_send(&o))) {
+    if ((err = metered ? probe_send(p, &o, 1, sending) : msg_send(&o))) {
         if (err == SEND_PENDING)
             return RESULT_PENDING;   /* net/remote.c uses up the link when the message leaves */
         make_runnable(p);
