@@ -123,11 +123,20 @@ struct meter_state {
     struct link link;          /* the meter link */
     uint8_t *batch;            /* a page: struct meter_batch, then records; 0 until needed */
 };
+/* A process's registers in the kernel; entry.S names the fields by their
+ * offsets (the assertions below keep them so). */
 struct trapframe {
     uint64_t regs[32];     /* x0..x31; regs[10] is a0 */
     uint64_t sepc;
+    uint64_t trap_instret; /* instret at the last trap, less the instructions before its read */
+    uint64_t kernel_sp;    /* the kernel stack's top, where a trap's kernel code runs */
 };
 #define TF_A(tf, n) ((tf)->regs[10 + (n)])
+_Static_assert(__builtin_offsetof(struct trapframe, sepc) == 256, "entry.S: sepc at 256");
+_Static_assert(__builtin_offsetof(struct trapframe, trap_instret) == 264, "entry.S: trap_instret at 264");
+_Static_assert(__builtin_offsetof(struct trapframe, kernel_sp) == 272, "entry.S: kernel_sp at 272");
+/* trap_vector reads instret after two instructions of its own (entry.S). */
+#define TRAP_INSTRUCTIONS_BEFORE_READ 2
 
 struct proc {
     struct trapframe tf;   /* user registers while in the kernel or not running */
@@ -161,6 +170,7 @@ struct proc {
     uint8_t  on_runq;
     uint64_t fp_regs[33];    /* f0..f31 and fcsr, saved lazily */
 };
+_Static_assert(__builtin_offsetof(struct proc, tf) == 0, "entry.S: a process's trap frame is the process");
 
 enum held_reason {
     HELD_STOPPED = 1,          /* by the process manager (KOP_STOP) */
@@ -308,6 +318,7 @@ void runq_remove(struct proc *p);
 void make_runnable(struct proc *p);
 uint32_t runnable_count(void);
 void schedule(void) __attribute__((noreturn));
+void resume_after_interrupt(struct proc *p) __attribute__((noreturn));
 void request_reschedule(void);
 /* CPU time is counted in instructions (instret). The process that is
  * current is charged every instruction from last_switch_instret on; at a
@@ -356,6 +367,14 @@ static inline __attribute__((always_inline)) void kernel_work_begin(void)
                      "sd %1, 0(%3)\n\t"
                      "li %0, 0"
                      : "+r"(meter_count), "=&r"(now), "=&r"(last), "=&r"(at) : : "memory");
+    in_kernel_work = 1;
+}
+
+/* A span that began at instret `at` (an interrupt's, at its trap), the
+ * meter's count 0. */
+static inline void kernel_work_begin_at(uint64_t at)
+{
+    kernel_work_uncharged = at - last_switch_instret;
     in_kernel_work = 1;
 }
 
@@ -467,5 +486,13 @@ void fp_forget(struct proc *p);
 
 /* entry.S */
 void user_return(struct trapframe *tf) __attribute__((noreturn));
+/* Back to user mode from an interrupt's kernel_work span (proc.c,
+ * resume_after_interrupt), ending the span on the way; instret_at_switch:
+ * where the process reads the instret its time counts from. */
+void interrupt_return(struct trapframe *tf, uint64_t *instret_at_switch) __attribute__((noreturn));
+/* The instructions of interrupt_return and user_return, which entry.S
+ * counts in the span (4 bytes each there: trap.c checks the count at boot). */
+#define INTERRUPT_RETURN_INSTRUCTIONS 49
+extern char user_return_end[], interrupt_return_end[], kernel_stack_top[];
 
 #endif

@@ -30,11 +30,13 @@ park:
     .align 4
 trap_vector:
     csrrw a0, sscratch, a0      # a0 = trap frame, sscratch = user's a0
+    sd    t0, 40(a0)
+    rdinstret t0                # the trap's instant, for an interrupt's kernel_work span (trap.c)
+    sd    t0, 264(a0)           # (TRAP_INSTRUCTIONS_BEFORE_READ in defs.h: the two above)
     sd    ra, 8(a0)
     sd    sp, 16(a0)
     sd    gp, 24(a0)
     sd    tp, 32(a0)
-    sd    t0, 40(a0)
     sd    t1, 48(a0)
     sd    t2, 56(a0)
     sd    s0, 64(a0)
@@ -68,15 +70,16 @@ trap_vector:
     csrr  t0, sstatus
     andi  t0, t0, 0x100         # SPP: did the trap come from S-mode?
     bnez  t0, 1f
-    la    sp, kernel_stack_top
+    ld    sp, 272(a0)           # the kernel stack's top
     li    tp, 0                 # the meter's count starts at 0 (probes.h)
-    j     trap_user             # never returns: it ends in user_return
+    j     trap_user             # trap_user(a0: the frame, which is the process); it never returns
 1:  la    sp, panic_stack_top   # a trap inside the kernel is a kernel bug
     call  trap_kernel           # never returns
 
-    # user_return(struct trapframe *frame): resume user mode from frame.
-    # The caller has set sstatus (SPP=0, SPIE=1, FS) and satp.
     .global user_return
+    .option push
+    .option norvc               # every instruction 4 bytes, and their addresses final:
+    .option norelax             # interrupt_return counts them
 user_return:
     csrw  sscratch, a0
     ld    t0, 256(a0)
@@ -113,6 +116,31 @@ user_return:
     ld    t6, 248(a0)
     ld    a0, 80(a0)
     sret
+    .global user_return_end
+user_return_end:
+
+    # interrupt_return(frame, &info->instret_at_switch): the end of an
+    # interrupt's kernel_work span (defs.h, kernel_work_end) and then
+    # user_return, every instruction from the read of instret to the sret
+    # counted as the kernel's, so that the process is charged from its
+    # next instruction on. sstatus is as the trap left it (SPP=0, SPIE=1,
+    # the process's FP state): the kernel changed nothing of it meanwhile.
+    .global interrupt_return
+interrupt_return:
+    rdinstret t0
+    lla   t1, kernel_work_uncharged
+    ld    t1, 0(t1)
+    sub   t0, t0, t1
+    addi  t0, t0, 49            # these 14, and user_return's 35 (INTERRUPT_RETURN_INSTRUCTIONS, checked at boot)
+    lla   t1, last_switch_instret
+    sd    t0, 0(t1)
+    sd    t0, 0(a1)
+    lla   t1, in_kernel_work
+    sw    zero, 0(t1)
+    j     user_return
+    .global interrupt_return_end
+interrupt_return_end:
+    .option pop
 
     # The stacks live outside .bss (kernel.ld), which main() clears while running on one.
     .section .stacks, "aw", @nobits

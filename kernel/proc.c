@@ -39,6 +39,11 @@ static uint64_t instret_at_boot, idle_instret, ended_proctime;
 void proc_init(void)
 {
     instret_at_boot = read_instret();
+    uint64_t counted = ((uint64_t)(user_return_end - (char *)user_return) +
+                        (uint64_t)(interrupt_return_end - (char *)interrupt_return)) / 4;
+    if (counted != INTERRUPT_RETURN_INSTRUCTIONS)   /* entry.S and defs.h disagree */
+        panic("entry.S: interrupt_return and user_return are %lu instructions, not INTERRUPT_RETURN_INSTRUCTIONS",
+              counted);
     kernel_proc->state = PS_KERNEL;
     kernel_proc->pid = PID_MAKE(this_machine, boot_epoch, 0, 0);
     strlcpy_k(kernel_proc->name, "kernel", sizeof kernel_proc->name);
@@ -123,6 +128,7 @@ struct proc *proc_create(const char *name, const struct image_source *image, con
     memset(p, 0, sizeof *p);
     p->generation = generation;
     p->pagetable = pagetable;
+    p->tf.kernel_sp = (uint64_t)kernel_stack_top;
     p->pid = PID_MAKE(this_machine, boot_epoch, p - procs, generation);
     strlcpy_k(p->name, name, sizeof p->name);
     p->state = PS_CREATED;
@@ -356,7 +362,7 @@ static void charge_current(void)
  * kernel_work_end, inline in defs.h): the instructions charged to it when
  * the span began, and whether one is under way. */
 __attribute__((used, externally_visible)) uint64_t kernel_work_uncharged;
-int in_kernel_work;
+__attribute__((used, externally_visible)) int in_kernel_work;
 
 /* The meter's count that is not yet taken out (defs.h, meter_count) is not
  * p's: this runs where the count is off. */
@@ -418,6 +424,19 @@ static void __attribute__((noinline)) idle(void)
     kernel_work_begin();      /* the interrupts' work, and the meter's pushes within it, once */
     poll_interrupts();
     kernel_work_end();
+}
+
+/* After an interrupt taken while p ran (trap.c, an interrupt's
+ * kernel_work span under way): back to p if it runs on, as schedule()
+ * would, the span ending on the way out (entry.S, interrupt_return), so
+ * that returning is the kernel's work too; else the span ends here and the
+ * scheduler picks. */
+void resume_after_interrupt(struct proc *p)
+{
+    if (p == current && p->state == PS_RUNNABLE && !p->held && (!need_reschedule || !runq_head))
+        interrupt_return(&p->tf, &p->info->instret_at_switch);
+    kernel_work_end();
+    schedule();
 }
 
 /* Pick what runs next and run it; idle with wfi while nothing can. */

@@ -9,22 +9,23 @@
 #include "defs.h"
 #include "probes.h"
 
-static void user_interrupt(void);
+static void user_interrupt(struct proc *p) __attribute__((noreturn));
 static void timer_interrupt(void);
 static void external_interrupt(void);
 static const char *cause_name(uint64_t cause);
 
-/* Every trap from user mode comes here (entry.S), on the kernel stack. It
- * never returns (so the compiler need not save registers for a return). */
-__attribute__((noreturn)) void trap_user(void)
+/* Every trap from user mode comes here (entry.S), on the kernel stack,
+ * with the trap frame of p, the current process (the frame is the
+ * process's first field). It never returns (so the compiler need not save
+ * registers for a return). */
+__attribute__((noreturn)) void trap_user(struct proc *p)
 {
-    struct proc *p = current;
     uint64_t cause = CSR_READ(scause);
     if (cause == SCAUSE_ECALL_U) {           /* the common case first */
         p->tf.sepc += 4;
         syscall_dispatch(p);
     } else if (cause & SCAUSE_INTERRUPT) {
-        user_interrupt();
+        user_interrupt(p);
     } else if (cause == SCAUSE_ILLEGAL_INSTR && (CSR_READ(sstatus) & SSTATUS_FS_MASK) == SSTATUS_FS_OFF) {
         fp_enable(p);
     } else {
@@ -36,14 +37,15 @@ __attribute__((noreturn)) void trap_user(void)
     schedule();
 }
 
-/* An interrupt taken in user mode: its work is the kernel's, not the
- * process's. Out of line, so that the kernel calls' path does not pay for
- * the registers it needs. */
-static __attribute__((noinline)) void user_interrupt(void)
+/* An interrupt taken while p ran in user mode: its work is the kernel's,
+ * not p's, from the trap (entry.S reads instret there) to p's return to
+ * user mode, or to the switch away from it. Out of line, so that the
+ * kernel calls' path does not pay for the registers it needs. */
+static __attribute__((noinline, noreturn)) void user_interrupt(struct proc *p)
 {
-    kernel_work_begin();
+    kernel_work_begin_at(p->tf.trap_instret - TRAP_INSTRUCTIONS_BEFORE_READ);
     poll_interrupts();
-    kernel_work_end();
+    resume_after_interrupt(p);
 }
 
 /* A trap while in the kernel: a kernel bug. Print it all and stop. */
