@@ -111,8 +111,8 @@ struct remote_wait {
  * lives here, outside the link table, where the process cannot name it. */
 struct meter_state {
     uint32_t flags;            /* selection flags, METER_FLAG(type); 0: not metered */
-    uint16_t count;            /* records in the batch being filled */
-    uint16_t used;             /* its bytes, struct meter_batch included */
+    uint32_t count;            /* records in the batch being filled */
+    uint32_t used;             /* its bytes, struct meter_batch included */
     uint8_t  lossy;            /* drop batches the filter cannot take (counted), rather than wait */
     uint8_t  reserved[3];
     uint32_t waiting;          /* batches of its in the meter outbox, not yet taken */

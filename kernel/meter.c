@@ -172,9 +172,9 @@ static void seal(struct proc *p, int final)
     else
         outbox_head = e;
     outbox_tail = e;
-    s->batch = 0;
+    s->batch = final ? 0 : batch_page();   /* the next records' (record_begin) */
     s->count = 0;
-    s->used = 0;
+    s->used = sizeof(struct meter_batch);
     s->lost = 0;
     s->waiting++;
     meter_work = 1;
@@ -191,20 +191,24 @@ static uint64_t meter_proctime(const struct proc *p)
     return p->proctime - last_switch_instret - meter_count;
 }
 
-static __attribute__((noinline)) int batch_begin(struct meter_state *s);
+static __attribute__((noinline)) void record_lost(struct meter_state *s);
 
 /* Room for a record of `type` with a body of body_size bytes in p's batch:
- * the header is filled in and the body's address returned (0 if there is
- * no memory for a batch: the record is counted lost). A batch always has
+ * the header is filled in and the body's address returned (0 if there was
+ * no memory for a batch: the record is counted lost). A metered process
+ * has a batch page from the start, and a fresh one each time one is sealed
+ * (seal), so a probe calls nothing before its record; a batch always has
  * room for the largest record: record_end seals it when it might not.
- * Inlined into each probe, its rare cases out of line. */
+ * Inlined into each probe. */
 static inline __attribute__((always_inline)) void *record_begin(struct proc *p, uint32_t type, uint32_t body_size,
                                                                 uint64_t time, uint64_t pc)
 {
     struct meter_state *s = &p->meter;
     uint32_t size = sizeof(struct meter_header) + body_size;
-    if (!s->batch && !batch_begin(s))
+    if (!s->batch) {
+        record_lost(s);
         return 0;
+    }
     if (s->count == 0) {
         s->oldest = machine_clock_ns();
         if (s->oldest + s->max_age_ns < age_deadline)
@@ -220,23 +224,20 @@ static inline __attribute__((always_inline)) void *record_begin(struct proc *p, 
     h->length = size;
     h->pid = p->pid;
     h->sequence = s->sequence++;
-    s->used = (uint16_t)(s->used + size);
+    s->used += size;
     s->count++;
     return h + 1;
 }
 
-/* A batch for s's next record: 1; or 0 if there is no memory for one (the
- * record is counted lost). */
-static int batch_begin(struct meter_state *s)
+/* There was no memory for a batch when the last was sealed: this record is
+ * lost, and counted; the next may find a page. */
+static void record_lost(struct meter_state *s)
 {
-    if (!(s->batch = batch_page())) {
-        s->sequence++;
-        s->lost++;
-        counters.no_room++;
-        return 0;
-    }
-    s->used = sizeof(struct meter_batch);
-    return 1;
+    s->sequence++;
+    s->lost++;
+    counters.no_room++;
+    if ((s->batch = batch_page()))
+        s->used = sizeof(struct meter_batch);
 }
 
 /* After a record: seal a batch that is full, or that the largest record
@@ -288,6 +289,22 @@ static uint64_t link_site(const struct proc *p, uint32_t how)
 
 /* ---- the probes ---- */
 
+/* RECEIVECALL: p enters RECEIVE, ARECEIVE or CALL's wait; the record, for
+ * CALL's sending to finish (meter_send_end). */
+static inline __attribute__((always_inline)) struct meter_RECEIVECALL *receivecall_record(struct proc *p,
+                                                                                          uint32_t channel,
+                                                                                          uint32_t kind,
+                                                                                          uint32_t empty)
+{
+    struct meter_RECEIVECALL *b =
+        record_begin(p, MT_RECEIVECALL, sizeof *b, machine_clock_ns(), call_site(p));
+    if (b) {
+        *b = (struct meter_RECEIVECALL){ .channel = channel, .kind = kind, .empty = empty };
+        record_end(p);
+    }
+    return b;
+}
+
 /* SEND, or CALL's send half, is about to go: the message gets its id; the
  * SEND record (and CALL's RECEIVECALL) are written now, so that they come
  * before any record of the message's receipt, and finished by
@@ -313,7 +330,7 @@ void meter_send_begin(struct proc *p, struct outgoing *o, int call, struct meter
         };
         record_end(p);
     }
-    s->receivecall = call && METERED(p, MT_RECEIVECALL) ? meter_receivecall(p, DM_REPLY_CHANNEL, 2, 0) : 0;
+    s->receivecall = call && METERED(p, MT_RECEIVECALL) ? receivecall_record(p, DM_REPLY_CHANNEL, 2, 0) : 0;
 }
 
 /* The kernel call ended with `result`: a failure to send is marked in the
@@ -336,15 +353,9 @@ void meter_send_end(struct proc *p, const struct meter_sending *s, int64_t resul
     }
 }
 
-struct meter_RECEIVECALL *meter_receivecall(struct proc *p, uint32_t channel, uint32_t kind, uint32_t empty)
+void meter_receivecall(struct proc *p, uint32_t channel, uint32_t kind, uint32_t empty)
 {
-    struct meter_RECEIVECALL *b =
-        record_begin(p, MT_RECEIVECALL, sizeof *b, machine_clock_ns(), call_site(p));
-    if (b) {
-        *b = (struct meter_RECEIVECALL){ .channel = channel, .kind = kind, .empty = empty };
-        record_end(p);
-    }
-    return b;
+    receivecall_record(p, channel, kind, empty);
 }
 
 /* Message m is handed to r; its links went to these slots (or -1). */
@@ -502,6 +513,8 @@ static int64_t install(struct proc *p, uint64_t flags, uint64_t options, dm_pid 
         link_clear(meter_link);
     }
     if (first) {
+        if (!p->meter.batch && (p->meter.batch = batch_page()))   /* its first records' (record_begin) */
+            p->meter.used = sizeof(struct meter_batch);
         metered_count++;
         p->meter.sequence = 0;          /* a new stream: its last one ended with a final batch */
         if (METERED(p, MT_CREATEPROCESS))

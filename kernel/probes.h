@@ -119,7 +119,7 @@ struct meter_sending {
 };
 void meter_send_begin(struct proc *p, struct outgoing *o, int call, struct meter_sending *s);
 void meter_send_end(struct proc *p, const struct meter_sending *s, int64_t result);
-struct meter_RECEIVECALL *meter_receivecall(struct proc *p, uint32_t channel, uint32_t kind, uint32_t empty);
+void meter_receivecall(struct proc *p, uint32_t channel, uint32_t kind, uint32_t empty);
 void meter_receive(struct proc *r, const struct message *m, int32_t link_slot, int32_t reply_slot);
 void meter_queued(struct proc *r, struct message *m, uint32_t queue_length);
 void meter_link_created(struct proc *p, int slot, const struct link *l, uint32_t how);

@@ -336,7 +336,7 @@ void make_runnable(struct proc *p)
 }
 
 /* Processes that could run now: the load average of the meter's records. */
-uint32_t runnable_count(void)
+__attribute__((always_inline)) inline uint32_t runnable_count(void)
 {
     uint32_t n = current && current->state == PS_RUNNABLE && !current->held;
     for (struct proc *p = runq_head; p; p = p->run_next)
