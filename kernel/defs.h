@@ -354,7 +354,10 @@ extern struct dm_info unread_info;   /* proc.c: the info page of a process that 
 register uint64_t meter_count asm("tp");
 
 /* The span's first instruction reads instret, and its last writes the
- * process's info page: it counts every instruction of its own. */
+ * process's info page: it counts every instruction of its own. Each forms
+ * its addresses after its read, so that the compiler has none of its work
+ * to move outside the span (where a metered process's probe would count
+ * it instead). */
 static inline __attribute__((always_inline)) void kernel_work_begin(void)
 {
     uint64_t now, last, at;
@@ -365,9 +368,11 @@ static inline __attribute__((always_inline)) void kernel_work_begin(void)
                      "sub %1, %1, %0\n\t"   /* the current process's so far */
                      "lla %3, kernel_work_uncharged\n\t"
                      "sd %1, 0(%3)\n\t"
-                     "li %0, 0"
+                     "li %0, 0\n\t"
+                     "lla %3, in_kernel_work\n\t"
+                     "li %2, 1\n\t"
+                     "sw %2, 0(%3)"
                      : "+r"(meter_count), "=&r"(now), "=&r"(last), "=&r"(at) : : "memory");
-    in_kernel_work = 1;
 }
 
 /* A span that began at instret `at` (an interrupt's, at its trap), the
@@ -380,19 +385,25 @@ static inline void kernel_work_begin_at(uint64_t at)
 
 static inline __attribute__((always_inline)) void kernel_work_end(void)
 {
-    struct dm_info *info = current ? current->info : &unread_info;   /* what the process reads of its own time */
-    uint64_t *uncharged = &kernel_work_uncharged;
-    in_kernel_work = 0;
-    uint64_t now, last;
+    uint64_t now, t;
     __asm__ volatile("rdinstret %1\n\t"
-                     "ld %2, 0(%4)\n\t"
+                     "lla %2, kernel_work_uncharged\n\t"
+                     "ld %2, 0(%2)\n\t"
                      "sub %1, %1, %2\n\t"
-                     "addi %1, %1, 7\n\t"   /* these seven */
-                     "sd %1, 0(%3)\n\t"
+                     "addi %1, %1, 19\n\t"  /* these nineteen, with a process current */
+                     "lla %2, last_switch_instret\n\t"
+                     "sd %1, 0(%2)\n\t"
                      "li %0, 0\n\t"
-                     "sd %1, %6(%5)"
-                     : "+r"(meter_count), "=&r"(now), "=&r"(last)
-                     : "r"(&last_switch_instret), "r"(uncharged), "r"(info),
+                     "lla %2, in_kernel_work\n\t"
+                     "sw zero, 0(%2)\n\t"
+                     "lla %2, current\n\t"
+                     "ld %2, 0(%2)\n\t"
+                     "beqz %2, 1f\n\t"
+                     "ld %2, %3(%2)\n\t"
+                     "sd %1, %4(%2)\n"       /* what the process reads of its own time */
+                     "1:"
+                     : "+r"(meter_count), "=&r"(now), "=&r"(t)
+                     : "i"(__builtin_offsetof(struct proc, info)),
                        "i"(__builtin_offsetof(struct dm_info, instret_at_switch))
                      : "memory");
 }

@@ -145,7 +145,7 @@ void meter_print_counters(void);
 
 /* CREATELINK, DUPLICATELINK, and a link arriving in a table (`how`:
  * ML_* of meter/record.h); slot < 0 means no link was made. */
-static inline void probe_link_created(struct proc *p, int slot, const struct link *l, uint32_t how)
+static inline __attribute__((always_inline)) void probe_link_created(struct proc *p, int slot, const struct link *l, uint32_t how)
 {
     if (METERED(p, MT_CREATELINK) && slot >= 0) {
         meter_count_on();
@@ -155,7 +155,7 @@ static inline void probe_link_created(struct proc *p, int slot, const struct lin
 }
 
 /* DESTROYLINK, and a link leaving a table (passed, used up, its process ending). */
-static inline void probe_link_destroyed(struct proc *p, int slot, dm_pid to, uint32_t how)
+static inline __attribute__((always_inline)) void probe_link_destroyed(struct proc *p, int slot, dm_pid to, uint32_t how)
 {
     if (METERED(p, MT_DESTROYLINK)) {
         meter_count_on();
@@ -188,7 +188,7 @@ static inline __attribute__((always_inline)) void probe_receivecall(struct proc 
 }
 
 /* A message entered r's queue (r was not waiting for it). */
-static inline void probe_queued(struct proc *r, struct message *m)
+static inline __attribute__((always_inline)) void probe_queued(struct proc *r, struct message *m)
 {
     if (METERED(r, MT_MESSAGEQUEUED)) {
         meter_count_on();
@@ -199,7 +199,7 @@ static inline void probe_queued(struct proc *r, struct message *m)
 
 /* A message was handed to a metered r: RECEIVE, then the links it brought
  * (within msg.c's hand_over_metered, whose count this switches on). */
-static inline void probe_handed_over(struct proc *r, const struct message *m, int32_t link, int32_t reply)
+static inline __attribute__((always_inline)) void probe_handed_over(struct proc *r, const struct message *m, int32_t link, int32_t reply)
 {
     meter_count_on();
     if (METERED(r, MT_RECEIVE))
@@ -213,7 +213,7 @@ static inline void probe_handed_over(struct proc *r, const struct message *m, in
     meter_count_off();
 }
 
-static inline void probe_movedata(struct proc *p, const struct move *m, int64_t to_link, int64_t from_link)
+static inline __attribute__((always_inline)) void probe_movedata(struct proc *p, const struct move *m, int64_t to_link, int64_t from_link)
 {
     if (METERED(p, MT_MOVEDATA)) {
         meter_count_on();
@@ -223,7 +223,7 @@ static inline void probe_movedata(struct proc *p, const struct move *m, int64_t 
 }
 
 /* STARTPROCESS (a = 1 if resumed) and STOPPROCESS (a = who asked). */
-static inline void probe_process_event(struct proc *p, uint32_t type, uint64_t a)
+static inline __attribute__((always_inline)) void probe_process_event(struct proc *p, uint32_t type, uint64_t a)
 {
     if (METERED(p, type)) {
         meter_count_on();
@@ -234,7 +234,7 @@ static inline void probe_process_event(struct proc *p, uint32_t type, uint64_t a
 
 /* A process took a message from its queue: if batches wait for a filter
  * on this machine to make room, this may have made it. */
-static inline void probe_message_taken(void)
+static inline __attribute__((always_inline)) void probe_message_taken(void)
 {
     if (METER_PROBES && meter_waiting_room)
         meter_push_for_room();

@@ -14,7 +14,7 @@
 #include "probes.h"
 
 struct proc procs[NPROC];
-struct proc *current;
+__attribute__((used, externally_visible)) struct proc *current;   /* named in assembly (defs.h) */
 struct proc *const kernel_proc = &procs[0];
 uint32_t this_machine, node_count = 1, boot_epoch;
 

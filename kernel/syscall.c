@@ -59,8 +59,9 @@ static inline __attribute__((always_inline)) int64_t dispatch(struct proc *p, st
  * (syscall_dispatch switches the count on), the probes, the end of a SEND's
  * or CALL's records, the safe point, and its end, where the count is taken
  * out of p's PROCTIME. */
-static OUT_OF_LINE __attribute__((noreturn)) void dispatch_metered(struct proc *p, struct trapframe *tf)
+static OUT_OF_LINE __attribute__((noreturn)) void dispatch_metered(struct proc *p)
 {
+    struct trapframe *tf = &p->tf;
     struct meter_sending sending;
     sending.begun = 0;
     meter_count_off();
@@ -88,7 +89,7 @@ void syscall_dispatch(struct proc *p)
     struct trapframe *tf = &p->tf;
     if (METER_ANY(p)) {
         meter_count_on();
-        dispatch_metered(p, tf);
+        dispatch_metered(p);
     }
     int64_t result = dispatch(p, tf, 0, 0);
     if (result != RESULT_PENDING)

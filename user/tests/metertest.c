@@ -21,7 +21,14 @@
  *                           -n it is not)
  *     metertest age         a batch goes when its first record is 50 ms old,
  *                           while its process still runs
- * Internal (the children): metertest child | flooder N | server NAME | spawn
+ *     metertest proctime    a client making a fixed mix of kernel calls (SEND
+ *                           to itself and RECEIVE, CALL, links made, copied and
+ *                           destroyed, MOVEDATA) and its server, unmetered and
+ *                           then metered: each one's PROCTIME is the same within
+ *                           0.5 % (the meter's work is the kernel's), and so is
+ *                           the client's in its records
+ * Internal (the children): metertest child | flooder N | server NAME | spawn |
+ *                          worker NAME ROUNDS | echo NAME
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +104,52 @@ static int server(const char *name)
     }
 }
 
+/* `rounds` rounds of a fixed mix of kernel calls, one with the server
+ * `name` (echo); the exit status is this process's PROCTIME over them. */
+static int worker(const char *name, long rounds)
+{
+    static char buf[64];
+    struct dm_msg_info info;
+    long server = sb_lookup_wait(name, 5000000000ull);
+    long self = dm_createlink(3, 0, 0, 0, 0);
+    long a = dm_createlink(4, 0, LINK_READ | LINK_WRITE, area, sizeof area);
+    if (server < 0 || self < 0 || a < 0)
+        return 1;
+    uint64_t start = dm_proctime();
+    for (long i = 0; i < rounds; i++) {
+        dm_send(self, buf, 16, DM_NO_LINK);                    /* SEND, MESSAGEQUEUED */
+        dm_receive(&info, buf, sizeof buf, DM_ANY_CHANNEL);    /* RECEIVECALL, RECEIVE */
+        dm_call(server, "x", 1, DM_NO_LINK, buf, sizeof buf, &info);   /* SEND, RECEIVECALL, RECEIVE */
+        long l = dm_createlink(6, 0, 0, 0, 0);                 /* CREATELINK */
+        long d = dm_duplicatelink(l);                          /* CREATELINK */
+        dm_destroylink(d);                                     /* DESTROYLINK */
+        dm_destroylink(l);                                     /* DESTROYLINK */
+        dm_movedata(a, 8, DM_SELF, (uint64_t)(uintptr_t)buf, 16);   /* MOVEDATA */
+    }
+    uint64_t spent = dm_proctime() - start;
+    dm_send(server, "stop", 4, DM_NO_LINK);
+    return (int)spent;
+}
+
+/* Serve under `name`: answer each CALL with 8 bytes; at "stop", end with
+ * this process's PROCTIME from its first request on as the exit status. */
+static int echo(const char *name)
+{
+    static char buf[64];
+    long l = dm_createlink(5, 0, 0, 0, 0);
+    if (l < 0 || sb_register(name, l) < 0)
+        return 1;
+    struct dm_msg_info info;
+    long n = dm_receive(&info, buf, sizeof buf, DM_ANY_CHANNEL);
+    uint64_t start = dm_proctime();
+    while (n >= 0 && !(n == 4 && memcmp(buf, "stop", 4) == 0)) {
+        if (info.reply >= 0)
+            dm_send(info.reply, buf, 8, DM_NO_LINK);
+        n = dm_receive(&info, buf, sizeof buf, DM_ANY_CHANNEL);
+    }
+    return (int)(dm_proctime() - start);
+}
+
 /* Run `metertest flooder 10` and wait for it. */
 static int spawn(void)
 {
@@ -118,6 +171,7 @@ struct stream {
     int      final;
     uint64_t count[METER_NTYPES];
     uint64_t last_send_id, id_mismatches;   /* flood: SEND, MESSAGEQUEUED, RECEIVE of one message */
+    uint64_t first_queued_proctime, last_movedata_proctime;   /* proctime: the worker's rounds */
 };
 #define NSTREAMS 8
 static struct stream streams[NSTREAMS];
@@ -149,6 +203,10 @@ static void account(struct stream *st, const struct meter_header *h)
     st->received++;
     if (h->traceType < METER_NTYPES)
         st->count[h->traceType]++;
+    if (h->traceType == MT_MESSAGEQUEUED && st->count[MT_MESSAGEQUEUED] == 1)
+        st->first_queued_proctime = h->procTime;
+    if (h->traceType == MT_MOVEDATA)
+        st->last_movedata_proctime = h->procTime;
     const uint64_t *id = (const uint64_t *)(h + 1) + 1;   /* messageId: the second field of these bodies */
     if (h->traceType == MT_SEND)
         st->last_send_id = *id;
@@ -534,6 +592,57 @@ static int inherit_test(int no_children)
     return 0;
 }
 
+/* The echo server and a worker of `rounds` rounds with it, metered into us
+ * with every event or not; their PROCTIME over the rounds (exit status). */
+static int proctime_run(int metered, const char *rounds, int64_t *server_time, int64_t *worker_time)
+{
+    char sname[48];
+    snprintf(sname, sizeof sname, "%s.echo%d", name, metered);
+    char *server_argv[] = { "metertest", "echo", sname, 0 };
+    char *worker_argv[] = { "metertest", "worker", sname, (char *)rounds, 0 };
+    long server = metered ? run_metered(METER_ALL_FLAGS, 0, 0, -1, 3, server_argv)
+                          : pm_run_on(-1, "metertest", 3, server_argv, 0);
+    long worker = server < 0 ? server
+                  : metered ? run_metered(METER_ALL_FLAGS, 0, 0, -1, 4, worker_argv)
+                            : pm_run_on(-1, "metertest", 4, worker_argv, 0);
+    if (worker < 0)
+        return 2;
+    if (metered) {
+        take_until_final((dm_pid)worker);
+        take_until_final((dm_pid)server);
+    }
+    if (pm_wait((dm_pid)worker, worker_time) < 0 || pm_wait((dm_pid)server, server_time) < 0)
+        return 2;
+    return 0;
+}
+
+/* Metering does not change a process's PROCTIME: the worker's and its
+ * server's are the same metered and unmetered, within 0.5 %; and so is the
+ * worker's PROCTIME in its records, from its first round's MESSAGEQUEUED
+ * to its last round's MOVEDATA (all but a kernel call of the rounds). */
+static int proctime_test(void)
+{
+    int64_t server[2], worker[2];
+    if (proctime_run(0, "2000", &server[0], &worker[0]) || proctime_run(1, "2000", &server[1], &worker[1]))
+        return 2;
+
+    dm_check(bad_batches == 0 && nstreams == 2 && streams[0].gaps == 0 && streams[1].gaps == 0 &&
+                 streams[0].received + streams[1].received > 2000 * 15,
+             "proctime.metered.records", "%d streams, %lu and %lu records", nstreams,
+             (unsigned long)streams[0].received, (unsigned long)streams[1].received);
+    dm_check(worker[0] > 1000000 && 200 * labs(worker[1] - worker[0]) <= worker[0], "proctime.worker.same",
+             "%ld metered against %ld unmetered", (long)worker[1], (long)worker[0]);
+    dm_check(server[0] > 1000000 && 200 * labs(server[1] - server[0]) <= server[0], "proctime.server.same",
+             "%ld metered against %ld unmetered", (long)server[1], (long)server[0]);
+    const struct stream *w = streams[0].count[MT_MOVEDATA] ? &streams[0] : &streams[1];
+    int64_t in_records = (int64_t)(w->last_movedata_proctime - w->first_queued_proctime);
+    printf("metertest: proctime: worker %ld unmetered, %ld metered, %ld in its records; server %ld, %ld\n",
+           (long)worker[0], (long)worker[1], (long)in_records, (long)server[0], (long)server[1]);
+    dm_check(200 * labs(in_records - worker[0]) <= worker[0], "proctime.records.same",
+             "%ld in the records against %ld unmetered", (long)in_records, (long)worker[0]);
+    return 0;
+}
+
 /* A batch goes when its first record is 50 ms old, its process running on. */
 static int age_test(void)
 {
@@ -567,6 +676,10 @@ int main(int argc, char **argv)
         return server(argv[2]);
     if (strcmp(mode, "spawn") == 0)
         return spawn();
+    if (strcmp(mode, "worker") == 0 && argc == 4)
+        return worker(argv[2], atol(argv[3]));
+    if (strcmp(mode, "echo") == 0 && argc == 3)
+        return echo(argv[2]);
     if (setup() < 0)
         return 2;
     int err;
@@ -585,6 +698,8 @@ int main(int argc, char **argv)
         err = inherit_test(argc >= 3 && strcmp(argv[2], "-n") == 0);
     } else if (strcmp(mode, "age") == 0) {
         err = age_test();
+    } else if (strcmp(mode, "proctime") == 0) {
+        err = proctime_test();
     } else {
         err = basic(mode[0] == '@' ? atoi(mode + 1) : -1);
     }
