@@ -1,6 +1,8 @@
 """The benchmark programs run and print every figure they promise, with
 plausible values: fsbench on a small file (256 KiB) on a fresh image, whose
-written file the host then checks byte for byte."""
+written file the host then checks byte for byte; callbench, whose client's
+and server's PROCTIME (what scripts/bench.py compares metered and
+unmetered) add up to the round trip."""
 import os
 import re
 import shutil
@@ -37,6 +39,11 @@ def test_fsbench_prints_every_figure_and_writes_the_file():
     assert all(value > 0 for value, _ in figures.values()), out
     # The disk interface alone must cost less per byte than the three processes over it.
     assert figures["di_seq_read_instr_per_byte"][0] < figures["fs_seq_read_instr_per_byte"][0], out
+    # Each span: the PROCTIME of the file system's processes and fsbench's, within its instructions.
+    spans = re.findall(r"^fsbench: [^:]*: (\d+) instructions;.*\nfsbench: [^:]*: PROCTIME: file system (\d+), "
+                       r"fsbench (\d+)$", out, re.M)
+    assert len(spans) == 3, out
+    assert all(0 < int(fs) + int(me) < int(all_) for all_, fs, me in spans), spans
     want = fnv1a(fsbench_pattern(size))
     assert "written %s, read %s, disk %s" % (want, want, want) in out, out
     # The cache (64 blocks) is no larger than the file: every block read is a miss.
@@ -44,6 +51,23 @@ def test_fsbench_prints_every_figure_and_writes_the_file():
     assert subprocess.run([DMFS, "check", image], stdout=subprocess.DEVNULL).returncode == 0
     got = subprocess.run([DMFS, "get", image, "/fsbench"], check=True, stdout=subprocess.PIPE).stdout
     assert got == fsbench_pattern(size)
+
+
+def test_callbench_prints_the_round_trip_and_its_proctime():
+    """callbench's figures, and the client's and server's PROCTIME per
+    round trip: together every instruction of an 8-byte round trip but a
+    few (the kernel's share of a switch, the scheduler's, is theirs too)."""
+    with Node() as n:
+        out = n.command("run callbench 2000", timeout=60)
+        assert n.halt() == 0
+    figures = dict(re.findall(r"^BENCH (call_rtt_\w+) (\d+) (?:instructions|ns)$", out, re.M))
+    assert set(figures) == {"call_rtt_8_instr", "call_rtt_8_ns", "call_rtt_1000_instr", "call_rtt_1000_ns"}, out
+    for size in (8, 1000):
+        m = re.search(r"^callbench: %d bytes: PROCTIME a round trip: client (\d+\.\d\d), server (\d+\.\d\d)$"
+                      % size, out, re.M)
+        assert m, out
+        both, rtt = float(m.group(1)) + float(m.group(2)), int(figures["call_rtt_%d_instr" % size])
+        assert float(m.group(1)) > 0 and float(m.group(2)) > 0 and abs(both - rtt) <= rtt / 50, (m.group(0), rtt)
 
 
 def test_fsbench_refuses_a_size_that_is_not_whole_blocks():

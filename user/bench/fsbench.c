@@ -27,8 +27,8 @@
  * virtual clock, which also runs, at real-time speed, while the machine
  * waits idle (wfi) for QEMU to finish a disk request, so it counted 2x more
  * on one run than on the next. The kernel charges that wait to no one
- * (kernel/proc.c, idle), so the sum is every instruction executed but a few
- * per wake-up, and it repeats exactly. Each span's line `PROCTIME: file
+ * (kernel/proc.c, idle), so the sum is every instruction executed but the
+ * idle waits, and it repeats exactly. Each span's line `PROCTIME: file
  * system N, fsbench M` gives the four file-system processes' part of it and
  * this program's, which scripts/bench.py compares metered and unmetered.
  *
