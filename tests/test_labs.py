@@ -16,6 +16,7 @@ The copy is made with `cp -a` (build/ too, its times kept, so that `make`
 there builds only what the patch changes and the system disk),
 without .git, in a fresh temporary directory.
 """
+import csv
 import os
 import re
 import shutil
@@ -136,3 +137,57 @@ def test_an_unknown_lab_is_refused():
     labs = sorted(e for e in os.listdir(os.path.join(ROOT, "labs")) if os.path.exists(os.path.join(ROOT, "labs", e, "grade.py")))
     assert "links" in labs
     assert run.returncode == 2 and "grade: no lab called nosuch (labs: %s)" % " ".join(labs) in run.stderr, run
+
+
+# The staff's tools (scripts/course.py, docs/teaching.md).
+
+def test_a_course_publishes_the_labs_without_their_solutions():
+    tmp = tempfile.mkdtemp(prefix="dm-course-")
+    live.append(tmp)
+    target = os.path.join(tmp, "students")
+    run = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "course.py"), "publish", target],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and re.search(r"^course: %s: the students' copy, \d+ files, without "
+                                             r"docs/labs/solutions/ \(one commit\)$" % re.escape(target),
+                                             run.stdout, re.M), run
+    assert not os.path.exists(os.path.join(target, "docs", "labs", "solutions"))
+    for lab in os.listdir(os.path.join(ROOT, "labs")):
+        assert os.path.exists(os.path.join(target, "labs", lab, "grade.py")), lab
+    assert os.path.exists(os.path.join(target, "Makefile")) and not os.path.exists(os.path.join(target, "build"))
+    log = subprocess.run(["git", "log", "--oneline"], cwd=target, capture_output=True, text=True).stdout
+    assert log.count("\n") == 1 and "The course's starting point" in log, log
+    again = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "course.py"), "publish", target],
+                           capture_output=True, text=True, timeout=60)
+    assert again.returncode == 2 and "is not an empty directory" in again.stderr, again
+
+
+def test_a_course_grades_many_submissions():
+    """Two submissions of the links lab, the starting point and the solution:
+    a line and a CSV row each, with the score and the tests failed."""
+    submissions = [copy_of_repository()]
+    patch = os.path.join(ROOT, "docs", "labs", "solutions", "links.patch")
+    if os.path.exists(patch):
+        submissions.append(copy_of_repository())
+        subprocess.run(["git", "apply", patch], cwd=submissions[1], check=True)
+    names = []
+    for i, tree in enumerate(submissions):       # named as a course names them: by student
+        names.append(("alice", "bob")[i])
+        os.rename(tree, os.path.join(os.path.dirname(tree), names[-1]))
+        submissions[i] = os.path.join(os.path.dirname(tree), names[-1])
+    table = os.path.join(os.path.dirname(submissions[0]), "grades.csv")
+    run = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "course.py"), "grade", "--lab", "links",
+                          "--csv", table, *submissions], capture_output=True, text=True, timeout=1200,
+                         env=user_environment())
+    out = run.stdout + run.stderr
+    assert run.returncode == 1, out
+    assert re.search(r"^alice +links +\d+/60 +failed: links: the client finds the server; ", out, re.M), out
+    with open(table) as f:
+        rows = {row["submission"]: row for row in csv.DictReader(f)}
+    assert rows["alice"]["status"] == "graded" and int(rows["alice"]["score"]) < POINTS, rows
+    assert "links: the client finds the server" in rows["alice"]["failed"], rows
+    with open(os.path.join(submissions[0], "grade.out")) as f:
+        assert "Score: " in f.read()
+    if len(submissions) > 1:
+        assert re.search(r"^bob +links +60/60 ", out, re.M), out
+        assert (rows["bob"]["score"], rows["bob"]["possible"], rows["bob"]["failed"]) == ("60", "60", ""), rows
+        assert "course: 1 of 2 with full marks" in out, out
