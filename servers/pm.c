@@ -1007,14 +1007,16 @@ static void list_peers(const struct dm_msg_info *info, const struct sv_request *
     answer_entries(answer, status, value, peers, sizeof(struct dm_kpeer));
 }
 
-/* PM_HALT: write back the file system and the metering, power every
- * machine off with status arg0. Answered only if the kernel refuses. */
+/* PM_HALT: write back the metering, then the file system, and power
+ * every machine off with status arg0. The metering first: a filter may
+ * write its log into a file, which the file system's final sync must
+ * find written. Answered only if the kernel refuses. */
 static void halt_system(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
                         struct server_answer *answer)
 {
     (void)info, (void)len;
-    flush_file_system();
     flush_metering();
+    flush_file_system();
     halt_other_machines((int)q->arg[0]);
     kernel_request_about(KOP_HALT, 0, q->arg[0], 0, 0, DM_NO_LINK, 0, 0, 0);
     answer->status = E_STATE;
