@@ -74,6 +74,7 @@ static uint64_t end_counter;
 static long switchboard_slot = -1, console_slot = -1;
 static long control[PM_MAX_MACHINES];   /* process-control link to each machine's kernel, or -1 */
 static long buffer_manager = -1;        /* our own link to the file system's buffer manager, for halt */
+static long request_interpreter = -1;   /* the request interpreter's halt link (PM_SERVE "fs") */
 static long notice_link = -1;           /* our notice channel, copied to every kernel */
 static uint8_t buffer[DM_MSG_MAX];
 
@@ -641,15 +642,23 @@ static void halt_other_machines(int code)
             dm_send(control[m], &q, sizeof q, DM_NO_LINK);
 }
 
-/* Before power-off: the buffer manager writes its changed blocks back,
- * over the process manager's own link to it (the switchboard is not
- * needed). What could not be written back is said on the console. */
+/* Before power-off: the file system's final sync, over the request
+ * interpreter's halt link: between two of its operations, every changed
+ * block is written back and the disk marked CLEAN, and no later change is
+ * taken (a program still writing is refused). Without a request
+ * interpreter, the buffer manager syncs alone, over the process manager's
+ * own link to it (the switchboard is not needed). What could not be
+ * written back is said on the console. */
 static void flush_file_system(void)
 {
     if (buffer_manager < 0)
         return;        /* no file system was started */
-    struct sv_call sync = { .op = BM_SYNC, .arg = { 1 }, .pass = DM_NO_LINK };   /* final: marks it CLEAN */
-    long err = sv_call(buffer_manager, &sync);
+    struct sv_call sync = { .op = FS_SYNC, .pass = DM_NO_LINK };
+    long err = request_interpreter >= 0 ? sv_call(request_interpreter, &sync) : E_DEAD;
+    if (err == E_DEAD || err == E_NODE || err == E_FSDOWN) {
+        sync = (struct sv_call){ .op = BM_SYNC, .arg = { 1 }, .pass = DM_NO_LINK };   /* final: marks it CLEAN */
+        err = sv_call(buffer_manager, &sync);
+    }
     if (err == E_DEAD || err == E_NODE)
         printf("pm: halt: the file system's changes since its last sync could not be written back: "
                "its buffer manager (bm) is gone: %s\n", dm_error_text(err));
@@ -1036,14 +1045,20 @@ static void lend_live(const struct dm_msg_info *info, const struct sv_request *q
 }
 
 /* PM_SERVE: the switchboard or the console server (the data: its name)
- * gives its link, once; it is kept for every process created after. */
+ * gives its link, once; it is kept for every process created after. The
+ * request interpreter started at boot gives its halt link ("fs"), once. */
 static void take_server_link(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
                              struct server_answer *answer)
 {
     const char *name = (const char *)(q + 1);
     uint32_t name_len = len - sizeof *q;
+    const struct record *from = find_record(info->code);
     if (info->link < 0 || strnlen(name, name_len) == name_len) {
         answer->status = E_INVAL;
+    } else if (strcmp(name, "fs") == 0 && request_interpreter < 0 && from && from->system &&
+               strcmp(from->name, "ri") == 0) {
+        request_interpreter = info->link;
+        answer->link_kept = 1;
     } else if (strcmp(name, "switchboard") == 0 && switchboard_slot < 0) {
         switchboard_slot = info->link;
         answer->link_kept = 1;

@@ -49,7 +49,9 @@ enum pm_op {
     PM_SBRK,      /* arg0 = increment; value = the old break */
     PM_HALT,      /* arg0 = exit code: power every machine off */
     PM_SERVE,     /* data = "switchboard" or "console"; the passed link is how
-                     every new process will reach that server (boot only) */
+                     every new process will reach that server (boot only); or
+                     data = "fs" from the request interpreter started at boot:
+                     the passed link is its halt link, for the final sync */
     PM_READY,     /* a system server started at boot is serving (the process
                      manager starts the next one, and the shell last, only then) */
     PM_NETSTAT,   /* arg0 = machine: what its kernel knows of the others; data =
