@@ -8,7 +8,8 @@ halt and, once ping is metered into another filter, in that filter's
 count and in its log as `dpm stats` reads it); `filter stop` ends the
 system metering and the process metering into the filter; a filter killed
 by pid gives its name up, and `meter` into it is refused; a second filter
-of a name that runs is refused."""
+of a name that runs is refused; a machine booted again lends its trace
+disk to a new filter."""
 import os
 import re
 import shutil
@@ -163,5 +164,27 @@ def test_a_second_filter_of_a_name_that_runs_is_refused():
     assert stats.startswith("filter t: 0 batches"), stats
     # Machine 1's trace disk was never taken: a filter of another name starts there.
     started(node.command("filter start @1 v - -"), "filter v")
+    node.type("halt\n")
+    node.expect(r"machine 0: halted\n", timeout=60)
+
+
+def test_a_machine_booted_again_lends_its_trace_disk_again():
+    """A filter on machine 1, whose machine is killed and booted again: a new
+    filter starts on machine 1's trace disk, with the new boot's device, and
+    its log holds what it was sent."""
+    c, node = boot("again")
+    started(node.command("filter start @1 v - -"), "filter v")
+    c.kill(1)
+    c.restart(1)
+    c.wait_joined()
+    out = node.command("filter start @1 t - -")
+    started(out, "filter t")
+    assert "filter t: logging to trace disk" in out, out
+    assert "hello from process 1." in node.command("meter -F t run @1 hello")
+    assert "filter t: stopped:" in node.command("filter stop t", timeout=60)
+    log = os.path.join(workdir, "again.log")
+    out = subprocess.run([DMTRACE, "extract", os.path.join(workdir, "again", "trace1.img"), log],
+                         capture_output=True, text=True)
+    assert out.returncode == 0 and re.search(r": \d+ blocks, [1-9]\d* records, 0 lost", out.stdout), out
     node.type("halt\n")
     node.expect(r"machine 0: halted\n", timeout=60)
