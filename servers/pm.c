@@ -521,7 +521,9 @@ static long device_link_on(uint32_t machine, int64_t arg0, int64_t arg1)
 
 /* A copy of a free trace disk's device link on `machine` for a filter
  * about to start there (*index: its entry): DM_NO_LINK if the machine has
- * none, E_STATE if each is lent to a filter that still runs. */
+ * none, E_STATE if each is lent to a filter that still runs. An entry
+ * whose link is -1 is the disk of a machine that booted again
+ * (machine_up): its device link is asked of the new boot's kernel. */
 static long lend_trace_disk(uint32_t machine, int *index)
 {
     *index = -1;
@@ -541,6 +543,12 @@ static long lend_trace_disk(uint32_t machine, int *index)
         const struct record *r = trace_disks[i].filter ? find_record(trace_disks[i].filter) : 0;
         if (trace_disks[i].filter && r && !r->ended)
             continue;
+        if (trace_disks[i].link < 0) {
+            long link = device_link_on(machine, REMOTE_TRACE_DISK, 0);
+            if (link < 0)
+                return link;
+            trace_disks[i].link = link;
+        }
         *index = i;
         return dm_duplicatelink(trace_disks[i].link);
     }
@@ -611,6 +619,13 @@ static void machine_up(uint32_t machine, long link)
     if (live_channels[machine].link >= 0)      /* a device link of its former boot */
         dm_destroylink(live_channels[machine].link);
     live_channels[machine].link = -1;
+    for (int i = 0; i < ntrace_disks; i++) {   /* the same for its trace disk: lend_trace_disk asks again */
+        if (trace_disks[i].machine == machine && trace_disks[i].link >= 0) {
+            dm_destroylink(trace_disks[i].link);
+            trace_disks[i].link = -1;
+            trace_disks[i].filter = 0;
+        }
+    }
     for (int i = 0; i < NRECORDS; i++)
         if (records[i].pid && PID_MACHINE(records[i].pid) == machine && !records[i].ended)
             process_ended(records[i].pid, DM_EXIT_KILLED);
