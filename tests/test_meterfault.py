@@ -9,7 +9,8 @@ count and in its log as `dpm stats` reads it); `filter stop` ends the
 system metering and the process metering into the filter; a filter killed
 by pid gives its name up, and `meter` into it is refused; a second filter
 of a name that runs is refused; a machine booted again lends its trace
-disk to a new filter."""
+disk to a new filter; at a halt under metered programs, every record a
+kernel made is in the log or counted lost by that kernel."""
 import os
 import re
 import shutil
@@ -188,3 +189,32 @@ def test_a_machine_booted_again_lends_its_trace_disk_again():
     assert out.returncode == 0 and re.search(r": \d+ blocks, [1-9]\d* records, 0 lost", out.stdout), out
     node.type("halt\n")
     node.expect(r"machine 0: halted\n", timeout=60)
+
+
+def test_records_made_up_to_halt_are_in_the_log_or_counted_lost():
+    """halt while metered programs still run, a lossless ping on machine 0
+    and a lossy one on machine 1, into a filter on machine 0: the records
+    each kernel says it made are those of its machine in the log plus
+    those it says it lost, the ones still on their way at halt among
+    them."""
+    c, node = boot("halt")
+    started(node.command("filter start t - -"), "filter t")
+    started(node.command("meter -F t run ping 1000000 &"), "ping")
+    started(node.command("meter -F t -l run @1 ping 1000000 &"), "ping")
+    time.sleep(2)
+    node.type("halt\n")
+    node.expect(r"machine 0: halted\n", timeout=60)
+    other = c.node(1)
+    other.expect(r"machine 1: halted\n", timeout=60)
+    log = os.path.join(workdir, "halt.log")
+    subprocess.run([DMTRACE, "extract", os.path.join(workdir, "halt", "trace0.img"), log], check=True,
+                   capture_output=True)
+    dump = subprocess.run([DMTRACE, "dump", log], check=True, capture_output=True, text=True).stdout
+    for k, text in ((0, node.output), (1, other.output)):
+        made = re.search(r"machine %d: meter: (\d+) records, " % k, text)
+        lost = re.search(r"machine %d: meter: (\d+) records lost: " % k, text)
+        logged = len(re.findall(r"^\S+ machine=%d " % k, dump, re.M))
+        assert made and logged > 0, (k, text[-1500:])
+        assert int(made.group(1)) == logged + (int(lost.group(1)) if lost else 0), (
+            "machine %d: %s records made, %d in the log, %s lost" % (k, made.group(1), logged,
+                                                                     lost.group(1) if lost else 0))
