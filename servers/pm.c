@@ -469,8 +469,11 @@ static void flush_for_stop(const struct sv_request *q, uint32_t len)
     flush_kernels_metering(FLUSH_AT_STOP_MS);
 }
 
-/* At halt: every kernel sends its metered processes' batches, then every
- * filter writes out what it has, before the power goes. */
+/* At halt: the metering into every filter ends, as at `filter stop` (each
+ * metered process's last batch goes; a process metered on would make
+ * records after the flush that no filter writes out), every kernel sends
+ * its metered processes' batches, then every filter writes out what it
+ * has, before the power goes. */
 static void flush_metering(void)
 {
     int any = 0;
@@ -478,6 +481,9 @@ static void flush_metering(void)
         any |= records[i].pid && !records[i].ended && records[i].serves_filter[0];
     if (!any)
         return;
+    for (int f = 0; f < NFILTERS; f++)
+        if (filters[f].link >= 0)
+            end_metering_into(f);
     flush_kernels_metering(FLUSH_AT_HALT_MS);
     for (int i = 0; i < NRECORDS; i++) {       /* only the filter servers this process manager started */
         struct record *r = &records[i];

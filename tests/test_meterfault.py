@@ -57,7 +57,8 @@ def cpu(node, pid):
 
 def lost_line(halt_output):
     m = re.search(r"machine 0: meter: (\d+) records lost: (\d+) their filter's machine was down, "
-                  r"(\d+) their filter had ended, (\d+) dropped \(lossy\), (\d+) no room\n", halt_output)
+                  r"(\d+) their filter had ended, (\d+) dropped \(lossy\), (\d+) no room, (\d+) unsent at halt\n",
+                  halt_output)
     return m and tuple(int(g) for g in m.groups())
 
 
