@@ -10,7 +10,8 @@ system metering and the process metering into the filter; a filter killed
 by pid gives its name up, and `meter` into it is refused; a second filter
 of a name that runs is refused; a machine booted again lends its trace
 disk to a new filter; at a halt under metered programs, every record a
-kernel made is in the log or counted lost by that kernel."""
+kernel made is in the log or counted lost by that kernel, also when the
+filter's queue is full of batches."""
 import os
 import re
 import shutil
@@ -19,9 +20,10 @@ import tempfile
 import time
 
 from cluster import Cluster
-from harness import ROOT
+from harness import ROOT, make_image
 
 DMTRACE = os.path.join(ROOT, "build", "tools", "dmtrace")
+DMFS = os.path.join(ROOT, "build", "tools", "dmfs")
 DPM = os.path.join(ROOT, "build", "tools", "dpm")
 workdir = tempfile.mkdtemp(prefix="dm-meterfault-")
 clusters = []
@@ -219,3 +221,31 @@ def test_records_made_up_to_halt_are_in_the_log_or_counted_lost():
         assert int(made.group(1)) == logged + (int(lost.group(1)) if lost else 0), (
             "machine %d: %s records made, %d in the log, %s lost" % (k, made.group(1), logged,
                                                                      lost.group(1) if lost else 0))
+
+
+def test_a_filter_whose_queue_is_full_at_halt_writes_out_every_record_it_took():
+    """A lossless ping metered into a filter on its own machine that also
+    logs into a file (slower: the filter's queue is full of batches when
+    halt comes): the flush at halt waits for the filter rather than give up
+    at once, and the records the kernel made are all in the trace disk's
+    log and in the log file."""
+    image = make_image(os.path.join(workdir, "full.img"), 16)
+    c = Cluster(1, disk=image, trace_disks=os.path.join(workdir, "full"))
+    clusters.append(c)
+    node = c.node(0)
+    started(node.command("filter start t - - /t.log"), "filter t")
+    started(node.command("meter -F t run ping 1000000 &"), "ping")
+    time.sleep(2)
+    node.type("halt\n")
+    node.expect(r"machine 0: halted\n", timeout=60)
+    made = int(re.search(r"machine 0: meter: (\d+) records, ", node.output).group(1))
+    assert not re.search(r"machine 0: meter: \d+ records lost", node.output), node.output[-1500:]
+    c.close()
+    logs = {"disk": os.path.join(workdir, "full-disk.log"), "file": os.path.join(workdir, "full-file.log")}
+    subprocess.run([DMTRACE, "extract", os.path.join(workdir, "full", "trace0.img"), logs["disk"]], check=True,
+                   capture_output=True)
+    subprocess.run([DMFS, "get", image, "/t.log", logs["file"]], check=True, capture_output=True)
+    for where, log in logs.items():
+        run = subprocess.run([DPM, "stats", log], capture_output=True, text=True)
+        m = re.search(r"^(\d+) records, (\d+) lost", run.stdout, re.M)
+        assert m and (int(m.group(1)), int(m.group(2))) == (made, 0), (where, made, run.stdout[:300], run.stderr)
