@@ -449,6 +449,7 @@ static long change_metering(dm_pid caller, struct record *r, const struct pm_met
  * have been taken (each kernel answers then, or after wait_ms). */
 #define FLUSH_AT_HALT_MS 10000       /* a stuck filter must not stop a halt for long */
 #define FLUSH_AT_STOP_MS 60000       /* a lossy stream's whole outbox may be on its way over a bad wire */
+#define FILTER_BUSY_RETRY_NS 10000000ull   /* a filter whose queue is full is asked again after 10 ms */
 static void flush_kernels_metering(int64_t wait_ms)
 {
     for (uint32_t m = 0; m < PM_MAX_MACHINES; m++)
@@ -490,8 +491,16 @@ static void flush_metering(void)
         long link = r->pid && !r->ended && r->serves_filter[0] ? filter_lookup(r->serves_filter) : -1;
         if (link < 0)
             continue;
+        /* A filter whose queue is full of batches refuses the request
+         * (E_QFULL): asked again until it has taken them, which it does
+         * soon, nothing being metered any more. */
         struct sv_call flush = { .op = FILTER_FLUSH, .pass = DM_NO_LINK };
-        sv_call(link, &flush);
+        long err = sv_call(link, &flush);
+        uint64_t tries = FLUSH_AT_HALT_MS * 1000000ull / FILTER_BUSY_RETRY_NS;
+        while (err == E_QFULL && --tries > 0) {
+            timer_sleep_ns(FILTER_BUSY_RETRY_NS);
+            err = sv_call(link, &flush);
+        }
         dm_destroylink(link);
     }
 }
