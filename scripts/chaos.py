@@ -330,12 +330,12 @@ class Run:
         config = random.Random("%d/cluster" % seed)
         self.seed = seed
         self.steps = steps
-        self.count = nodes if nodes is not None else config.choice(NODE_CHOICES)
-        chosen_faults = config.choice(FAULT_CHOICES)
+        chosen_nodes, chosen_faults = config.choice(NODE_CHOICES), config.choice(FAULT_CHOICES)
+        self.count = nodes if nodes is not None else chosen_nodes
+        self.nodes_given, self.faults_given = nodes is not None, faults is not None
         if faults is None:
             faults = chosen_faults
         self.faults = None if faults in (None, "", "none") or self.count == 1 else faults
-        self.nodes_given, self.faults_given = nodes is not None, faults is not None
         self.out = out
         self.keep = keep
         self.dir = os.path.join(CHAOS_DIR, "seed-%d" % seed)
@@ -455,8 +455,10 @@ class Run:
         """Type line into node 0's shell; the output up to the next prompt.
         Broken if the prompt does not come within bound seconds."""
         node = self.node0()
-        node.printed()
-        start = len(node.output)
+        text = node.printed()
+        # From the start of the line being printed (a background program's,
+        # read in part), but after the last prompt.
+        start = max(text.rfind("\n") + 1, text.rfind("$ ") + 2 if "$ " in text else 0)
         node.type(line + "\n")
         began = time.monotonic()
         try:
@@ -649,12 +651,13 @@ class Run:
     def file_cat(self, rng):
         known = [p for p, v in self.files.entries.items() if v != DIR and len(v) < 2048 and v.isascii()]
         path = rng.choice(known) if known and rng.random() < 0.8 else self.pick(rng)
-        output = self.command("cat %s" % path)
         kind = self.files.kind(path)
+        if kind == "unknown" or kind == "file" and not (self.files.entries[path].isascii() and
+                                                        len(self.files.entries[path]) < 2048):
+            return      # a large file's bytes on the console: one of them could pass for the prompt
+        output = self.command("cat %s" % path)
         if kind == "file":
             data = self.files.entries[path]
-            if not (data.isascii() and len(data) < 2048):
-                return
             if strip_noise(output) != data.decode():
                 raise Broken("files", "cat %s printed %r; the model holds %r" % (path, output, data.decode()))
             self.checked["cat"] += 1
@@ -780,11 +783,12 @@ class Run:
     def file_fill(self, rng):
         path = rng.choice(FILLS)
         line = "run %sfsseq %s 4000" % (self.at(rng, 0.2), path)
+        kind = self.files.kind(path)
         output = self.command(line, BOUND_FILL)
-        if self.files.kind(path) != "dir":
+        if kind != "dir":
             self.files.forget(path)
-        if "fsseq %s: ok" % path not in output and not self.space_error(output) and "is not up" not in output \
-                and "does not answer" not in output and "went down" not in output:
+        if kind in ("file", "none") and "fsseq %s: ok" % path not in output and not self.space_error(output) \
+                and "is not up" not in output and "does not answer" not in output and "went down" not in output:
             raise Broken("files", "%r neither filled the disk nor worked: %r" % (line, output))
 
     def file_free(self, rng):
