@@ -521,7 +521,7 @@ def test_a_failed_mkdir_or_create_on_a_full_disk_leaves_no_trace():
     make_image(image, 6, *["%s=/many/n%02d" % (empty, i) for i in range(62)])
     with Node(extra=disk_args(image)) as n:
         out = n.command("run fstest write /huge 8000000 53 65536", timeout=120)
-        assert "/huge: E_NOMEM" in out, out
+        assert "/huge: E_DISKFULL" in out, out
         for name in ("/d1", "/d2", "/d3", "/many/sub"):
             out = n.command("mkdir %s" % name)
             assert out.startswith("mkdir: %s: " % name), out
