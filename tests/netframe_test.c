@@ -102,7 +102,7 @@ static void test_foreign_frames(void)
         int result = netframe_parse(frame, sizeof frame, &f);
         if (type == NETFRAME_ANNOUNCE || type == NETFRAME_ANNOUNCE_REPLY)
             CHECK(result == NETFRAME_OK);
-        else if (type == NETFRAME_DATA || type == NETFRAME_ACK)
+        else if (type == NETFRAME_DATA || type == NETFRAME_ACK || type == NETFRAME_GONE)
             CHECK(result == NETFRAME_E_FIELD);          /* receiver epoch 0 */
         else
             CHECK(result == NETFRAME_E_TYPE);
@@ -265,6 +265,24 @@ static void test_ack_frames(void)
     CHECK(netframe_parse(built, len - 1, &f) == NETFRAME_E_SHORT);
 }
 
+/* A GONE frame: built from its fields, parsed back; shorter than its
+ * header, or naming no receiver epoch, refused. */
+static void test_gone_frames(void)
+{
+    uint8_t built[NETFRAME_MIN_LEN];
+    struct netframe f = { .machine = 1, .node_count = 3, .epoch = 9, .receiver_epoch = 5 }, back;
+    memcpy(f.destination, (const uint8_t[]){ 0x52, 0x54, 0x00, 0x4d, 0x03, 0x00 }, 6);
+    memcpy(f.source, (const uint8_t[]){ 0x52, 0x54, 0x00, 0x4d, 0x03, 0x01 }, 6);
+    CHECK(netframe_build_gone(built, &f) == NETFRAME_MIN_LEN);
+    CHECK(netframe_parse(built, sizeof built, &back) == NETFRAME_OK);
+    CHECK(back.type == NETFRAME_GONE && back.machine == 1 && back.epoch == 9 && back.receiver_epoch == 5);
+    CHECK(netframe_parse(built, NETFRAME_ETH_LEN + NETFRAME_GONE_LEN, &back) == NETFRAME_OK);
+    CHECK(netframe_parse(built, NETFRAME_ETH_LEN + NETFRAME_GONE_LEN - 1, &back) == NETFRAME_E_SHORT);
+    f.receiver_epoch = 0;
+    netframe_build_gone(built, &f);
+    CHECK(netframe_parse(built, sizeof built, &back) == NETFRAME_E_FIELD);
+}
+
 /* The MAC convention: 52:54:00:4d:CC:NN is machine NN of CC; anything else
  * is not a cluster address, and leaves the outputs alone. */
 static void test_identity(void)
@@ -322,6 +340,7 @@ int main(void)
     test_bad_fields();
     test_data_frames();
     test_ack_frames();
+    test_gone_frames();
     test_identity();
     test_random_bytes();
     if (failures) {

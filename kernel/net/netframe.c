@@ -62,7 +62,7 @@ static void put16(uint8_t *p, uint32_t v)
 static int type_known(uint8_t type)
 {
     return type == NETFRAME_ANNOUNCE || type == NETFRAME_ANNOUNCE_REPLY || type == NETFRAME_DATA ||
-           type == NETFRAME_ACK;
+           type == NETFRAME_ACK || type == NETFRAME_GONE;
 }
 
 /* The length a frame of `type` has at least: its headers. */
@@ -72,6 +72,8 @@ static uint32_t headers_len(uint8_t type)
         return NETFRAME_ETH_LEN + NETFRAME_DATA_HEADER_LEN;
     if (type == NETFRAME_ACK)
         return NETFRAME_ETH_LEN + NETFRAME_ACK_LEN;
+    if (type == NETFRAME_GONE)
+        return NETFRAME_ETH_LEN + NETFRAME_GONE_LEN;
     return NETFRAME_ETH_LEN + NETFRAME_ANNOUNCE_LEN;
 }
 
@@ -171,7 +173,7 @@ int netframe_parse(const uint8_t *frame, uint32_t len, struct netframe *out)
     clear_transport_fields(out);
     if (payload[2] != 0 || payload[3] != 0 || !identity_valid(out->machine, out->node_count))
         return NETFRAME_E_FIELD;
-    if (out->type == NETFRAME_DATA || out->type == NETFRAME_ACK) {
+    if (out->type == NETFRAME_DATA || out->type == NETFRAME_ACK || out->type == NETFRAME_GONE) {
         if (out->epoch == 0 || get32(payload + 16) == 0)   /* 0: "epoch unknown", never a boot's */
             return NETFRAME_E_FIELD;
     }
@@ -179,6 +181,8 @@ int netframe_parse(const uint8_t *frame, uint32_t len, struct netframe *out)
         return parse_data(payload, len, out);
     if (out->type == NETFRAME_ACK)
         return parse_ack(payload, len, out);
+    if (out->type == NETFRAME_GONE)
+        out->receiver_epoch = get32(payload + 16);
     return NETFRAME_OK;
 }
 
@@ -238,6 +242,13 @@ uint32_t netframe_build_ack(uint8_t *buf, const struct netframe *f)
         }
     uint32_t len = NETFRAME_ETH_LEN + NETFRAME_ACK_LEN + 8 * n;
     return len < NETFRAME_MIN_LEN ? NETFRAME_MIN_LEN : len;
+}
+
+uint32_t netframe_build_gone(uint8_t *buf, const struct netframe *f)
+{
+    uint8_t *payload = build_header(buf, f, NETFRAME_GONE);
+    put32(payload + 16, f->receiver_epoch);
+    return NETFRAME_MIN_LEN;
 }
 
 int netframe_identity(const uint8_t mac[6], uint32_t *machine, uint32_t *node_count)

@@ -87,6 +87,7 @@ enum netframe_type {
     NETFRAME_ANNOUNCE_REPLY = 2,        /* the same, unicast to a machine just heard from */
     NETFRAME_DATA = 3,                  /* transport: one fragment of a message */
     NETFRAME_ACK = 4,                   /* transport: "I have every message up to N, and these after it" */
+    NETFRAME_GONE = 5,                  /* transport: "I have taken you to be down in your epoch" */
 };
 
 /* The header of every frame, and the whole payload of an announcement, as
@@ -139,6 +140,14 @@ enum netframe_type {
 #define NETFRAME_ACK_MAX_PARTIAL 32
 #define NETFRAME_ACK_MAX_LEN     (NETFRAME_ETH_LEN + NETFRAME_ACK_LEN + 8 * NETFRAME_ACK_MAX_PARTIAL)
 
+/* A GONE frame: the header, then
+ *  16  uint32  receiver_epoch   the epoch of the boot the sender has given up
+ * The sender takes the receiver to be down in that epoch (it stopped
+ * answering, transport.h); the receiver then takes the sender to be down
+ * too, so that neither waits for the other.
+ */
+#define NETFRAME_GONE_LEN        20
+
 /* Errors of netframe_parse. */
 enum netframe_error {
     NETFRAME_OK = 0,
@@ -150,7 +159,8 @@ enum netframe_error {
 };
 
 /* A parsed frame. The fields after `epoch` are those of DATA and ACK
- * frames (zero in announcements); `payload` points into the parsed frame. */
+ * frames (zero in announcements; GONE has receiver_epoch alone); `payload`
+ * points into the parsed frame. */
 struct netframe {
     uint8_t  destination[6], source[6];
     uint8_t  version, type;
@@ -183,6 +193,11 @@ uint32_t netframe_build_data(uint8_t *buf, const struct netframe *f);
  * buf, which holds at least NETFRAME_ACK_MAX_LEN bytes; returns its length. The fields must
  * be ones the parser accepts. */
 uint32_t netframe_build_ack(uint8_t *buf, const struct netframe *f);
+
+/* Write a GONE frame from `f` (the header's fields and receiver_epoch, not
+ * 0) into buf, which holds at least NETFRAME_MIN_LEN bytes; returns its
+ * length. */
+uint32_t netframe_build_gone(uint8_t *buf, const struct netframe *f);
 
 /* The machine number and node count that MAC address `mac` gives, by the
  * convention above; 0 if it follows it, -1 if not. */

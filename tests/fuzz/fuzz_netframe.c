@@ -136,6 +136,8 @@ static void check_parse(const uint8_t *frame, uint32_t len)
         n = netframe_build_data(built, &f);
     } else if (f.type == NETFRAME_ACK) {
         n = netframe_build_ack(built, &f);
+    } else if (f.type == NETFRAME_GONE) {
+        n = netframe_build_gone(built, &f);
     } else {
         n = netframe_build_announce(built, &f, f.type);
     }
