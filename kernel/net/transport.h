@@ -128,6 +128,7 @@ enum transport_error {
 enum transport_failure {
     TRANSPORT_FAIL_REBOOTED = 1,    /* the peer was announced in a new epoch */
     TRANSPORT_FAIL_TIMEOUT = 2,     /* the peer stopped answering */
+    TRANSPORT_FAIL_GIVEN_UP = 3,    /* the peer said it had given this node up (a GONE frame) */
 };
 
 /* The environment. `context` is the one given to transport_init. */
