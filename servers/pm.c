@@ -27,6 +27,7 @@
 #define CHANNEL_REQUEST 0
 #define CHANNEL_NOTICE  1
 #define CHANNEL_PLACEHOLDER 2   /* links that only hold a slot; never used */
+#define CHANNEL_WATCH   3       /* the timer's alarms: look at the machines of processes waited for */
 #define NRECORDS 256
 #define NWAITERS 8
 
@@ -34,6 +35,7 @@ struct record {
     dm_pid pid;          /* 0: unused */
     char   name[24];
     int    ended;
+    int    lost;                 /* ended with its machine, which went down: no exit status */
     int    ready;                /* a boot server said PM_READY */
     int    system;               /* one of the system's own processes (started at boot): not killed,
                                     stopped or metered on request */
@@ -600,20 +602,92 @@ static long lend_live_channel(const struct record *filter)
     return copy;
 }
 
+static void record_ended(struct record *r, int64_t status, int lost);
+
 /* A process has ended (the kernel's notice): its metering's bookkeeping,
  * then tell whoever waits. */
 static void process_ended(dm_pid pid, int64_t status)
 {
     struct record *r = find_record(pid);
-    if (!r || r->ended)
-        return;
+    if (r && !r->ended)
+        record_ended(r, status, 0);
+}
+
+/* Record r's process has ended with `status`, or is `lost` with its
+ * machine: whoever waits for it is answered, with the status or E_NODE. */
+static void record_ended(struct record *r, int64_t status, int lost)
+{
     metering_process_ended(r->pid);
     r->ended = 1;
+    r->lost = lost;
     r->status = status;
     r->ended_order = ++end_counter;
     for (int i = 0; i < r->nwaiters; i++)
-        sv_reply(r->waiters[i], 0, r->status, 0, 0, DM_NO_LINK);
+        sv_reply(r->waiters[i], lost ? E_NODE : 0, r->status, 0, 0, DM_NO_LINK);
     r->nwaiters = 0;
+}
+
+/* Machine `machine` is down (its kernel's DM_NOTICE_DOWN, or the watch
+ * found it so): its processes went with it, and no exit notice will come
+ * for them. Each is taken as ended, lost. */
+static void machine_lost(uint32_t machine)
+{
+    for (int i = 0; i < NRECORDS; i++)
+        if (records[i].pid && PID_MACHINE(records[i].pid) == machine && !records[i].ended)
+            record_ended(&records[i], DM_EXIT_KILLED, 1);
+}
+
+/* ---- watching the machines of processes waited for ----
+ * A machine that goes down sends no exit notice, and this machine's
+ * kernel notices it only when something is sent there: a PM_WAIT for a
+ * process on another machine would wait for ever. While there is one,
+ * each such machine is asked, once a second, for something small
+ * (KOP_NETSTAT): a machine that does not answer is taken to be down by
+ * its kernel within about 4 s, and its processes are lost. */
+#define WATCH_EVERY_NS 1000000000ull
+static int watch_armed;
+static long watch_timer = -1;          /* the timer server, for the watch's alarms */
+
+/* Whether someone waits for a process of `machine`. */
+static int waited_on(uint32_t machine)
+{
+    for (int i = 0; i < NRECORDS; i++)
+        if (records[i].pid && !records[i].ended && records[i].nwaiters && PID_MACHINE(records[i].pid) == machine)
+            return 1;
+    return 0;
+}
+
+/* The watch's next alarm, a second from now, unless one is on its way. */
+static void arm_watch(void)
+{
+    if (watch_armed)
+        return;
+    if (watch_timer < 0)
+        watch_timer = sb_lookup("timer");
+    long link = watch_timer < 0 ? watch_timer : dm_createlink(CHANNEL_WATCH, 0, 0, 0, 0);
+    if (link < 0)
+        return;
+    struct sv_call alarm = { .op = TIMER_ALARM, .arg = { (int64_t)WATCH_EVERY_NS, 0 }, .pass = link };
+    watch_armed = sv_call(watch_timer, &alarm) == 0;
+}
+
+/* The watch's alarm: every other machine with a process waited for is
+ * asked; one that does not answer is lost. Armed again while any remain. */
+static void watch_machines(void)
+{
+    watch_armed = 0;
+    int again = 0;
+    for (uint32_t m = 0; m < PM_MAX_MACHINES; m++) {
+        if (m == dm_machine() || !waited_on(m))
+            continue;
+        long err = kernel_request_on(m, KOP_NETSTAT, 0, 0, 0, 0, 0, DM_NO_LINK, 0, 0, 0);
+        if (err == E_NODE || err == E_DEAD)
+            machine_lost(m);
+        else
+            again = 1;
+    }
+    if (again)
+        arm_watch();
 }
 
 #define NOTIFY_ATTEMPTS 5
@@ -963,10 +1037,13 @@ static void wait_for_end(const struct dm_msg_info *info, const struct sv_request
     if (!r) {
         answer->status = E_NOTFOUND;
     } else if (r->ended) {
+        answer->status = r->lost ? E_NODE : 0;
         answer->value = r->status;
     } else if (r->nwaiters < NWAITERS && info->reply >= 0) {
         r->waiters[r->nwaiters++] = (int)info->reply;
-        answer->later = 1;   /* answered when it ends (process_ended) */
+        answer->later = 1;   /* answered when it ends (process_ended), or is lost */
+        if (PID_MACHINE(r->pid) != dm_machine())
+            arm_watch();
     } else {
         answer->status = E_QFULL;
     }
@@ -1157,12 +1234,16 @@ static void serve_message(const struct dm_msg_info *m, long n)
             process_ended(notice->pid, notice->status);
         else if (notice->kind == DM_NOTICE_MACHINE && info.link >= 0)
             machine_up(notice->machine, info.link);
-        else if (notice->kind == DM_NOTICE_DOWN)
+        else if (notice->kind == DM_NOTICE_DOWN && notice->machine < PM_MAX_MACHINES) {
             metering_machine_down(notice->machine);
+            machine_lost(notice->machine);
+        }
         else if (info.link >= 0)
             dm_destroylink(info.link);
     } else if (info.channel == CHANNEL_REQUEST) {
         server_serve(&info, buffer, n, handle_request);
+    } else if (info.channel == CHANNEL_WATCH) {
+        watch_machines();
     } else if (info.reply >= 0) {
         sv_reply(info.reply, E_BADREQ, 0, 0, 0, DM_NO_LINK);
     }

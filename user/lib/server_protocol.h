@@ -38,7 +38,8 @@ enum pm_op {
                      first). The program is /bin/NAME in the file system (a name
                      holding '/' is a path), else a boot image (machine 0 only).
                      value = the new pid. E_NODE: no such machine, or it is down */
-    PM_WAIT,      /* arg0 = pid: answer when it has ended; value = its exit status */
+    PM_WAIT,      /* arg0 = pid: answer when it has ended; value = its exit status;
+                     E_NODE when it went with its machine, which went down */
     PM_KILL,      /* arg0 = pid */
     PM_STOP,      /* arg0 = pid: suspend */
     PM_RESUME,    /* arg0 = pid */
