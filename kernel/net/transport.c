@@ -397,6 +397,29 @@ static void send_ack(struct transport *t, uint32_t machine)
         p->counters.acks_sent++;
 }
 
+/* Tell peer `machine` that it is taken to be down here (a GONE frame), so
+ * that it takes this node to be down too. */
+static void send_gone(struct transport *t, uint32_t machine)
+{
+    struct netframe f = frame_to(t, machine);
+    uint32_t len = netframe_build_gone(frame_of(t), &f);
+    if (t->hooks->send_frame(t->context, frame_of(t), len) < 0)
+        t->peers[machine].counters.queue_full++;   /* its next frame is answered with another */
+}
+
+/* Peer `machine` is taken to be down in its epoch, for `reason`: every
+ * message to it under way fails, later sends fail with TRANSPORT_E_DOWN,
+ * and the layer above is told, with sequence 0 if nothing was under way. */
+static void give_up(struct transport *t, uint32_t machine, int reason)
+{
+    struct transport_peer *p = &t->peers[machine];
+    int nothing_under_way = p->acked + 1 >= p->next_sequence;
+    fail_pending(t, machine, reason);
+    if (nothing_under_way)
+        t->hooks->failed(t->context, machine, 0, reason);
+    p->down = 1;
+}
+
 /* Does ACK f fit what was sent to peer p: does it acknowledge or report
  * only messages sent, whole only those sent whole, and of the others only
  * fragments sent, never all of them as partial? (Of messages acknowledged
@@ -615,8 +638,8 @@ static void receive_data(struct transport *t, uint32_t machine, const struct net
 void transport_frame(struct transport *t, const uint8_t *frame, uint32_t len)
 {
     struct netframe f;
-    if (netframe_parse(frame, len, &f) != NETFRAME_OK || (f.type != NETFRAME_DATA && f.type != NETFRAME_ACK) ||
-        f.node_count != t->node_count)
+    if (netframe_parse(frame, len, &f) != NETFRAME_OK ||
+        (f.type != NETFRAME_DATA && f.type != NETFRAME_ACK && f.type != NETFRAME_GONE) || f.node_count != t->node_count)
         return;
     struct transport_peer *p = peer_of(t, f.machine);
     if (!p)
@@ -625,7 +648,14 @@ void transport_frame(struct transport *t, const uint8_t *frame, uint32_t len)
         p->counters.stale_dropped++;
         return;
     }
-    if (f.type == NETFRAME_ACK)
+    if (p->down) {             /* given up in this epoch: nothing of it is taken, and it is told again */
+        if (f.type != NETFRAME_GONE)
+            send_gone(t, f.machine);
+        return;
+    }
+    if (f.type == NETFRAME_GONE)
+        give_up(t, f.machine, TRANSPORT_FAIL_GIVEN_UP);
+    else if (f.type == NETFRAME_ACK)
         receive_ack(t, f.machine, &f);
     else
         receive_data(t, f.machine, &f);
@@ -633,14 +663,15 @@ void transport_frame(struct transport *t, const uint8_t *frame, uint32_t len)
 
 /* Peer `machine`'s timer expired at `now`: send again, as a probe, what
  * its oldest unacknowledged message lacks (the ACK that asks for tells
- * what else is missing), with a doubled timeout; or give up on it. */
+ * what else is missing), with a doubled timeout; or give up on it, and
+ * tell it so. */
 static void retransmit_timeout(struct transport *t, uint32_t machine, uint64_t now)
 {
     struct transport_peer *p = &t->peers[machine];
     p->counters.timeouts++;
     if (++p->retries >= TRANSPORT_MAX_RETRIES) {
-        fail_pending(t, machine, TRANSPORT_FAIL_TIMEOUT);
-        p->down = 1;
+        give_up(t, machine, TRANSPORT_FAIL_TIMEOUT);
+        send_gone(t, machine);
         return;
     }
     p->rto = p->rto * 2 < TRANSPORT_RTO_MAX_NS ? p->rto * 2 : TRANSPORT_RTO_MAX_NS;

@@ -75,7 +75,12 @@
  * is taken to be dead in that epoch: every pending message fails with
  * TRANSPORT_FAIL_TIMEOUT and later sends to it fail with TRANSPORT_E_DOWN
  * until it is announced in a new epoch. With the constants below that is
- * at most about 3.8 s. Fragments taken as lost go out before any fragment
+ * at most about 3.8 s. The peer may be alive (its frames lost on the way
+ * here, or only delayed): it is sent a GONE frame, and answered with
+ * another each time a frame of its comes, of which nothing is taken; told
+ * so, it takes this node to be down too (its messages fail with
+ * TRANSPORT_FAIL_GIVEN_UP), so that neither waits on the other for ever,
+ * until one of them boots again. Fragments taken as lost go out before any fragment
  * never sent, oldest message first. A frame the NIC cannot take now
  * ("queue full") is not lost: the sender sends it on a later
  * transport_tick.
@@ -142,7 +147,9 @@ struct transport_hooks {
      * during the call. */
     void (*deliver)(void *context, uint32_t machine, const uint8_t *message, uint32_t len);
     /* Message `sequence` (transport_send's result) to `machine` failed
-     * (enum transport_failure): it may or may not have been delivered. */
+     * (enum transport_failure): it may or may not have been delivered.
+     * Sequence 0: no message was under way when `machine` was given up
+     * (it said it had given this node up). */
     void (*failed)(void *context, uint32_t machine, uint32_t sequence, int reason);
     /* `machine` was announced in a new epoch, after an earlier one. */
     void (*peer_rebooted)(void *context, uint32_t machine, uint32_t epoch);
