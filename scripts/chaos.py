@@ -306,7 +306,8 @@ class Meter:
         self.pending = {}        # machine -> name of the ended filter whose log is on its trace disk
         self.stopped = {}        # filter name -> (kept, lost), from its "stopped" line
         self.logs = []           # (machine, name, {(machine, epoch): records}) of every log read in this boot
-        self.logfiles = {}       # running filter's name -> (the file it also logs to, its machine)
+        self.logfiles = {}       # running filter's name -> (the file it also logs to, its machine, where
+        #                          node 0's console was when it started)
         self.finished_logfiles = {}   # the same, for filters stopped cleanly
         self.disk_records = {}   # (machine, filter name) -> records in its last log read from its trace disk
         self.exact = True        # no filter ended without writing out what it had taken
@@ -451,9 +452,10 @@ class Run:
     def node0(self):
         return self.cluster.node(0)
 
-    def command(self, line, bound=BOUND, record=True):
+    def command(self, line, bound=BOUND, record=True, meanwhile=None):
         """Type line into node 0's shell; the output up to the next prompt.
-        Broken if the prompt does not come within bound seconds."""
+        Broken if the prompt does not come within bound seconds. meanwhile():
+        done once the line is typed, before waiting for the prompt."""
         node = self.node0()
         text = node.printed()
         # From the start of the line being printed (a background program's,
@@ -461,6 +463,8 @@ class Run:
         start = max(text.rfind("\n") + 1, text.rfind("$ ") + 2 if "$ " in text else 0)
         node.type(line + "\n")
         began = time.monotonic()
+        if meanwhile:
+            meanwhile()
         try:
             m = node.expect(r"\$ ", bound, since=start)
         except NodeError as e:
@@ -885,7 +889,7 @@ class Run:
                 self.meter.running[name] = (machine, m.group(1))
                 self.meter.finished_logfiles.pop(name, None)
                 if logfile:
-                    self.meter.logfiles[name] = (logfile, machine)
+                    self.meter.logfiles[name] = (logfile, machine, len(self.node0().output))
         elif choice == "stop":
             running = name in self.meter.running
             output = self.command("filter stop %s" % name)
@@ -984,8 +988,11 @@ class Run:
             self.meter.stopped[line[0]] = (int(line[1]), int(line[2]))
         for machine in sorted(self.meter.pending):
             self.collect(machine)
-        for name, (path, machine) in sorted(self.meter.finished_logfiles.items()):
-            if (machine, name) in self.meter.disk_records and isinstance(tree.get(path), bytes):
+        for name, (path, machine, since) in sorted(self.meter.finished_logfiles.items()):
+            # A filter whose log could not be written (the file system full)
+            # said so and counts its records lost from then on.
+            failed = "filter %s: writing the log failed" % name in outputs[0][since:]
+            if (machine, name) in self.meter.disk_records and isinstance(tree.get(path), bytes) and not failed:
                 self.check_log_file(name, path, tree[path], self.meter.disk_records[(machine, name)])
         if not self.meter.exact:
             return
@@ -1062,8 +1069,15 @@ class Run:
                 raise Broken("rejoin", "node %d booted again but did not join within %d s: %s" % (k, BOUND_BOOT, e))
         else:
             k = rng.choice(sorted(self.up - {0}))
-            self.record("(node %d killed)" % k, "")
-            self.cluster.kill(k)
+            if rng.random() < 0.3:
+                # Under a program of its own that node 0's shell waits for:
+                # the shell must come back, and say so.
+                delay = rng.uniform(0.2, 2.0)
+                self.command("run @%d hello 30" % k, meanwhile=lambda: (time.sleep(delay), self.cluster.kill(k)))
+                self.record("(node %d killed %.1f s after the line above was typed)" % (k, delay), "")
+            else:
+                self.record("(node %d killed)" % k, "")
+                self.cluster.kill(k)
             self.node_kills += 1
             self.up.discard(k)
             for name, (machine, _) in list(self.meter.running.items()):
