@@ -311,17 +311,14 @@ class Meter:
         self.finished_logfiles = {}   # the same, for filters stopped cleanly
         self.disk_records = {}   # (machine, filter name) -> records in its last log read from its trace disk
         self.exact = True        # no filter ended without writing out what it had taken
-        self.why_not_exact = ""
 
     def ended_cleanly(self, name):
         """Filter name stopped (filter stop, or halt): its log file, if it has one, is whole."""
         if name in self.logfiles:
             self.finished_logfiles[name] = self.logfiles.pop(name)
 
-    def inexact(self, why):
-        if self.exact:
-            self.exact = False
-            self.why_not_exact = why
+    def inexact(self):
+        self.exact = False
 
 
 class Run:
@@ -853,16 +850,15 @@ class Run:
                 "no such process" not in output and "does not answer" not in output:
             raise Broken("crash", "%r (%s) was not refused: %r" % (line, name, output))
         if verb == "kill" and pid in filters and not self.failed(output):
-            self.filter_gone([n for n, (_, p) in self.meter.running.items() if p == pid][0],
-                             "filter %s was killed by pid" % pid)
+            self.filter_gone([n for n, (_, p) in self.meter.running.items() if p == pid][0])
 
     # -- metering --
 
-    def filter_gone(self, name, why):
+    def filter_gone(self, name):
         machine, _ = self.meter.running.pop(name)
         self.meter.pending[machine] = name
         self.meter.logfiles.pop(name, None)
-        self.meter.inexact(why)
+        self.meter.inexact()
 
     def meter_step(self, rng):
         choice = rng.choices(["start", "stop", "stats", "run", "attach", "off", "flags", "system"],
@@ -1082,7 +1078,7 @@ class Run:
             self.up.discard(k)
             for name, (machine, _) in list(self.meter.running.items()):
                 if machine == k:
-                    self.filter_gone(name, "node %d was killed" % k)
+                    self.filter_gone(name)
 
     def halt_step(self, rng):
         self.halt()
@@ -1096,7 +1092,7 @@ class Run:
         self.shut_down()
         self.check_leftovers()
         for name, (machine, _) in list(self.meter.running.items()):
-            self.filter_gone(name, "the cluster crashed")
+            self.filter_gone(name)
         for machine in sorted(self.meter.pending):
             self.collect(machine)
         self.files.crash()
