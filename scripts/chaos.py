@@ -26,8 +26,8 @@ included; metering (filter start, stop and stats, meter run, attach, off,
 flags and system, lossless and lossy); a bad command or garbage; a kill or
 a reboot of a node other than 0; a halt and a boot from the same disk; a
 crash of the whole cluster (node 0's QEMU killed) and a boot from the same
-disk. After each step it checks the invariants (docs/testing.md, "The
-chaos campaign"):
+disk; a node killed under a program the shell waits for. After each
+step it checks the invariants (docs/testing.md, "The chaos campaign"):
 
   bound     every command returns to the prompt within its bound
   console   node 0's console answers (`echo` of a mark comes back)
@@ -41,10 +41,10 @@ chaos campaign"):
   halt      `halt` ends every node with status 0 within its bound
   rejoin    a rebooted node joins again
   metering  every log a filter left reads whole and counts each gap in
-            its streams as lost; when no node and no filter was killed
-            since the boot, the records the kernels made (their `halt`
-            lines) are exactly those in the logs plus those the kernels
-            counted lost
+            its streams as lost; unless a filter ended without writing
+            out what it had taken (killed, or its machine gone), the
+            records each kernel made (its `halt` line) are exactly those
+            of its boot in the logs plus those it counted lost
   leftover  no QEMU, vde_switch or wirefilter of the run is left after it
 
 A broken invariant ends the run: it prints the seed, the step, the line
