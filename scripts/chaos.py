@@ -985,11 +985,15 @@ class Run:
         for machine in sorted(self.meter.pending):
             self.collect(machine)
         for name, (path, machine, since) in sorted(self.meter.finished_logfiles.items()):
-            # A filter whose log could not be written (the file system full)
-            # said so and counts its records lost from then on.
+            # A filter whose log could not be written said so and counts its
+            # records lost from then on; one whose log file found the file
+            # system full said where the file ends.
             failed = "filter %s: writing the log failed" % name in outputs[0][since:]
+            ended = re.search(r"filter %s: the file system has no room for the log file's block \d+: the log file "
+                              r"ends at (\d+) records" % re.escape(name), outputs[0][since:])
             if (machine, name) in self.meter.disk_records and isinstance(tree.get(path), bytes) and not failed:
-                self.check_log_file(name, path, tree[path], self.meter.disk_records[(machine, name)])
+                self.check_log_file(name, path, tree[path], self.meter.disk_records[(machine, name)],
+                                    int(ended.group(1)) if ended else None)
         if not self.meter.exact:
             return
         for k, text in sorted(outputs.items()):
@@ -1005,16 +1009,23 @@ class Run:
                                  "%s from machine %d: %d" % (n, m, sum(c.values())) for m, n, c in self.meter.logs)
                                  or "no log"))
 
-    def check_log_file(self, name, path, data, records):
-        """A filter's log file in the file system holds the same records as its trace disk's log."""
+    def check_log_file(self, name, path, data, records, ended_at=None):
+        """A filter's log file in the file system holds the same records as
+        its trace disk's log; or, if the file system had no room for it
+        (ended_at), the records up to where the filter said it ends, and
+        every later one counted lost."""
         log = os.path.join(self.dir, "file-%d-%s.log" % (self.boots, name))
         with open(log, "wb") as f:
             f.write(data)
         stats = subprocess.run([DPM, "stats", log], capture_output=True, text=True, timeout=120)
-        m = re.search(r"^(\d+) records, ", stats.stdout, re.M)
-        if stats.returncode != 0 or not m or int(m.group(1)) != records:
-            raise Broken("metering", "filter %s's log file %s holds %s records, its trace disk's log %d: %s" % (
-                name, path, m.group(1) if m else "no", records, stats.stderr.strip()[:300]))
+        m = re.search(r"^(\d+) records, (\d+) lost", stats.stdout, re.M)
+        held = m and int(m.group(1))
+        if stats.returncode != 0 or not m or held != (records if ended_at is None else ended_at) or \
+                (ended_at is not None and held + int(m.group(2)) < records):
+            raise Broken("metering", "filter %s's log file %s holds %s records (%s lost), its trace disk's log %d%s: "
+                         "%s" % (name, path, m.group(1) if m else "no", m.group(2) if m else "?", records,
+                                 "" if ended_at is None else "; the filter said it ends at %d" % ended_at,
+                                 stats.stderr.strip()[:300]))
         self.checked["logs"] += 1
 
     # -- bad commands --

@@ -11,7 +11,9 @@ by pid gives its name up, and `meter` into it is refused; a second filter
 of a name that runs is refused; a machine booted again lends its trace
 disk to a new filter; at a halt under metered programs, every record a
 kernel made is in the log or counted lost by that kernel, also when the
-filter's queue is full of batches."""
+filter's queue is full of batches; a log file that outgrows the file system
+ends with every later record counted lost in it, and the trace disk's log
+goes on."""
 import os
 import re
 import shutil
@@ -234,10 +236,14 @@ def test_a_filter_whose_queue_is_full_at_halt_writes_out_every_record_it_took():
     clusters.append(c)
     node = c.node(0)
     started(node.command("filter start t - - /t.log"), "filter t")
-    started(node.command("meter -F t run ping 1000000 &"), "ping")
-    time.sleep(2)
+    # 12,000 round trips make about 96,000 records: the log file's room on
+    # this disk is about 109,000 (the next test fills it), and they take
+    # about 2 s, so that ping still runs at halt.
+    started(node.command("meter -F t run ping 12000 &"), "ping")
+    time.sleep(0.5)
     node.type("halt\n")
     node.expect(r"machine 0: halted\n", timeout=60)
+    assert "all answered" not in node.output, "ping ended before halt:\n" + node.output[-1500:]
     made = int(re.search(r"machine 0: meter: (\d+) records, ", node.output).group(1))
     assert not re.search(r"machine 0: meter: \d+ records lost", node.output), node.output[-1500:]
     c.close()
@@ -249,3 +255,40 @@ def test_a_filter_whose_queue_is_full_at_halt_writes_out_every_record_it_took():
         run = subprocess.run([DPM, "stats", log], capture_output=True, text=True)
         m = re.search(r"^(\d+) records, (\d+) lost", run.stdout, re.M)
         assert m and (int(m.group(1)), int(m.group(2))) == (made, 0), (where, made, run.stdout[:300], run.stderr)
+
+
+def test_a_log_file_that_outgrows_the_file_system_ends_with_its_loss_counted():
+    """A filter that logs into a trace disk and into a file, under a lossless
+    ping that outgrows the file system: the log file ends where the file
+    system has no room (the filter says so) and counts every later record
+    lost, and the trace disk's log goes on with every record the kernel
+    made. (The filter stopped writing both logs, and its file said nothing
+    was missing.)"""
+    image = make_image(os.path.join(workdir, "room.img"), 16)
+    c = Cluster(1, disk=image, trace_disks=os.path.join(workdir, "room"))
+    clusters.append(c)
+    node = c.node(0)
+    started(node.command("filter start t - - /t.log"), "filter t")
+    started(node.command("meter -F t run ping 1000000 &"), "ping")
+    said = node.expect(r"filter t: the file system has no room for the log file's block \d+: the log file ends at "
+                       r"(\d+) records, later ones counted lost in it; the trace disk's log goes on\n", timeout=120)
+    in_file = int(said.group(1))
+    time.sleep(1)
+    node.type("halt\n")
+    node.expect(r"machine 0: halted\n", timeout=60)
+    made = int(re.search(r"machine 0: meter: (\d+) records, ", node.output).group(1))
+    assert not re.search(r"machine 0: meter: \d+ records lost", node.output), node.output[-1500:]
+    assert "writing the log failed" not in node.output, node.output[-1500:]
+    c.close()
+    logs = {"disk": os.path.join(workdir, "room-disk.log"), "file": os.path.join(workdir, "room-file.log")}
+    subprocess.run([DMTRACE, "extract", os.path.join(workdir, "room", "trace0.img"), logs["disk"]], check=True,
+                   capture_output=True)
+    subprocess.run([DMFS, "get", image, "/t.log", logs["file"]], check=True, capture_output=True)
+    counts = {}
+    for where, log in logs.items():
+        run = subprocess.run([DPM, "stats", log], capture_output=True, text=True)
+        m = re.search(r"^(\d+) records, (\d+) lost", run.stdout, re.M)
+        assert m, (where, run.stdout[:300], run.stderr)
+        counts[where] = (int(m.group(1)), int(m.group(2)))
+    assert counts["disk"] == (made, 0), (made, counts)
+    assert counts["file"] == (in_file, made - in_file) and 0 < in_file < made, (made, counts)
