@@ -74,8 +74,8 @@ KEY ?=
 # line (scripts/harness.py, qemu_command) that the tests use too.
 CLUSTER = python3 scripts/cluster.py --disk $(DISK)
 
-.PHONY: all build prog prog-library prog-install run test test-faults test-large test-hostile bench experiments gdb \
-        gdb-attach grade setup clean fuzz
+.PHONY: all build prog prog-library prog-install run test test-faults test-large test-hostile test-chaos bench experiments \
+        gdb gdb-attach grade setup clean fuzz
 .SECONDARY:
 
 # Every command first makes sure the tools are installed (scripts/setup.sh:
@@ -472,6 +472,18 @@ experiments: all
 # kernel calls, then ktest; `make test` runs 4 x 25,000.
 test-hostile: all
 	@KFUZZ_CALLS=250000 python3 scripts/test.py hostile
+
+# The chaos campaign (scripts/chaos.py; docs/testing.md, "The chaos
+# campaign"): seeded runs of random commands, node kills and reboots, halts
+# and power failures on clusters of 1 to 4 nodes, with and without faults on
+# the wires, every invariant checked after every step; a line per run, about
+# 15 minutes (CHAOS_MINUTES=M). SEED=N [STEPS=K] replays one run; NODES=N and
+# FAULTS=SPEC (or none) override the cluster the seed chooses. `make test`
+# runs a few fixed seeds (tests/test_chaos.py).
+test-chaos: all
+	@python3 scripts/chaos.py $(if $(SEED),--seed $(SEED)) $(if $(STEPS),--steps $(STEPS)) \
+	    $(if $(filter command line environment,$(origin NODES)),--nodes $(NODES)) \
+	    $(if $(FAULTS),--faults "$(FAULTS)") $(if $(CHAOS_MINUTES),--minutes $(CHAOS_MINUTES))
 
 bench: all
 	@python3 scripts/bench.py

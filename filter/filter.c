@@ -315,9 +315,9 @@ static void open_log_file(const char *path)
     char full[256];
     if (snprintf(full, sizeof full, "%s%s", path[0] == '/' ? "" : "/", path) >= (int)sizeof full)
         refuse("filter: %s: the path is too long", path);
-    long f = fs_create(full, FS_TYPE_FILE, FS_ACCESS_WRITE);
+    long f = fs_create(full, FS_TYPE_FILE, FS_ACCESS_READ | FS_ACCESS_WRITE);   /* read: end_log_file */
     if (f == E_STATE) {   /* it exists: written over */
-        f = fs_open(full, FS_ACCESS_WRITE, 0);
+        f = fs_open(full, FS_ACCESS_READ | FS_ACCESS_WRITE, 0);
         long err = f < 0 ? f : fs_truncate(f);
         if (err < 0)
             f = err;
@@ -325,6 +325,63 @@ static void open_log_file(const char *path)
     if (f < 0)
         refuse("filter: %s: %s", path, dm_error_text(f));
     log_file = f;
+}
+
+/* The log: written; full (records counted lost in it); failed (they are counted lost). */
+static enum { LOG_WRITING, LOG_FULL, LOG_FAILED } log_state;
+static long log_error;                 /* why it failed (LOG_FAILED) */
+static int unwritten;                  /* the block being filled changed since it was last written */
+
+/* The log file once the file system had no room for its next block: it
+ * ends with the blocks it holds, and its last record block is written
+ * again at each flush (file_end_update) with every record that came after
+ * it counted lost, so that the file's log says what it is missing. The
+ * trace disk's log and the live channel go on without it. */
+static struct {
+    int      ended;
+    uint64_t last;                     /* the file's last record block: its index */
+    uint64_t records;                  /* the records the file holds */
+    uint8_t  block[TRACELOG_BLOCK] __attribute__((aligned(8)));   /* its last record block */
+} file_end;
+
+/* The file system had no room for the log file's block `index`, which
+ * holds `block`: the file ends before it (see file_end). Returns 0, or why
+ * the file cannot end so (its last record block cannot be read back; or
+ * it holds no record block, where no loss count can go). */
+static long end_log_file(uint64_t index, const uint8_t *block)
+{
+    const struct tracelog_block *cut = (const struct tracelog_block *)block;
+    if (index == 0 || cut->magic != TRACELOG_BLOCK_MAGIC || cut->sequence == 0)
+        return E_DISKFULL;       /* the header, or the first record block: nothing of the log's records in it */
+    long n = fs_read(log_file, (index - 1) * TRACELOG_BLOCK, file_end.block, TRACELOG_BLOCK);
+    if (n != TRACELOG_BLOCK)
+        return n < 0 ? n : E_DISKFULL;
+    file_end.ended = 1;
+    file_end.last = index - 1;
+    file_end.records = writer.records - cut->records;
+    if (!disk.present && live_link < 0) {   /* the log file was the log's only place */
+        stats.kept -= cut->records;
+        stats.lost += cut->records;
+        log_state = LOG_FULL;
+    }
+    printf("filter %s: the file system has no room for the log file's block %lu: the log file ends at %lu "
+           "records, later ones counted lost in it%s\n", name, (unsigned long)index,
+           (unsigned long)file_end.records, disk.present ? "; the trace disk's log goes on" : "");
+    return 0;
+}
+
+/* The ended log file's last record block written again, counting lost
+ * every record the log took after the file's last one. */
+static long file_end_update(void)
+{
+    struct tracelog_block *b = (struct tracelog_block *)file_end.block;
+    uint64_t lost = writer.records + writer.lost - file_end.records;
+    if (b->lost == lost)
+        return 0;
+    b->lost = lost;
+    b->checksum = tracelog_block_checksum(file_end.block);
+    long n = fs_write(log_file, file_end.last * TRACELOG_BLOCK, file_end.block, TRACELOG_BLOCK);
+    return n == TRACELOG_BLOCK ? 0 : n < 0 ? n : E_DISKFULL;
 }
 
 /* The trace log's writer: block `index` to the trace disk and to LOGFILE. */
@@ -347,10 +404,13 @@ static int write_block(void *context, uint64_t index, const uint8_t *block)
             live_link = -1;
         }
     }
-    if (log_file >= 0) {
+    if (log_file >= 0 && !file_end.ended) {
         long n = fs_write(log_file, index * TRACELOG_BLOCK, block, TRACELOG_BLOCK);
-        if (n != TRACELOG_BLOCK)
-            return n < 0 ? (int)n : E_NOMEM;   /* a short write: the file system is full */
+        if (n != TRACELOG_BLOCK) {
+            long err = n == E_DISKFULL || (n >= 0 && n < TRACELOG_BLOCK) ? end_log_file(index, block) : n;
+            if (err < 0)
+                return (int)err;
+        }
     }
     if (index + 1 > stats.log_blocks)
         stats.log_blocks = index + 1;
@@ -359,9 +419,6 @@ static int write_block(void *context, uint64_t index, const uint8_t *block)
 
 /* ---- the log ---- */
 
-static enum { LOG_WRITING, LOG_FULL, LOG_FAILED } log_state;
-static long log_error;                 /* why it failed (LOG_FAILED) */
-static int unwritten;                  /* the block being filled changed since it was last written */
 
 /* The log cannot be written any more: records are counted lost from now on. */
 static void log_failed(long err)
@@ -414,7 +471,9 @@ static long flush_log(void)
         return log_error;
     if (!unwritten)
         return 0;
-    int err = tracelog_flush(&writer);
+    long err = tracelog_flush(&writer);
+    if (err == 0 && file_end.ended)
+        err = file_end_update();
     if (err != 0) {
         log_failed(err);
         return err;

@@ -242,7 +242,7 @@ struct netframe;   /* net/netframe.h */
 void cluster_init(void);
 void cluster_announce(void);
 int cluster_send(const uint8_t *frame, uint32_t len);       /* seal and send a body: 0, E_QFULL, E_BADREQ */
-int cluster_send_netframe(const struct netframe *f);        /* build a DATA or ACK frame in the NIC's buffer, seal, send */
+int cluster_send_netframe(const struct netframe *f);        /* build a DATA, ACK or GONE frame in the NIC's buffer, seal, send */
 void net_receive(const uint8_t *frame, uint32_t len);
 void cluster_auth_counters(uint32_t m, uint32_t *forged, uint32_t *replayed);
 void cluster_print_counters(void);

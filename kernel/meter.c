@@ -74,7 +74,7 @@ static uint64_t age_deadline = NO_TIME;
 static uint32_t metered_count;       /* processes with a batch page or a meter link */
 int meter_work, meter_waiting_room;
 static struct {
-    uint64_t records, batches;   /* written; sent and taken */
+    uint64_t records, batches;   /* made (counted when sealed, or when lost for room); sent and taken */
     uint64_t dropped;            /* records of lossy batches a full filter could not take */
     uint64_t filter_ended;       /* records whose filter had ended (orphaned) */
     uint64_t machine_down;       /* records whose filter's machine was down (orphaned) */
@@ -148,6 +148,7 @@ static void seal(struct proc *p, int final)
     if (!s->batch || (s->count == 0 && s->lost == 0))
         return;
     if (nfree_sealed <= (final ? 0 : FINAL_RESERVE)) {   /* the outbox is full: lost, and counted */
+        counters.records += s->count;
         counters.no_room += s->count;
         s->lost += s->count;
         s->count = 0;
@@ -191,6 +192,7 @@ static void *record_begin(struct proc *p, uint32_t type, uint32_t body_size, uin
         if (!(s->batch = batch_page())) {
             s->sequence++;
             s->lost++;
+            counters.records++;
             counters.no_room++;
             return 0;
         }
@@ -777,17 +779,30 @@ uint64_t meter_next_time(void)
 }
 
 /* At halt: what the meter did, and every record made that no filter took,
- * by why it was lost. */
+ * by why it was lost. The power goes with records still on their way:
+ * those of batches sealed but not taken (the outbox, and batches in
+ * flight), and those of batches not sealed yet, made after the flush at
+ * halt or while their filter was full. They are made and lost too:
+ * counted here, as unsent at halt. */
 void meter_print_counters(void)
 {
+    uint64_t unsent = 0;
+    for (struct sealed *e = outbox_head; e; e = e->next)
+        unsent += e->records;
+    for (int i = 1; i < NPROC; i++) {
+        if (procs[i].state != PS_FREE) {
+            counters.records += procs[i].meter.count;   /* made, never sealed */
+            unsent += procs[i].meter.count;
+        }
+    }
     uint64_t orphaned = counters.filter_ended + counters.machine_down;
-    uint64_t lost = orphaned + counters.dropped + counters.no_room;
+    uint64_t lost = orphaned + counters.dropped + counters.no_room + unsent;
     if (counters.records)
         kprintf("machine %u: meter: %lu records, %lu batches taken, %lu dropped (lossy), %lu orphaned, "
-                "%lu lost for room, %lu waits\n", this_machine, counters.records, counters.batches, counters.dropped,
-                orphaned, counters.no_room, counters.waits);
+                "%lu lost for room, %lu unsent at halt, %lu waits\n", this_machine, counters.records,
+                counters.batches, counters.dropped, orphaned, counters.no_room, unsent, counters.waits);
     if (lost)
         kprintf("machine %u: meter: %lu records lost: %lu their filter's machine was down, %lu their filter had "
-                "ended, %lu dropped (lossy), %lu no room\n", this_machine, lost, counters.machine_down,
-                counters.filter_ended, counters.dropped, counters.no_room);
+                "ended, %lu dropped (lossy), %lu no room, %lu unsent at halt\n", this_machine, lost,
+                counters.machine_down, counters.filter_ended, counters.dropped, counters.no_room, unsent);
 }

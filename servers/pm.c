@@ -27,6 +27,7 @@
 #define CHANNEL_REQUEST 0
 #define CHANNEL_NOTICE  1
 #define CHANNEL_PLACEHOLDER 2   /* links that only hold a slot; never used */
+#define CHANNEL_WATCH   3       /* the timer's alarms: look at the machines of processes waited for */
 #define NRECORDS 256
 #define NWAITERS 8
 
@@ -34,6 +35,7 @@ struct record {
     dm_pid pid;          /* 0: unused */
     char   name[24];
     int    ended;
+    int    lost;                 /* ended with its machine, which went down: no exit status */
     int    ready;                /* a boot server said PM_READY */
     int    system;               /* one of the system's own processes (started at boot): not killed,
                                     stopped or metered on request */
@@ -74,6 +76,7 @@ static uint64_t end_counter;
 static long switchboard_slot = -1, console_slot = -1;
 static long control[PM_MAX_MACHINES];   /* process-control link to each machine's kernel, or -1 */
 static long buffer_manager = -1;        /* our own link to the file system's buffer manager, for halt */
+static long request_interpreter = -1;   /* the request interpreter's halt link (PM_SERVE "fs") */
 static long notice_link = -1;           /* our notice channel, copied to every kernel */
 static uint8_t buffer[DM_MSG_MAX];
 
@@ -448,6 +451,7 @@ static long change_metering(dm_pid caller, struct record *r, const struct pm_met
  * have been taken (each kernel answers then, or after wait_ms). */
 #define FLUSH_AT_HALT_MS 10000       /* a stuck filter must not stop a halt for long */
 #define FLUSH_AT_STOP_MS 60000       /* a lossy stream's whole outbox may be on its way over a bad wire */
+#define FILTER_BUSY_RETRY_NS 10000000ull   /* a filter whose queue is full is asked again after 10 ms */
 static void flush_kernels_metering(int64_t wait_ms)
 {
     for (uint32_t m = 0; m < PM_MAX_MACHINES; m++)
@@ -468,8 +472,11 @@ static void flush_for_stop(const struct sv_request *q, uint32_t len)
     flush_kernels_metering(FLUSH_AT_STOP_MS);
 }
 
-/* At halt: every kernel sends its metered processes' batches, then every
- * filter writes out what it has, before the power goes. */
+/* At halt: the metering into every filter ends, as at `filter stop` (each
+ * metered process's last batch goes; a process metered on would make
+ * records after the flush that no filter writes out), every kernel sends
+ * its metered processes' batches, then every filter writes out what it
+ * has, before the power goes. */
 static void flush_metering(void)
 {
     int any = 0;
@@ -477,14 +484,25 @@ static void flush_metering(void)
         any |= records[i].pid && !records[i].ended && records[i].serves_filter[0];
     if (!any)
         return;
+    for (int f = 0; f < NFILTERS; f++)
+        if (filters[f].link >= 0)
+            end_metering_into(f);
     flush_kernels_metering(FLUSH_AT_HALT_MS);
     for (int i = 0; i < NRECORDS; i++) {       /* only the filter servers this process manager started */
         struct record *r = &records[i];
         long link = r->pid && !r->ended && r->serves_filter[0] ? filter_lookup(r->serves_filter) : -1;
         if (link < 0)
             continue;
+        /* A filter whose queue is full of batches refuses the request
+         * (E_QFULL): asked again until it has taken them, which it does
+         * soon, nothing being metered any more. */
         struct sv_call flush = { .op = FILTER_FLUSH, .pass = DM_NO_LINK };
-        sv_call(link, &flush);
+        long err = sv_call(link, &flush);
+        uint64_t tries = FLUSH_AT_HALT_MS * 1000000ull / FILTER_BUSY_RETRY_NS;
+        while (err == E_QFULL && --tries > 0) {
+            timer_sleep_ns(FILTER_BUSY_RETRY_NS);
+            err = sv_call(link, &flush);
+        }
         dm_destroylink(link);
     }
 }
@@ -520,7 +538,9 @@ static long device_link_on(uint32_t machine, int64_t arg0, int64_t arg1)
 
 /* A copy of a free trace disk's device link on `machine` for a filter
  * about to start there (*index: its entry): DM_NO_LINK if the machine has
- * none, E_STATE if each is lent to a filter that still runs. */
+ * none, E_STATE if each is lent to a filter that still runs. An entry
+ * whose link is -1 is the disk of a machine that booted again
+ * (machine_up): its device link is asked of the new boot's kernel. */
 static long lend_trace_disk(uint32_t machine, int *index)
 {
     *index = -1;
@@ -540,6 +560,12 @@ static long lend_trace_disk(uint32_t machine, int *index)
         const struct record *r = trace_disks[i].filter ? find_record(trace_disks[i].filter) : 0;
         if (trace_disks[i].filter && r && !r->ended)
             continue;
+        if (trace_disks[i].link < 0) {
+            long link = device_link_on(machine, REMOTE_TRACE_DISK, 0);
+            if (link < 0)
+                return link;
+            trace_disks[i].link = link;
+        }
         *index = i;
         return dm_duplicatelink(trace_disks[i].link);
     }
@@ -576,20 +602,92 @@ static long lend_live_channel(const struct record *filter)
     return copy;
 }
 
+static void record_ended(struct record *r, int64_t status, int lost);
+
 /* A process has ended (the kernel's notice): its metering's bookkeeping,
  * then tell whoever waits. */
 static void process_ended(dm_pid pid, int64_t status)
 {
     struct record *r = find_record(pid);
-    if (!r || r->ended)
-        return;
+    if (r && !r->ended)
+        record_ended(r, status, 0);
+}
+
+/* Record r's process has ended with `status`, or is `lost` with its
+ * machine: whoever waits for it is answered, with the status or E_NODE. */
+static void record_ended(struct record *r, int64_t status, int lost)
+{
     metering_process_ended(r->pid);
     r->ended = 1;
+    r->lost = lost;
     r->status = status;
     r->ended_order = ++end_counter;
     for (int i = 0; i < r->nwaiters; i++)
-        sv_reply(r->waiters[i], 0, r->status, 0, 0, DM_NO_LINK);
+        sv_reply(r->waiters[i], lost ? E_NODE : 0, r->status, 0, 0, DM_NO_LINK);
     r->nwaiters = 0;
+}
+
+/* Machine `machine` is down (its kernel's DM_NOTICE_DOWN, or the watch
+ * found it so): its processes went with it, and no exit notice will come
+ * for them. Each is taken as ended, lost. */
+static void machine_lost(uint32_t machine)
+{
+    for (int i = 0; i < NRECORDS; i++)
+        if (records[i].pid && PID_MACHINE(records[i].pid) == machine && !records[i].ended)
+            record_ended(&records[i], DM_EXIT_KILLED, 1);
+}
+
+/* ---- watching the machines of processes waited for ----
+ * A machine that goes down sends no exit notice, and this machine's
+ * kernel notices it only when something is sent there: a PM_WAIT for a
+ * process on another machine would wait for ever. While there is one,
+ * each such machine is asked, once a second, for something small
+ * (KOP_NETSTAT): a machine that does not answer is taken to be down by
+ * its kernel within about 4 s, and its processes are lost. */
+#define WATCH_EVERY_NS 1000000000ull
+static int watch_armed;
+static long watch_timer = -1;          /* the timer server, for the watch's alarms */
+
+/* Whether someone waits for a process of `machine`. */
+static int waited_on(uint32_t machine)
+{
+    for (int i = 0; i < NRECORDS; i++)
+        if (records[i].pid && !records[i].ended && records[i].nwaiters && PID_MACHINE(records[i].pid) == machine)
+            return 1;
+    return 0;
+}
+
+/* The watch's next alarm, a second from now, unless one is on its way. */
+static void arm_watch(void)
+{
+    if (watch_armed)
+        return;
+    if (watch_timer < 0)
+        watch_timer = sb_lookup("timer");
+    long link = watch_timer < 0 ? watch_timer : dm_createlink(CHANNEL_WATCH, 0, 0, 0, 0);
+    if (link < 0)
+        return;
+    struct sv_call alarm = { .op = TIMER_ALARM, .arg = { (int64_t)WATCH_EVERY_NS, 0 }, .pass = link };
+    watch_armed = sv_call(watch_timer, &alarm) == 0;
+}
+
+/* The watch's alarm: every other machine with a process waited for is
+ * asked; one that does not answer is lost. Armed again while any remain. */
+static void watch_machines(void)
+{
+    watch_armed = 0;
+    int again = 0;
+    for (uint32_t m = 0; m < PM_MAX_MACHINES; m++) {
+        if (m == dm_machine() || !waited_on(m))
+            continue;
+        long err = kernel_request_on(m, KOP_NETSTAT, 0, 0, 0, 0, 0, DM_NO_LINK, 0, 0, 0);
+        if (err == E_NODE || err == E_DEAD)
+            machine_lost(m);
+        else
+            again = 1;
+    }
+    if (again)
+        arm_watch();
 }
 
 #define NOTIFY_ATTEMPTS 5
@@ -610,6 +708,13 @@ static void machine_up(uint32_t machine, long link)
     if (live_channels[machine].link >= 0)      /* a device link of its former boot */
         dm_destroylink(live_channels[machine].link);
     live_channels[machine].link = -1;
+    for (int i = 0; i < ntrace_disks; i++) {   /* the same for its trace disk: lend_trace_disk asks again */
+        if (trace_disks[i].machine == machine && trace_disks[i].link >= 0) {
+            dm_destroylink(trace_disks[i].link);
+            trace_disks[i].link = -1;
+            trace_disks[i].filter = 0;
+        }
+    }
     for (int i = 0; i < NRECORDS; i++)
         if (records[i].pid && PID_MACHINE(records[i].pid) == machine && !records[i].ended)
             process_ended(records[i].pid, DM_EXIT_KILLED);
@@ -641,15 +746,23 @@ static void halt_other_machines(int code)
             dm_send(control[m], &q, sizeof q, DM_NO_LINK);
 }
 
-/* Before power-off: the buffer manager writes its changed blocks back,
- * over the process manager's own link to it (the switchboard is not
- * needed). What could not be written back is said on the console. */
+/* Before power-off: the file system's final sync, over the request
+ * interpreter's halt link: between two of its operations, every changed
+ * block is written back and the disk marked CLEAN, and no later change is
+ * taken (a program still writing is refused). Without a request
+ * interpreter, the buffer manager syncs alone, over the process manager's
+ * own link to it (the switchboard is not needed). What could not be
+ * written back is said on the console. */
 static void flush_file_system(void)
 {
     if (buffer_manager < 0)
         return;        /* no file system was started */
-    struct sv_call sync = { .op = BM_SYNC, .arg = { 1 }, .pass = DM_NO_LINK };   /* final: marks it CLEAN */
-    long err = sv_call(buffer_manager, &sync);
+    struct sv_call sync = { .op = FS_SYNC, .pass = DM_NO_LINK };
+    long err = request_interpreter >= 0 ? sv_call(request_interpreter, &sync) : E_DEAD;
+    if (err == E_DEAD || err == E_NODE || err == E_FSDOWN) {
+        sync = (struct sv_call){ .op = BM_SYNC, .arg = { 1 }, .pass = DM_NO_LINK };   /* final: marks it CLEAN */
+        err = sv_call(buffer_manager, &sync);
+    }
     if (err == E_DEAD || err == E_NODE)
         printf("pm: halt: the file system's changes since its last sync could not be written back: "
                "its buffer manager (bm) is gone: %s\n", dm_error_text(err));
@@ -924,10 +1037,13 @@ static void wait_for_end(const struct dm_msg_info *info, const struct sv_request
     if (!r) {
         answer->status = E_NOTFOUND;
     } else if (r->ended) {
+        answer->status = r->lost ? E_NODE : 0;
         answer->value = r->status;
     } else if (r->nwaiters < NWAITERS && info->reply >= 0) {
         r->waiters[r->nwaiters++] = (int)info->reply;
-        answer->later = 1;   /* answered when it ends (process_ended) */
+        answer->later = 1;   /* answered when it ends (process_ended), or is lost */
+        if (PID_MACHINE(r->pid) != dm_machine())
+            arm_watch();
     } else {
         answer->status = E_QFULL;
     }
@@ -1007,14 +1123,16 @@ static void list_peers(const struct dm_msg_info *info, const struct sv_request *
     answer_entries(answer, status, value, peers, sizeof(struct dm_kpeer));
 }
 
-/* PM_HALT: write back the file system and the metering, power every
- * machine off with status arg0. Answered only if the kernel refuses. */
+/* PM_HALT: write back the metering, then the file system, and power
+ * every machine off with status arg0. The metering first: a filter may
+ * write its log into a file, which the file system's final sync must
+ * find written. Answered only if the kernel refuses. */
 static void halt_system(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
                         struct server_answer *answer)
 {
     (void)info, (void)len;
-    flush_file_system();
     flush_metering();
+    flush_file_system();
     halt_other_machines((int)q->arg[0]);
     kernel_request_about(KOP_HALT, 0, q->arg[0], 0, 0, DM_NO_LINK, 0, 0, 0);
     answer->status = E_STATE;
@@ -1034,14 +1152,20 @@ static void lend_live(const struct dm_msg_info *info, const struct sv_request *q
 }
 
 /* PM_SERVE: the switchboard or the console server (the data: its name)
- * gives its link, once; it is kept for every process created after. */
+ * gives its link, once; it is kept for every process created after. The
+ * request interpreter started at boot gives its halt link ("fs"), once. */
 static void take_server_link(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
                              struct server_answer *answer)
 {
     const char *name = (const char *)(q + 1);
     uint32_t name_len = len - sizeof *q;
+    const struct record *from = find_record(info->code);
     if (info->link < 0 || strnlen(name, name_len) == name_len) {
         answer->status = E_INVAL;
+    } else if (strcmp(name, "fs") == 0 && request_interpreter < 0 && from && from->system &&
+               strcmp(from->name, "ri") == 0) {
+        request_interpreter = info->link;
+        answer->link_kept = 1;
     } else if (strcmp(name, "switchboard") == 0 && switchboard_slot < 0) {
         switchboard_slot = info->link;
         answer->link_kept = 1;
@@ -1110,12 +1234,16 @@ static void serve_message(const struct dm_msg_info *m, long n)
             process_ended(notice->pid, notice->status);
         else if (notice->kind == DM_NOTICE_MACHINE && info.link >= 0)
             machine_up(notice->machine, info.link);
-        else if (notice->kind == DM_NOTICE_DOWN)
+        else if (notice->kind == DM_NOTICE_DOWN && notice->machine < PM_MAX_MACHINES) {
             metering_machine_down(notice->machine);
+            machine_lost(notice->machine);
+        }
         else if (info.link >= 0)
             dm_destroylink(info.link);
     } else if (info.channel == CHANNEL_REQUEST) {
         server_serve(&info, buffer, n, handle_request);
+    } else if (info.channel == CHANNEL_WATCH) {
+        watch_machines();
     } else if (info.reply >= 0) {
         sv_reply(info.reply, E_BADREQ, 0, 0, 0, DM_NO_LINK);
     }

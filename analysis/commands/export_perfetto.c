@@ -187,6 +187,17 @@ static uint32_t process_of(struct perfetto *p, const struct dpm_event *ev);
 static void follow_stream(struct process *process, const struct dpm_event *ev, uint64_t *key);
 static int key_before(const uint64_t *a, const uint64_t *b);
 
+/* Log i, read for its events alone; or the export fails, saying why. */
+static struct dpm_stream *open_log(struct perfetto *p, int i)
+{
+    struct dpm_error e;
+    struct dpm_stream *s = dpm_stream_open(p->logs[i], (uint16_t)i, &e);
+    if (!s)
+        dpm_fail("%s", e.text);
+    dpm_stream_events_only(s);
+    return s;
+}
+
 /* Every record of every log, in order: struct record, the blocks, the
  * processes, the messages and the shifts. */
 static void read_logs(struct perfetto *p)
@@ -194,10 +205,7 @@ static void read_logs(struct perfetto *p)
     timeline_init(&p->timeline);
     for (int i = 0; i < p->nlogs; i++) {
         struct dpm_error e;
-        struct dpm_stream *s = dpm_stream_open(p->logs[i], (uint16_t)i, &e);
-        if (!s)
-            dpm_fail("%s", e.text);
-        dpm_stream_events_only(s);
+        struct dpm_stream *s = open_log(p, i);
         uint64_t log_first = p->nrecords;
         struct dpm_event ev;
         int status;
@@ -383,10 +391,7 @@ static void order_streams(struct perfetto *p)
     uint64_t index = 0;
     for (int i = 0; i < p->nlogs; i++) {
         struct dpm_error e;
-        struct dpm_stream *s = dpm_stream_open(p->logs[i], (uint16_t)i, &e);
-        if (!s)
-            dpm_fail("%s", e.text);
-        dpm_stream_events_only(s);
+        struct dpm_stream *s = open_log(p, i);
         struct dpm_event ev;
         int status;
         for (; (status = dpm_stream_next(s, &ev, &e)) == 1; index++) {

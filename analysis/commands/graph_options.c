@@ -103,6 +103,46 @@ int clock_option(struct clock_options *o, const char *command, int argc, char **
     return 1;
 }
 
+/* Take a program option (commands/graph_options.h). */
+int program_option(struct program_options *o, const char *command, int argc, char **argv, int *i)
+{
+    int missing = 0;
+    const char *name = argv[*i], *value;
+    if ((value = graph_option(argc, argv, i, "--elf-dir", &missing))) {
+        o->elf_dir = value;
+        return 1;
+    }
+    if ((value = graph_option(argc, argv, i, "--elf", &missing))) {
+        if (strchr(value, '=')) {
+            o->elf[o->nelf++] = value;
+            return 1;
+        }
+        fprintf(stderr, "dpm %s: --elf %s: expected NAME=FILE\n", command, value);
+        return -1;
+    }
+    if (missing)
+        fprintf(stderr, "dpm %s: %s needs a value (see --help)\n", command, name);
+    return missing ? -1 : 0;
+}
+
+/* Take --top (commands/graph_options.h). */
+int top_option(long *top, const char *command, int argc, char **argv, int *i)
+{
+    int missing = 0;
+    const char *name = argv[*i], *value = graph_option(argc, argv, i, "--top", &missing);
+    char *end;
+    if (!value) {
+        if (missing)
+            fprintf(stderr, "dpm %s: %s needs a value (see --help)\n", command, name);
+        return missing ? -1 : 0;
+    }
+    *top = strtol(value, &end, 10);
+    if (end != value && !*end && *top >= 0)
+        return 1;
+    fprintf(stderr, "dpm %s: --top %s: expected a number\n", command, value);
+    return -1;
+}
+
 /* Load the logs and build the history graph (commands/graph_options.h). */
 int graph_load(struct graph_input *in, const char *command, char **logs, int n)
 {

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "load/event.h"
+#include "load/programs.h"
 #include "models/arrivals.h"
 #include "models/causality.h"
 #include "models/clocks.h"
@@ -98,6 +99,14 @@ struct clock_options {
 /* If argv[*i] is one of those options, take it: 1; 0 if it is not one; -1
  * if its value is missing or not a number (said on stderr). */
 int clock_option(struct clock_options *o, const char *command, int argc, char **argv, int *i);
+
+/* The program options of critpath and waitstates: --elf-dir DIR and
+ * --elf NAME=FILE (load/programs.h). If argv[*i] is one, take it: 1; 0 if
+ * it is not one; -1 if its value is missing or not NAME=FILE (said). */
+int program_option(struct program_options *o, const char *command, int argc, char **argv, int *i);
+
+/* --top N (a count, 0 or more) into *top: 1, 0 or -1 as above. */
+int top_option(long *top, const char *command, int argc, char **argv, int *i);
 
 /* The arrivals and clock offsets of a loaded graph. */
 struct clock_input {

@@ -212,7 +212,9 @@ static void hook_failed(void *context, uint32_t machine, uint32_t sequence, int 
     (void)context, (void)sequence;
     if (machine < NETFRAME_MAX_NODES && !failure_said[machine])
         kprintf("machine %u: machine %u %s\n", this_machine, machine,
-                reason == TRANSPORT_FAIL_REBOOTED ? "rebooted" : "does not answer: taken to be down");
+                reason == TRANSPORT_FAIL_REBOOTED    ? "rebooted"
+                : reason == TRANSPORT_FAIL_GIVEN_UP ? "has given this machine up: taken to be down"
+                                                    : "does not answer: taken to be down");
     if (machine < NETFRAME_MAX_NODES)
         failure_said[machine] = 1;
     fail_machine(machine, reason == TRANSPORT_FAIL_REBOOTED ? E_DEAD : E_NODE);

@@ -66,7 +66,9 @@ enum fs_op {
                          value = bytes written; the file grows as needed */
     FS_UNLINK,        /* data = path */
     FS_LIST,          /* data = path, arg0 = first index: as DMG_LIST */
-    FS_SYNC,          /* write everything changed to the disk */
+    FS_SYNC,          /* write everything changed to the disk; over the halt link
+                         (PM_SERVE "fs"), the final sync: the disk marked CLEAN,
+                         and every later change refused with E_FSDOWN */
     FS_STATS,         /* data = struct ri_counts */
     FS_RENAME,        /* data = old path NUL new path NUL: as DMG_RENAME */
     FS_TRUNCATE,      /* over a file link with write access: free all its blocks; size 0 */

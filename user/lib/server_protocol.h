@@ -38,7 +38,8 @@ enum pm_op {
                      first). The program is /bin/NAME in the file system (a name
                      holding '/' is a path), else a boot image (machine 0 only).
                      value = the new pid. E_NODE: no such machine, or it is down */
-    PM_WAIT,      /* arg0 = pid: answer when it has ended; value = its exit status */
+    PM_WAIT,      /* arg0 = pid: answer when it has ended; value = its exit status;
+                     E_NODE when it went with its machine, which went down */
     PM_KILL,      /* arg0 = pid */
     PM_STOP,      /* arg0 = pid: suspend */
     PM_RESUME,    /* arg0 = pid */
@@ -49,7 +50,9 @@ enum pm_op {
     PM_SBRK,      /* arg0 = increment; value = the old break */
     PM_HALT,      /* arg0 = exit code: power every machine off */
     PM_SERVE,     /* data = "switchboard" or "console"; the passed link is how
-                     every new process will reach that server (boot only) */
+                     every new process will reach that server (boot only); or
+                     data = "fs" from the request interpreter started at boot:
+                     the passed link is its halt link, for the final sync */
     PM_READY,     /* a system server started at boot is serving (the process
                      manager starts the next one, and the shell last, only then) */
     PM_NETSTAT,   /* arg0 = machine: what its kernel knows of the others; data =

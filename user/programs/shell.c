@@ -178,7 +178,9 @@ static void cmd_run(int argc, char **argv, int background, char **envp, const st
     }
     int64_t status;
     long err = pm_wait((dm_pid)pid, &status);
-    if (err < 0)
+    if (err == E_NODE)
+        printf("[%s] %s: machine %u went down\n", dm_pid_string((dm_pid)pid, id), argv[0], PID_MACHINE((dm_pid)pid));
+    else if (err < 0)
         printf("run: waiting for %s: %s\n", argv[0], dm_error_text(err));
     else
         report_status(argv[0], (dm_pid)pid, status);
