@@ -136,3 +136,18 @@ def test_an_unknown_lab_is_refused():
     labs = sorted(e for e in os.listdir(os.path.join(ROOT, "labs")) if os.path.exists(os.path.join(ROOT, "labs", e, "grade.py")))
     assert "links" in labs
     assert run.returncode == 2 and "grade: no lab called nosuch (labs: %s)" % " ".join(labs) in run.stderr, run
+
+
+# The questions lab (docs/labs/questions.md): 15 tests, 100 points, on 3 nodes.
+
+def test_questions_starting_point_gets_less_than_full_marks():
+    check_starting_point("questions", 15, 100, "your rules leave out")
+
+
+def test_questions_solution_gets_full_marks():
+    out = check_solution("questions", 15, 100, 3, "DMFS    build/disk.img",
+                         os.path.join("user", "labs", "questions", "answers.txt"))
+    if out is None:
+        return
+    assert "LD      build/kernel.elf" not in out, "the copy built the kernel again:\n" + out[-2000:]
+    assert "questions: the log keeps no link record and no link code == ok (15 pts)" in out, out
