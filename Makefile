@@ -47,6 +47,7 @@ FILTERS  := filter
 # go into /bin like the system's.
 LABS     := links/linkclient links/linkserver
 LABS     += questions/census questions/counter questions/tally
+LABS     += bottleneck/render bottleneck/shade
 # Other files of the labs the system disk holds: user/labs/F as /labs/F.
 LAB_FILES := questions/questions.rules
 # The filter server is in the boot image too: with meter.fs=K (make run
