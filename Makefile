@@ -46,7 +46,7 @@ FILTERS  := filter
 # The course's labs (docs/labs/): each lab's programs, in user/labs/LAB/,
 # go into /bin like the system's.
 LABS     := links/linkclient links/linkserver
-LABS     += questions/census questions/counter questions/tally
+LABS     += questions/census questions/counter questions/ledger
 LABS     += bottleneck/render bottleneck/shade
 # Other files of the labs the system disk holds: user/labs/F as /labs/F.
 LAB_FILES := questions/questions.rules

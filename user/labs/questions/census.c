@@ -1,14 +1,14 @@
 /*
  * census — the workload of the questions lab (docs/labs/questions.md): a
- * census of 32 districts taken by two counters and a tally on three
+ * census of 32 districts taken by two counters and a ledger on three
  * machines, as census.h plans it; prints what they counted.
  *
  *     census          (on a cluster of 3 machines or more: make run NODES=3)
  *
  * It prints a line per counter and one for the whole census:
  *
- *     census: counter 0 (1.1.1 on machine 1): 24 districts, 2400384 people; tally has 2400384
- *     census: counter 1 (2.1.1 on machine 2): 8 districts, 799805 people; tally has 799805
+ *     census: counter 0 (1.1.1 on machine 1): 24 districts, 2400384 people; ledger has 2400384
+ *     census: counter 1 (2.1.1 on machine 2): 8 districts, 799805 people; ledger has 799805
  *     census: 32 districts, 3200189 people in 3031 households; the register agrees
  *
  * Exit status 0; 1 when something failed (said); 2 for bad arguments.
@@ -24,7 +24,7 @@ struct child {
     long link;
 };
 
-static struct child tally = { 0, -1 };
+static struct child ledger = { 0, -1 };
 static struct child counters[CENSUS_COUNTERS] = { { 0, -1 }, { 0, -1 } };
 static struct census_summary summaries[CENSUS_COUNTERS];
 static struct census_entry census_register[CENSUS_DISTRICTS];
@@ -68,9 +68,9 @@ int main(int argc, char **argv)
         status = collect();
     if (status == 0)
         status = report();
-    if (tally.link >= 0) {
+    if (ledger.link >= 0) {
         uint32_t quit = CENSUS_QUIT;
-        dm_send(tally.link, &quit, sizeof quit, DM_NO_LINK);
+        dm_send(ledger.link, &quit, sizeof quit, DM_NO_LINK);
     }
     wait_all(status);
     return status;
@@ -91,12 +91,12 @@ static long start_one(const char *program, uint32_t machine, const char *name, c
     return pid;
 }
 
-/* Start tally and the counters, then take each one's HELLO and the link
+/* Start ledger and the counters, then take each one's HELLO and the link
  * it passes: 0, or 1 after saying what failed. */
 static int start_all(const char *name)
 {
-    tally.pid = start_one("tally", CENSUS_TALLY_MACHINE, name, 0);
-    if (tally.pid == 0)
+    ledger.pid = start_one("ledger", CENSUS_LEDGER_MACHINE, name, 0);
+    if (ledger.pid == 0)
         return 1;
     for (uint32_t i = 0; i < CENSUS_COUNTERS; i++) {
         char number[8];
@@ -111,8 +111,8 @@ static int start_all(const char *name)
         long n = dm_receive(&info, &hello, sizeof hello, DM_ANY_CHANNEL);
         struct child *child = 0;
         if (n == sizeof hello && hello.kind == CENSUS_HELLO && info.link >= 0) {
-            if (hello.role == CENSUS_ROLE_TALLY && (dm_pid)tally.pid == info.sender)
-                child = &tally;
+            if (hello.role == CENSUS_ROLE_LEDGER && (dm_pid)ledger.pid == info.sender)
+                child = &ledger;
             else if (hello.role == CENSUS_ROLE_COUNTER && hello.counter < CENSUS_COUNTERS &&
                      (dm_pid)counters[hello.counter].pid == info.sender)
                 child = &counters[hello.counter];
@@ -126,15 +126,15 @@ static int start_all(const char *name)
     return 0;
 }
 
-/* Send each counter its START with a link to tally, then its ASSIGN with
+/* Send each counter its START with a link to ledger, then its ASSIGN with
  * its districts and a link back on its summary channel: 0, or 1 after
  * saying what failed. */
 static int hand_out(void)
 {
     for (uint32_t i = 0; i < CENSUS_COUNTERS; i++) {
         struct census_assign start = { .kind = CENSUS_START };
-        long to_tally = dm_duplicatelink(tally.link);
-        long err = to_tally < 0 ? to_tally : dm_send(counters[i].link, &start, sizeof start, to_tally);
+        long to_ledger = dm_duplicatelink(ledger.link);
+        long err = to_ledger < 0 ? to_ledger : dm_send(counters[i].link, &start, sizeof start, to_ledger);
         if (err < 0)
             return failed("starting a counter", err);
     }
@@ -169,17 +169,17 @@ static int collect(void)
     return 0;
 }
 
-/* Ask tally for the register, and print each counter's summary and the
+/* Ask ledger for the register, and print each counter's summary and the
  * census's: 0, or 1 when something disagrees (said). */
 static int report(void)
 {
     struct sv_call c = { .op = CENSUS_REPORT, .pass = DM_NO_LINK, .reply_data = census_register,
                          .reply_cap = sizeof census_register };
-    long status = sv_call(tally.link, &c);
+    long status = sv_call(ledger.link, &c);
     if (status < 0)
-        return failed("asking tally for the register", status);
+        return failed("asking ledger for the register", status);
     if (c.reply_len != sizeof census_register) {
-        fprintf(stderr, "census: tally's register has %u bytes, not %u\n", c.reply_len,
+        fprintf(stderr, "census: ledger's register has %u bytes, not %u\n", c.reply_len,
                 (uint32_t)sizeof census_register);
         return 1;
     }
@@ -189,10 +189,10 @@ static int report(void)
     for (uint32_t i = 0; i < CENSUS_COUNTERS; i++) {
         char id[24];
         const struct census_summary *s = &summaries[i];
-        printf("census: counter %u (%s on machine %u): %u districts, %llu people; tally has %llu\n", i,
+        printf("census: counter %u (%s on machine %u): %u districts, %llu people; ledger has %llu\n", i,
                dm_pid_string((dm_pid)counters[i].pid, id), census_counter_machine(i), s->districts,
-               (unsigned long long)s->people, (unsigned long long)s->tallied);
-        wrong |= s->people != s->tallied;
+               (unsigned long long)s->people, (unsigned long long)s->recorded);
+        wrong |= s->people != s->recorded;
         people += s->people;
         districts += s->districts;
     }
@@ -213,7 +213,7 @@ static int report(void)
  * after a failure, end them first. */
 static void wait_all(int status)
 {
-    struct child *children[] = { &tally, &counters[0], &counters[1] };
+    struct child *children[] = { &ledger, &counters[0], &counters[1] };
     for (uint32_t i = 0; i < sizeof children / sizeof children[0]; i++) {
         int64_t exit_status;
         if (children[i]->pid == 0)

@@ -4,12 +4,12 @@
  * machines, whose messages follow a fixed plan, so that every run makes
  * the same history (only its timing differs).
  *
- *   census (machine 0) starts tally on machine 0 and a counter on machine 1
+ *   census (machine 0) starts ledger on machine 0 and a counter on machine 1
  *          and on machine 2, hands the districts out, collects the counters'
- *          summaries and asks tally for the register;
+ *          summaries and asks ledger for the register;
  *   counter counts each district it is given (count_district) and files a
- *          sheet with tally for each;
- *   tally  checks each sheet (check_sheet), keeps the register, answers a
+ *          sheet with ledger for each;
+ *   ledger  checks each sheet (check_sheet), keeps the register, answers a
  *          counter's CLOSE, and audits the register (audit) before it
  *          answers census's REPORT with it.
  *
@@ -17,12 +17,12 @@
  * under its name (CENSUS_NAME_FORMAT), then starts the three with that name
  * as their argument; each finds census there and SENDs it a HELLO, passing a
  * link to itself. census SENDs each counter a START, passing a copy of its
- * link to tally, then an ASSIGN with the counter's districts, passing a link
+ * link to ledger, then an ASSIGN with the counter's districts, passing a link
  * back to census on the counter's own channel (CENSUS_SUMMARY_CHANNEL + its
- * number). A counter SENDs tally a SHEET per
- * district, then CALLs it with CLOSE (the answer: the people tally has for
+ * number). A counter SENDs ledger a SHEET per
+ * district, then CALLs it with CLOSE (the answer: the people ledger has for
  * it), then SENDs census its SUMMARY over that link. census takes the
- * summaries in the counters' order, CALLs tally with REPORT (the answer:
+ * summaries in the counters' order, CALLs ledger with REPORT (the answer:
  * the register, CENSUS_DISTRICTS entries), SENDs it QUIT, and waits for the
  * three to end (pm_wait), so that it ends last. Nothing waits
  * on a timer and nothing is retried, so each process sends and receives the
@@ -43,7 +43,7 @@
 /* Where each process runs, and which counter counts district d: the
  * counter on machine 2 every fourth district, the one on machine 1 the
  * rest. */
-#define CENSUS_TALLY_MACHINE 0
+#define CENSUS_LEDGER_MACHINE 0
 #define CENSUS_COUNTERS      2
 static inline uint32_t census_counter_machine(uint32_t counter)
 {
@@ -56,16 +56,16 @@ static inline uint32_t census_counter_of(uint32_t district)
 
 enum census_kind {
     CENSUS_HELLO = 1,    /* child -> census, passing a link to the child: role, counter number */
-    CENSUS_START,        /* census -> counter, passing a link to tally */
+    CENSUS_START,        /* census -> counter, passing a link to ledger */
     CENSUS_ASSIGN,       /* census -> counter: its districts; passes a link for the summary */
-    CENSUS_SHEET,        /* counter -> tally: one district counted */
-    CENSUS_CLOSE,        /* counter -> tally, a CALL: answer: the people tally has for it */
+    CENSUS_SHEET,        /* counter -> ledger: one district counted */
+    CENSUS_CLOSE,        /* counter -> ledger, a CALL: answer: the people ledger has for it */
     CENSUS_SUMMARY,      /* counter -> census: what it counted */
-    CENSUS_REPORT,       /* census -> tally, a CALL: answer: the register */
-    CENSUS_QUIT,         /* census -> tally */
+    CENSUS_REPORT,       /* census -> ledger, a CALL: answer: the register */
+    CENSUS_QUIT,         /* census -> ledger */
 };
 
-enum census_role { CENSUS_ROLE_TALLY = 1, CENSUS_ROLE_COUNTER };
+enum census_role { CENSUS_ROLE_LEDGER = 1, CENSUS_ROLE_COUNTER };
 
 struct census_hello {
     uint32_t kind;       /* CENSUS_HELLO */
@@ -96,17 +96,17 @@ struct census_summary {
     uint32_t districts;
     uint32_t reserved;
     uint64_t people;
-    uint64_t tallied;    /* what tally said it has for this counter */
+    uint64_t recorded;   /* what ledger said it has for this counter */
 };
 
-/* One district of the register tally keeps and sends census. */
+/* One district of the register ledger keeps and sends census. */
 struct census_entry {
     uint32_t district;
     uint32_t counter;
     uint64_t people;
     uint64_t households;
     uint64_t check;
-    uint64_t checked;    /* tally's check of the sheet */
+    uint64_t checked;    /* ledger's check of the sheet */
     uint64_t audited;    /* the audit's count of the district's first CENSUS_AUDIT_STEPS */
     uint64_t reserved[2];
 };

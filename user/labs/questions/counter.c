@@ -5,11 +5,11 @@
  *     counter NAME NUMBER     (NAME: census's name at the switchboard)
  *
  * It finds census by NAME and says HELLO, passing a link to itself; takes
- * START and the link to tally it passes; then ASSIGN, and counts every
- * district it lists (count_district), filing a sheet with tally for each;
- * then it CALLs tally to close its books and sends census its summary over
+ * START and the link to ledger it passes; then ASSIGN, and counts every
+ * district it lists (count_district), filing a sheet with ledger for each;
+ * then it CALLs ledger to close its books and sends census its summary over
  * the link ASSIGN passed. It prints nothing
- * unless something fails. Exit status 0; 1 when census or tally cannot be
+ * unless something fails. Exit status 0; 1 when census or ledger cannot be
  * reached or a message is wrong; 2 for bad arguments.
  */
 #include <stdio.h>
@@ -19,7 +19,7 @@
 
 static uint32_t number;                  /* this counter's number */
 static long census = -1;                 /* link to census for the summary, passed with ASSIGN */
-static long tally = -1;                  /* link to tally, passed with START */
+static long ledger = -1;                 /* link to ledger, passed with START */
 static struct census_summary summary = { .kind = CENSUS_SUMMARY };
 
 static int say_hello(const char *name);
@@ -41,7 +41,7 @@ int main(int argc, char **argv)
 }
 
 /* Find census, send it HELLO with a link to this process, and take START
- * and the link to tally: 0, or 1 after saying why not. */
+ * and the link to ledger: 0, or 1 after saying why not. */
 static int say_hello(const char *name)
 {
     long found = sb_lookup(name);
@@ -60,7 +60,7 @@ static int say_hello(const char *name)
         fprintf(stderr, "counter %u: the first message is no START (%ld bytes)\n", number, n);
         return 1;
     }
-    tally = info.link;
+    ledger = info.link;
     return 0;
 }
 
@@ -79,14 +79,14 @@ static int count_all(void)
     for (uint32_t i = 0; i < assign.count; i++) {
         long err = count_district(assign.district[i]);
         if (err < 0) {
-            fprintf(stderr, "counter %u: filing a sheet with tally: %s\n", number, dm_error_text(err));
+            fprintf(stderr, "counter %u: filing a sheet with ledger: %s\n", number, dm_error_text(err));
             return 1;
         }
     }
     return 0;
 }
 
-/* Count one district and file its sheet with tally: 0 or the SEND's error.
+/* Count one district and file its sheet with ledger: 0 or the SEND's error.
  * A function of its own (noinline), so that the analyzer names it. */
 static __attribute__((noinline)) long count_district(uint32_t district)
 {
@@ -96,20 +96,20 @@ static __attribute__((noinline)) long count_district(uint32_t district)
     sheet.check = census_people(district, CENSUS_CHECK_STEPS, &sample);
     summary.districts++;
     summary.people += sheet.people;
-    return dm_send(tally, &sheet, sizeof sheet, DM_NO_LINK);
+    return dm_send(ledger, &sheet, sizeof sheet, DM_NO_LINK);
 }
 
-/* CALL tally to close this counter's books, then send census the summary:
+/* CALL ledger to close this counter's books, then send census the summary:
  * 0, or 1 after saying what failed. */
 static int close_books(void)
 {
     struct sv_call c = { .op = CENSUS_CLOSE, .arg = { number }, .pass = DM_NO_LINK };
-    long status = sv_call(tally, &c);
+    long status = sv_call(ledger, &c);
     if (status < 0) {
-        fprintf(stderr, "counter %u: closing the books with tally: %s\n", number, dm_error_text(status));
+        fprintf(stderr, "counter %u: closing the books with ledger: %s\n", number, dm_error_text(status));
         return 1;
     }
-    summary.tallied = (uint64_t)c.value;
+    summary.recorded = (uint64_t)c.value;
     long err = dm_send(census, &summary, sizeof summary, DM_NO_LINK);
     if (err < 0) {
         fprintf(stderr, "counter %u: sending census the summary: %s\n", number, dm_error_text(err));

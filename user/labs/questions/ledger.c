@@ -1,8 +1,8 @@
 /*
- * tally — the census's register (census.h; the questions lab's workload).
+ * ledger — the census's register (census.h; the questions lab's workload).
  * census starts it:
  *
- *     tally NAME     (NAME: census's name at the switchboard)
+ *     ledger NAME     (NAME: census's name at the switchboard)
  *
  * It finds census by NAME and says HELLO, passing a link to itself; then
  * serves until QUIT: checks each SHEET a counter files (check_sheet: it
@@ -28,7 +28,7 @@ static void audit(void);
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: tally NAME   (census starts it)\n");
+        fprintf(stderr, "usage: ledger NAME   (census starts it)\n");
         return 2;
     }
     if (say_hello(argv[1]) != 0)
@@ -42,10 +42,10 @@ static int say_hello(const char *name)
 {
     long found = sb_lookup(name);
     long self = found < 0 ? found : dm_createlink(0, 0, 0, 0, 0);
-    struct census_hello hello = { .kind = CENSUS_HELLO, .role = CENSUS_ROLE_TALLY };
+    struct census_hello hello = { .kind = CENSUS_HELLO, .role = CENSUS_ROLE_LEDGER };
     long err = self < 0 ? self : dm_send(found, &hello, sizeof hello, self);
     if (err < 0) {
-        fprintf(stderr, "tally: cannot reach census %s: %s\n", name, dm_error_text(err));
+        fprintf(stderr, "ledger: cannot reach census %s: %s\n", name, dm_error_text(err));
         return 1;
     }
     dm_destroylink(found);
@@ -82,7 +82,7 @@ static int serve(void)
                 continue;
             }
         }
-        fprintf(stderr, "tally: a message that is no sheet, request or quit (%ld bytes)\n", n);
+        fprintf(stderr, "ledger: a message that is no sheet, request or quit (%ld bytes)\n", n);
         return 1;
     }
 }
