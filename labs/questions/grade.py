@@ -331,13 +331,13 @@ def judge(lab, key):
                 "%s: %r is not within %g%% of %s" % (key, given, want[1], where))
 
 
-@test(5, "questions: the pair that exchanges the most messages")
+@test(5, "questions: the pair with the most messages")
 def busiest_pair(lab):
     judge(lab, "busiest_pair")
     judge(lab, "busiest_pair_messages")
 
 
-@test(5, "questions: the pair that exchanges the most bytes")
+@test(5, "questions: the pair with the most bytes")
 def heaviest_pair(lab):
     judge(lab, "heaviest_pair")
 
