@@ -46,6 +46,10 @@ FILTERS  := filter
 # The course's labs (docs/labs/): each lab's programs, in user/labs/LAB/,
 # go into /bin like the system's.
 LABS     := links/linkclient links/linkserver
+LABS     += questions/census questions/counter questions/ledger
+LABS     += bottleneck/render bottleneck/shade
+# Other files of the labs the system disk holds: user/labs/F as /labs/F.
+LAB_FILES := questions/questions.rules
 # The filter server is in the boot image too: with meter.fs=K (make run
 # METER_FS=K) the process manager starts it before the file system, to meter
 # the file system's processes from their first instruction.
@@ -198,12 +202,13 @@ prog-install: $(B)/prog/$(PROG_NAME) $(B)/tools/dmfs $(if $(filter $(SYSTEM_DISK
 	fi
 
 # The system disk: a fresh file system holding /bin (the system's programs
-# and yours). Made again whenever a program changes, so files written on it
+# and yours) and /labs (LAB_FILES). Made again whenever a program changes, so files written on it
 # earlier are lost; `make run DISK=IMAGE` boots with an image of your own
 # instead.
-$(SYSTEM_DISK): $(BIN) $(PROG_BIN) $(B)/tools/dmfs
+$(SYSTEM_DISK): $(BIN) $(PROG_BIN) $(LAB_FILES:%=user/labs/%) $(B)/tools/dmfs
 	@echo "  DMFS    $@ (/bin: $(words $(BIN) $(PROG_BIN)) programs)"
-	@$(B)/tools/dmfs mkfs --force $@ $(SYSTEM_DISK_MB) $(foreach p,$(BIN) $(PROG_BIN),$(p)=/bin/$(notdir $(p))) >/dev/null
+	@$(B)/tools/dmfs mkfs --force $@ $(SYSTEM_DISK_MB) $(foreach p,$(BIN) $(PROG_BIN),$(p)=/bin/$(notdir $(p))) \
+	    $(foreach f,$(LAB_FILES),user/labs/$(f)=/labs/$(f)) >/dev/null
 
 # The servers' own library (user/lib/server.c): registering, answering
 # requests, requests to a kernel.

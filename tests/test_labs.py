@@ -139,6 +139,36 @@ def test_an_unknown_lab_is_refused():
     assert run.returncode == 2 and "grade: no lab called nosuch (labs: %s)" % " ".join(labs) in run.stderr, run
 
 
+# The questions lab (docs/labs/questions.md): 15 tests, 100 points, on 3 nodes.
+
+def test_questions_starting_point_gets_less_than_full_marks():
+    check_starting_point("questions", 15, 100, "your rules leave out")
+
+
+def test_questions_solution_gets_full_marks():
+    out = check_solution("questions", 15, 100, 3, "DMFS    build/disk.img",
+                         os.path.join("user", "labs", "questions", "answers.txt"))
+    if out is None:
+        return
+    assert "LD      build/kernel.elf" not in out, "the copy built the kernel again:\n" + out[-2000:]
+    assert "questions: the log keeps no link record and no link code == ok (15 pts)" in out, out
+
+
+# The bottleneck lab (docs/labs/bottleneck.md): 3 tests, 50 points, on 4 nodes.
+
+def test_bottleneck_starting_point_gets_less_than_full_marks():
+    out = check_starting_point("bottleneck", 3, 50, "P = 0.911 (dpm parallelism --window-of render")
+    assert "== Test bottleneck: render draws the picture == ok (10 pts)" in out, out
+
+
+def test_bottleneck_solution_gets_full_marks():
+    out = check_solution("bottleneck", 3, 50, 4, "LD      build/user/labs/bottleneck/render.elf",
+                         os.path.join("user", "labs", "bottleneck", "render.c"))
+    if out is None:
+        return
+    assert "LD      build/kernel.elf" not in out, "the copy built the kernel again:\n" + out[-2000:]
+
+
 # The staff's tools (scripts/course.py, docs/teaching.md).
 
 def test_a_course_publishes_the_labs_without_their_solutions():
