@@ -86,7 +86,10 @@ struct sv_call {
     int32_t reply_link;    /* out: a link passed with the answer, or DM_NO_LINK */
     uint64_t replier;      /* out: who answered (a dm_pid) */
 };
-long sv_call(long slot, struct sv_call *c);   /* the status, or a kernel-call error */
+/* The status the server answered with (its sv_reply's), or the CALL's own
+ * error; value, reply_len, reply_link and replier are filled in when the
+ * CALL succeeded (whatever the server's status). */
+long sv_call(long slot, struct sv_call *c);
 /* Answer a request over its reply link. */
 long sv_reply(long reply_slot, int64_t status, int64_t value, const void *data, uint32_t len, long pass);
 
