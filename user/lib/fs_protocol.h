@@ -25,6 +25,18 @@ enum di_op {
                       next start checks it again */
 };
 
+/* A DI_READ may also come by SEND, without a reply link, so that its sender
+ * need not wait for the disk (the buffer manager's read-ahead): the answer
+ * is then a struct di_read_done sent over the link the request passed, once
+ * the block is in that link's area. That link leads to the requester, who
+ * made it, so the answer comes on the channel and with the code it chose.
+ * The disk interface serves its requests in the order they arrive. */
+struct di_read_done {
+    int64_t block;         /* the request's arg0 */
+    int64_t offset;        /* its arg1 */
+    int64_t status;        /* 0, or the error a CALL would have been answered */
+};
+
 /* What the disk interface counts: one each per request it answered. */
 struct di_stats {
     uint64_t reads;        /* DI_READ requests that read a block from the disk */
