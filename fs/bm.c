@@ -506,7 +506,7 @@ static long read_file(const struct sv_request *q, long area, int64_t *value)
     long err = q->arg[0] < 0 || q->arg[1] < 0 ? E_BOUNDS : map_file_block(q->arg[0], (uint64_t)q->arg[1], 0, &b, &size);
     if (err == 0)
         err = b ? send_block(b, area, (uint64_t)q->arg[2]) : send_hole(area, (uint64_t)q->arg[2]);
-    if (err == 0)
+    if (err >= 0)
         readahead(q->arg[0], (uint64_t)q->arg[1], size);
     *value = (int64_t)size;
     return err;
