@@ -136,3 +136,23 @@ def test_an_unknown_lab_is_refused():
     labs = sorted(e for e in os.listdir(os.path.join(ROOT, "labs")) if os.path.exists(os.path.join(ROOT, "labs", e, "grade.py")))
     assert "links" in labs
     assert run.returncode == 2 and "grade: no lab called nosuch (labs: %s)" % " ".join(labs) in run.stderr, run
+
+
+# The readahead lab (docs/labs/readahead.md): its starting point is fs/bm.c's
+# readahead(), which reads nothing ahead; the system is otherwise whole, so
+# the tests of reading right, of the disk after halt and of random reads pass,
+# and those of the sequential reader's wait and of the trace fail.
+
+READAHEAD_TESTS, READAHEAD_POINTS = 5, 75
+
+
+def test_readahead_starting_point_gets_less_than_full_marks():
+    out = check_starting_point("readahead", READAHEAD_TESTS, READAHEAD_POINTS,
+                               "a sequential reader waits less with read-ahead on == FAIL")
+    lines, score = graded(out)
+    assert [line[1] for line in lines] == ["ok", "ok", "FAIL", "ok", "FAIL"] and score[0] == 35, out
+
+
+def test_readahead_solution_gets_full_marks():
+    check_solution("readahead", READAHEAD_TESTS, READAHEAD_POINTS, 1, "LD      build/fs/bm.elf",
+                   os.path.join("fs", "bm.c"))
