@@ -18,6 +18,11 @@
  * shutdown (BM_SYNC with arg0 = 1) writes every changed block, then the
  * superblock as CLEAN; a change after that first writes it back as MOUNTED.
  * So CLEAN on the disk always means every change reached it.
+ *
+ * Read-ahead (BM_READAHEAD sets how many blocks, none at start): a reader
+ * that reads a file in order may have the next blocks asked of the disk
+ * before it asks for them. That is the lab of docs/labs/readahead.md, and
+ * `readahead` below is where it goes.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -49,6 +54,7 @@ static struct bm_stats stats;
 static uint64_t disk_requests;       /* every request sent to the disk interface */
 static const uint8_t zeros[FS_BLOCK_SIZE];
 static long write_back_failed;       /* the first DI_WRITE that failed: every later change is refused with it */
+static uint32_t readahead_blocks;    /* blocks to read ahead of a reader in order (BM_READAHEAD) */
 
 /* Move buffer i to or from disk block b through the disk interface. A
  * disk interface that is gone (E_DEAD, E_NODE), or a disk that refused the
@@ -469,6 +475,8 @@ static long send_block(uint32_t b, long area, uint64_t offset)
 }
 
 static long read_file(const struct sv_request *q, long area, int64_t *value);
+static long set_readahead(const struct sv_request *q, int64_t *value);
+static void readahead(int64_t file, uint64_t n, uint64_t size);
 static long write_block(const struct sv_request *q, long area, int64_t *value);
 static long set_size(const struct sv_request *q);
 static long change_links(const struct sv_request *q, int64_t *value);
@@ -511,6 +519,8 @@ static long handle(const struct sv_request *q, long area, int64_t *value)
         return truncate_inode(q->arg[0]);
     case BM_SYNC:
         return sync_request(q, value);
+    case BM_READAHEAD:
+        return set_readahead(q, value);
     }
     return E_NOSYS;
 }
@@ -526,8 +536,35 @@ static long read_file(const struct sv_request *q, long area, int64_t *value)
     long err = q->arg[0] < 0 || q->arg[1] < 0 ? E_BOUNDS : map_file_block(q->arg[0], (uint64_t)q->arg[1], 0, &b, &size);
     if (err == 0)
         err = b ? send_block(b, area, (uint64_t)q->arg[2]) : send_hole(area, (uint64_t)q->arg[2]);
+    if (err >= 0)
+        readahead(q->arg[0], (uint64_t)q->arg[1], size);
     *value = (int64_t)size;
     return err;
+}
+
+/* Read ahead: block n of `file` (FS_FILE_ID), of `size` bytes, has just
+ * been read by a BM_READ_FILE request. If the reader reads the file in
+ * order, ask the disk interface now, without waiting for its answer, for
+ * the next readahead_blocks blocks of the file that are not in the cache,
+ * so that they are there, or on their way, when the reader asks for them.
+ *
+ * TODO(lab readahead): nothing is read ahead yet; docs/labs/readahead.md
+ * says what to write here and where else. */
+static void readahead(int64_t file, uint64_t n, uint64_t size)
+{
+    (void)file, (void)n, (void)size;
+}
+
+/* BM_READAHEAD: read arg0 blocks ahead from now on (-1: as before); *value
+ * is the number before. */
+static long set_readahead(const struct sv_request *q, int64_t *value)
+{
+    if (q->arg[0] < -1 || q->arg[0] > BM_READAHEAD_MAX)
+        return E_INVAL;
+    *value = readahead_blocks;
+    if (q->arg[0] >= 0)
+        readahead_blocks = (uint32_t)q->arg[0];
+    return 0;
 }
 
 /* BM_WRITE_BLOCK (disk block arg0, from the area at offset arg1) and

@@ -36,12 +36,20 @@ time limit (TIME_LIMIT seconds unless it says) fails; so does one whose
 cluster's node 0 stops answering, and the cluster is then booted afresh for
 the next test, with lab.state emptied (a test that needs a server it did not
 start itself finds it there, or starts it).
+
+A test marked boot=False is given no cluster: it boots its own, with
+lab.boot(nodes, **options) (a disk of its own, trace disks, a modelled
+disk service time: scripts/cluster.py's Cluster options), ends it with
+lab.halt(), or looks only at what the tests before it found. lab.scratch is
+a directory of the lab's own for such files, removed when the lab is graded.
 """
 import importlib.util
 import os
 import re
+import shutil
 import signal
 import sys
+import tempfile
 import time
 import traceback
 
@@ -75,10 +83,12 @@ def require(condition, why):
         raise Failure(why)
 
 
-def test(points, title, time_limit=TIME_LIMIT):
-    """Mark a lab grader's function as a test worth `points`, shown as `title`."""
+def test(points, title, time_limit=TIME_LIMIT, boot=True):
+    """Mark a lab grader's function as a test worth `points`, shown as `title`;
+    boot=False: it is given no cluster (it boots its own, or needs none)."""
     def mark(function):
         function.points, function.title, function.time_limit = points, title, time_limit
+        function.boot = boot
         return function
     return mark
 
@@ -89,21 +99,35 @@ class Lab:
     command(line): type a command into node 0's shell; what it printed.
     expect(pattern): wait for text node 0 prints later (a background program's).
     ps(): every process as a dict: pid, name, state, node, links.
-    state: a dict the lab's tests share, emptied when the cluster is booted again."""
+    state: a dict the lab's tests share, emptied when the cluster is booted again.
+    boot(nodes, **options), halt(): a cluster of a test's own (boot=False).
+    scratch: a directory for the lab's files, removed when the lab is graded."""
 
     def __init__(self, nodes):
         self.nodes = nodes
         self.cluster = None
         self.state = {}
         self.boots = 0
+        self.scratch = tempfile.mkdtemp(prefix="dm-grade-")
 
-    def boot(self):
-        """Boot the cluster afresh (the one before, if any, is ended)."""
+    def boot(self, nodes=None, **options):
+        """Boot the cluster afresh (the one before, if any, is ended): `nodes`
+        nodes (the lab's NODES unless given), with scripts/cluster.py's Cluster
+        options (disk=IMAGE, trace_disks=DIR, meter_fs=K, disk_service_us=N ...)."""
         self.close()
         self.state = {}
         self.boots += 1
-        self.cluster = Cluster(nodes=self.nodes)
+        self.cluster = Cluster(nodes=nodes or self.nodes, **options)
         self.cluster.wait_joined()
+
+    def halt(self, timeout=30):
+        """`halt` on node 0, and the cluster ended; what node 0 printed after
+        the command (the process manager's and the kernels' last lines)."""
+        node = self.cluster.node(0)
+        node.type("halt\n")
+        said = node.read_to_end(timeout)
+        self.close()
+        return said
 
     def close(self):
         """End the cluster, if one runs."""
@@ -165,7 +189,7 @@ def run_test(lab, function):
     signal.signal(signal.SIGALRM, on_alarm)
     signal.setitimer(signal.ITIMER_REAL, function.time_limit)
     try:
-        if not lab.usable():
+        if function.boot and not lab.usable():
             lab.boot()
         function(lab)
     except Exception as e:
@@ -207,6 +231,7 @@ def grade(name):
             sys.stdout.flush()
     finally:
         lab.close()
+        shutil.rmtree(lab.scratch, ignore_errors=True)
     return earned, sum(f.points for f in tests)
 
 

@@ -169,6 +169,26 @@ def test_bottleneck_solution_gets_full_marks():
     assert "LD      build/kernel.elf" not in out, "the copy built the kernel again:\n" + out[-2000:]
 
 
+# The readahead lab (docs/labs/readahead.md): its starting point is fs/bm.c's
+# readahead(), which reads nothing ahead; the system is otherwise whole, so
+# the tests of reading right, of the disk after halt and of random reads pass,
+# and those of the sequential reader's wait and of the trace fail.
+
+READAHEAD_TESTS, READAHEAD_POINTS = 5, 75
+
+
+def test_readahead_starting_point_gets_less_than_full_marks():
+    out = check_starting_point("readahead", READAHEAD_TESTS, READAHEAD_POINTS,
+                               "a sequential reader waits less with read-ahead on == FAIL")
+    lines, score = graded(out)
+    assert [line[1] for line in lines] == ["ok", "ok", "FAIL", "ok", "FAIL"] and score[0] == 35, out
+
+
+def test_readahead_solution_gets_full_marks():
+    check_solution("readahead", READAHEAD_TESTS, READAHEAD_POINTS, 1, "LD      build/fs/bm.elf",
+                   os.path.join("fs", "bm.c"))
+
+
 # The staff's tools (scripts/course.py, docs/teaching.md).
 
 def test_a_course_publishes_the_labs_without_their_solutions():
