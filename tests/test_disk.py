@@ -115,7 +115,7 @@ def test_several_disks_are_found():
 
 
 def test_make_run_attaches_a_disk():
-    small = make_fs_image(os.path.join(workdir, "run.img"), 6)   # /bin and little more
+    small = make_fs_image(os.path.join(workdir, "run.img"), 8)   # /bin and little more
     status, out = run_make("run", "DISK=" + small, input=b"run disktest info\nhalt\n")
     assert status == 0 and "blocks %d" % (6 * 256) in out, out
 

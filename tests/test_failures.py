@@ -117,7 +117,7 @@ def fill(node, command, limit, until):
 
 
 def test_every_error_names_its_cause():
-    image = make_image(os.path.join(workdir, "small.img"), 6)
+    image = make_image(os.path.join(workdir, "small.img"), 8)
     c = Cluster(1, disk=image, trace_disks=os.path.join(workdir, "traces"))
     clusters.append(c)
     n = c.node(0)

@@ -453,7 +453,7 @@ def test_a_full_disk_gives_a_clear_error_and_loses_nothing():
     image = os.path.join(workdir, "full.img")
     keep = os.path.join(workdir, "keep")
     open(keep, "wb").write(pattern(50000, 50))
-    make_image(image, 6, keep + "=/keep")   # room for /bin's programs and a little more
+    make_image(image, 8, keep + "=/keep")   # room for /bin's programs and a little more
     with Node(extra=disk_args(image)) as n:
         out = n.command("run fstest write /huge 8000000 51 65536", timeout=120)
         assert "/huge: E_DISKFULL" in out, out
@@ -518,7 +518,7 @@ def test_a_failed_mkdir_or_create_on_a_full_disk_leaves_no_trace():
     empty = os.path.join(workdir, "empty")
     open(empty, "wb").close()
     # /many holds "." and ".." and 62 names: its one block is full.
-    make_image(image, 6, *["%s=/many/n%02d" % (empty, i) for i in range(62)])
+    make_image(image, 8, *["%s=/many/n%02d" % (empty, i) for i in range(62)])
     with Node(extra=disk_args(image)) as n:
         out = n.command("run fstest write /huge 8000000 53 65536", timeout=120)
         assert "/huge: E_DISKFULL" in out, out

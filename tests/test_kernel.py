@@ -51,10 +51,10 @@ def test_ktest(report):
 
 def test_a_full_disk_provokes_its_error():
     """E_DISKFULL, the one error ktest cannot provoke on the system disk it
-    shares: fsseq on a 6 MB image fills it."""
+    shares: fsseq on an 8 MB image fills it."""
     workdir = tempfile.mkdtemp(prefix="dm-kernel-")
     try:
-        image = make_image(os.path.join(workdir, "full.img"), 6)
+        image = make_image(os.path.join(workdir, "full.img"), 8)
         with Node(extra=disk_args(image)) as n:
             out = n.command("run fsseq /huge 8000", timeout=120)
         m = re.search(r"fsseq: /huge: write at offset \d+: (E_[A-Z]+) ", out)
