@@ -46,6 +46,7 @@ FILTERS  := filter
 # The course's labs (docs/labs/): each lab's programs, in user/labs/LAB/,
 # go into /bin like the system's.
 LABS     := links/linkclient links/linkserver
+LABS     += timeout/timedrecv
 # The filter server is in the boot image too: with meter.fs=K (make run
 # METER_FS=K) the process manager starts it before the file system, to meter
 # the file system's processes from their first instruction.

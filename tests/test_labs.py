@@ -136,3 +136,17 @@ def test_an_unknown_lab_is_refused():
     labs = sorted(e for e in os.listdir(os.path.join(ROOT, "labs")) if os.path.exists(os.path.join(ROOT, "labs", e, "grade.py")))
     assert "links" in labs
     assert run.returncode == 2 and "grade: no lab called nosuch (labs: %s)" % " ".join(labs) in run.stderr, run
+
+
+# The timeout lab (docs/labs/timeout.md): a kernel call, so the copy builds
+# the kernel and every program again (kernel/demos.h changes), not newlib.
+
+def test_timeout_starting_point_gets_less_than_full_marks():
+    check_starting_point("timeout", 11, 100, "the kernel answers E_NOSYS to call 10")
+
+
+def test_timeout_solution_gets_full_marks():
+    out = check_solution("timeout", 11, 100, 2, "LD      build/kernel.elf",
+                         os.path.join("user", "labs", "timeout", "timedrecv.c"))
+    if out is not None:
+        assert "LD      build/user/labs/timeout/timedrecv.elf" in out, out[-2000:]
