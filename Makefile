@@ -47,6 +47,7 @@ FILTERS  := filter
 # go into /bin like the system's.
 LABS     := links/linkclient links/linkserver
 LABS     += timeout/timedrecv
+LABS     += event/spin
 # The filter server is in the boot image too: with meter.fs=K (make run
 # METER_FS=K) the process manager starts it before the file system, to meter
 # the file system's processes from their first instruction.

@@ -150,3 +150,17 @@ def test_timeout_solution_gets_full_marks():
                          os.path.join("user", "labs", "timeout", "timedrecv.c"))
     if out is not None:
         assert "LD      build/user/labs/timeout/timedrecv.elf" in out, out[-2000:]
+
+
+# The event lab (docs/labs/event.md): a record type, so the copy builds the
+# kernel, the filter, the shell, the host tools and the analyzer again
+# (meter/record.h changes), not newlib.
+
+def test_event_starting_point_gets_less_than_full_marks():
+    check_starting_point("event", 7, 100, "meter: PREEMPT: no such event")
+
+
+def test_event_solution_gets_full_marks():
+    out = check_solution("event", 7, 100, 1, "HOSTCC  build/tools/dpm", os.path.join("kernel", "proc.c"))
+    if out is not None:
+        assert "LD      build/kernel.elf" in out, out[-2000:]
