@@ -46,6 +46,8 @@ FILTERS  := filter
 # The course's labs (docs/labs/): each lab's programs, in user/labs/LAB/,
 # go into /bin like the system's.
 LABS     := links/linkclient links/linkserver readahead/readfile
+LABS     += timeout/timedrecv
+LABS     += event/spin
 LABS     += questions/census questions/counter questions/ledger
 LABS     += bottleneck/render bottleneck/shade
 # Other files of the labs the system disk holds: user/labs/F as /labs/F.

@@ -400,6 +400,8 @@ void schedule(void)
     if (prev && prev->state == PS_RUNNABLE && !prev->held) {
         if (!need_reschedule || !runq_head)
             run(prev);
+        /* TODO(lab event, part 2): prev is preempted here: its probe
+         * (docs/labs/event.md). */
         runq_add(prev);
     }
     need_reschedule = 0;

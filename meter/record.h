@@ -137,6 +137,9 @@ enum meter_type {
 #define METER_DESTROYPROCESS_FIELDS(F) \
     F(int64_t,  status,    10)  /* exit status (DM_EXIT_KILLED, DM_EXIT_FAULT, ...) */
 
+/* TODO(lab event, part 1): PREEMPT, type 12 in METER_TYPES (and
+ * METER_NTYPES one more), and its body's fields here (docs/labs/event.md). */
+
 /* How a link came or went (CREATELINK, DESTROYLINK). */
 enum meter_link_how {
     ML_CREATELINK = 1,   /* CREATELINK */

@@ -139,6 +139,34 @@ def test_an_unknown_lab_is_refused():
     assert run.returncode == 2 and "grade: no lab called nosuch (labs: %s)" % " ".join(labs) in run.stderr, run
 
 
+# The timeout lab (docs/labs/timeout.md): a kernel call, so the copy builds
+# the kernel and every program again (kernel/demos.h changes), not newlib.
+
+def test_timeout_starting_point_gets_less_than_full_marks():
+    check_starting_point("timeout", 11, 100, "the kernel answers E_NOSYS to call 10")
+
+
+def test_timeout_solution_gets_full_marks():
+    out = check_solution("timeout", 11, 100, 2, "LD      build/kernel.elf",
+                         os.path.join("user", "labs", "timeout", "timedrecv.c"))
+    if out is not None:
+        assert "LD      build/user/labs/timeout/timedrecv.elf" in out, out[-2000:]
+
+
+# The event lab (docs/labs/event.md): a record type, so the copy builds the
+# kernel, the filter, the shell, the host tools and the analyzer again
+# (meter/record.h changes), not newlib.
+
+def test_event_starting_point_gets_less_than_full_marks():
+    check_starting_point("event", 7, 100, "meter: PREEMPT: no such event")
+
+
+def test_event_solution_gets_full_marks():
+    out = check_solution("event", 7, 100, 1, "HOSTCC  build/tools/dpm", os.path.join("kernel", "proc.c"))
+    if out is not None:
+        assert "LD      build/kernel.elf" in out, out[-2000:]
+
+
 # The questions lab (docs/labs/questions.md): 15 tests, 100 points, on 3 nodes.
 
 def test_questions_starting_point_gets_less_than_full_marks():

@@ -232,6 +232,8 @@ void stats_add(struct stats *st, const struct dpm_event *ev)
     case MT_RECEIVE:
         count_receive(st, p, ev, time);
         break;
+    /* TODO(lab event, part 3): PREEMPT, counted in the process's row
+     * (models/stats.h, struct stats_process; docs/labs/event.md). */
     default:
         break;
     }

@@ -219,6 +219,8 @@ void report_text(FILE *out, const struct stats *st, char *const *paths, int npat
     text_queues(out, st);
     text_cpu(out, st);
     text_figure(out, st);
+    /* TODO(lab event, part 3): the section of preemptions
+     * (docs/labs/event.md). */
 }
 
 /* ---- CSV ---- */
