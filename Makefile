@@ -39,7 +39,7 @@ FS_PROCS := di bm dm ri
 PROGRAMS := shell hello ping pong fsstat sync ls cat cp mv rm mkdir
 # The workloads of the thesis's measurements (README, Workloads).
 WORKLOADS := fsseq fsrand tsp tspserver
-TESTS    := ktest libctest disktest bmtest dmtest fstest filetest fswriter nettest metertest filtertest kfuzz isotest
+TESTS    := ktest libctest disktest bmtest dmtest fstest filetest fswriter nettest metertest filtertest kfuzz isotest migtest
 BENCHES  := callbench fsbench netbench meterbench
 FILTERS  := filter
 # The filter server is in the boot image too: with meter.fs=K (make run

@@ -163,6 +163,7 @@ struct arrival {
     uint8_t  have_state;        /* PART_STATE has come */
     int      failed;            /* an error on the way (no memory): PART_DONE is refused */
     dm_pid   pid;
+    uint32_t moves;             /* the move's number */
     struct proc *p;             /* the slot kept (PS_ARRIVING), its memory filled in as it comes */
     struct moved_state state;
     uint8_t *batch;             /* its meter batch, or 0 */
@@ -595,6 +596,7 @@ static void arrival_asked(uint32_t from, const struct rm_migrate *m)
         a->active = 1;
         a->from = (uint8_t)from;
         a->pid = m->pid;
+        a->moves = m->moves;
         a->p = p;
         location_set(m->pid, from, m->moves, LOCATION_ARRIVING);
     } else {
@@ -740,12 +742,18 @@ static void arrive(struct arrival *a, const struct rm_header *h)
 }
 
 /* Give up an arrival: its slot, its memory, and the messages and links
- * that came with it (a CALL its reply links would answer gets E_NOREPLY). */
+ * that came with it (a CALL its reply links would answer gets E_NOREPLY).
+ * The process is where it came from, as far as this machine knows (a move
+ * given up), and that machine says so if it is lost. */
 static void finish_arrival(struct arrival *a)
 {
     uint32_t machine, moves, kind;
-    if (location_lookup(a->pid, &machine, &moves, &kind) && kind == LOCATION_ARRIVING)
+    if (location_lookup(a->pid, &machine, &moves, &kind) && kind == LOCATION_ARRIVING) {
         location_forget(a->pid);
+        if (a->moves > 1 || PID_MACHINE(a->pid) == this_machine)
+            location_set(a->pid, a->from, a->moves - 1,
+                         PID_MACHINE(a->pid) == this_machine ? LOCATION_FORWARD : LOCATION_HINT);
+    }
     proc_unreserve(a->p);
     if (a->batch)
         page_free(a->batch);
