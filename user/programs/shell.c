@@ -233,6 +233,26 @@ static int machine_down(uint32_t machine)
     return 0;
 }
 
+/* Process pid runs on `machine` now (`migrate`): if it is a job of the
+ * shell's, it is watched there (a job of this machine is kept from now on,
+ * under the name ps gives it). */
+static void job_moved(dm_pid pid, uint32_t machine)
+{
+    static struct dm_kproc entries[DM_MSG_MAX / sizeof(struct dm_kproc)];
+    for (int i = 0; i < MAX_JOBS; i++) {
+        if (jobs[i].pid == pid) {
+            jobs[i].machine = machine;
+            return;
+        }
+    }
+    int64_t cursor = PM_PS_CURSOR(machine, 0);
+    long n;
+    while ((n = pm_ps_page(&cursor, entries, sizeof entries)) > 0 && entries[0].machine == machine)
+        for (long e = 0; e < n; e++)
+            if (entries[e].pid == pid)
+                remember_job(pid, entries[e].name, machine);
+}
+
 /* The jobs of `machine` that no longer run are forgotten; if the machine
  * has gone down, each is said so first. Asking for its processes is what
  * makes its silence noticed. */
@@ -295,9 +315,7 @@ static void cmd_migrate(int argc, char **argv)
         return;
     long err = pm_migrate(pid, machine);
     if (err >= 0) {
-        for (int i = 0; i < MAX_JOBS; i++)
-            if (jobs[i].pid == pid)
-                jobs[i].machine = (uint32_t)machine;
+        job_moved(pid, (uint32_t)machine);
         return;
     }
     printf("migrate: %s: %s\n", argv[1],
