@@ -1158,7 +1158,7 @@ static int receive_read(const struct rm_access *a, const uint8_t *message_bytes,
         return 1;
     }
     uint32_t to_machine = a->h.type == RM_READ ? a->h.answer_to : location_of(a->to);
-    if (to_machine == this_machine) {         /* `to` has ended here */
+    if (a->h.type == RM_READ_TO && to_machine == this_machine) {   /* `to` has ended here */
         remote_answer(&a->h, E_DEAD);
         return 1;
     }
