@@ -150,7 +150,9 @@ def test_sends_calls_and_movedata_under_way_on_either_side_finish():
     SENDs whose order and bytes the server checks, CALLs whose answers the
     client checks, then MiBs moved there and back by MOVEDATA and checked.
     The client moves in the middle of the messages, the server in the
-    middle of the moves, and each again: everything arrives once, intact."""
+    middle of the moves, to the client's machine (the pieces on their way
+    are done there, and their answers too), and each again: everything
+    arrives once, intact."""
     n = three().node(0)
     since = len(n.output)
     out = n.command("run @1 nettest stress 2 6000 24 &")
@@ -164,10 +166,10 @@ def test_sends_calls_and_movedata_under_way_on_either_side_finish():
     # Its next lines come once the messages are done; the moves take long after.
     n.expect(r"ok stress\.calls_answered_intact\n", 120, since)
     time.sleep(0.5)
-    migrate(n, server, 1)
+    migrate(n, server, 0)
     time.sleep(0.5)
     migrate(n, client, 2)
-    migrate(n, server, 0)
+    migrate(n, server, 1)
     m = n.expect(r"nettest: (\d+) passed, (\d+) failed\n", 180, since)
     assert m.group(2) == "0", n.output[since:][-2000:]
     for check in ("sends_in_order_intact", "calls_answered_intact", "movedata_intact"):

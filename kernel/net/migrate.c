@@ -146,8 +146,7 @@ struct departure {
     uint64_t held_at, give_up;  /* this machine's clock */
     /* Once it has left: */
     uint32_t part;              /* enum part_kind: the part to send next */
-    uint32_t part_pages;        /* PART_PAGES being sent: its pages ... */
-    uint64_t part_next_va;      /* ... and where the next part starts */
+    uint64_t part_next_va;      /* PART_PAGES being sent: where the next part starts */
     uint64_t next_va;           /* the memory not sent yet starts here */
     struct moved_state state;
     uint8_t *batch;             /* its meter batch (a page), until PART_STATE is sent */
@@ -363,7 +362,6 @@ uint32_t migrate_build(struct departure *d, uint8_t *buffer)
                 d->part = PART_MESSAGE;
                 continue;
             }
-            d->part_pages = n;
             d->part_next_va = va;
             h->count = n;
             return sizeof *h + PAGES_PER_PART * sizeof(uint64_t) + n * PAGE_SIZE;
@@ -605,12 +603,27 @@ static void arrival_asked(uint32_t from, const struct rm_migrate *m)
     remote_answer(&m->h, status);
 }
 
+/* Whether a PART_STATE's body (the state, then batch_len bytes of its
+ * meter batch) describes a process this kernel can run: a state it could
+ * have left in, and a batch as meter.c fills one. */
+static int state_is_sound(const uint8_t *body, uint32_t batch_len)
+{
+    struct moved_state s;
+    memcpy(&s, body, sizeof s);
+    const struct meter_state *m = &s.meter;
+    int batch_fits = batch_len == 0 ? m->count == 0 && m->used == 0
+                                    : batch_len == m->used && batch_len <= PAGE_SIZE &&
+                                          batch_len >= sizeof(struct meter_batch) && m->count <= METER_BATCH_RECORDS;
+    return (s.state == PS_RUNNABLE || s.state == PS_RECEIVING || s.state == PS_CALLING) &&
+           (s.held & ~HELD_STOPPED) == 0 && batch_fits && s.remote.machine < NETFRAME_MAX_NODES;
+}
+
 /* A part of arriving process a (its body: `len` bytes at `body`). */
 static void arrival_part(struct arrival *a, const struct rm_migrate_part *h, const uint8_t *body, uint32_t len)
 {
     switch (h->kind) {
     case PART_STATE:
-        if (len != sizeof a->state + h->count || h->count > PAGE_SIZE || a->have_state) {
+        if (len != sizeof a->state + h->count || a->have_state || !state_is_sound(body, h->count)) {
             a->failed = E_STATE;
             return;
         }
