@@ -353,7 +353,8 @@ static int64_t parse_events(const char *list)
             i++;
         if (i == sizeof event_names / sizeof event_names[0]) {
             printf("meter: %s: no such event (SEND, RECEIVECALL, RECEIVE, MESSAGEQUEUED, CREATELINK, "
-                   "DESTROYLINK, MOVEDATA, CREATEPROCESS, STARTPROCESS, STOPPROCESS, DESTROYPROCESS, all)\n", name);
+                   "DESTROYLINK, MOVEDATA, CREATEPROCESS, STARTPROCESS, STOPPROCESS, DESTROYPROCESS, MIGRATE, "
+                   "all)\n", name);
             return -1;
         }
         flags |= METER_FLAG(event_names[i].type);
