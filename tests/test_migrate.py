@@ -3,7 +3,8 @@ running process to machine K, where it goes on with its id, links, queued
 messages and metering. One side of a long ping-pong, and then the other, is
 moved in mid-stream again and again, and every exchange is done exactly once
 (ping checks every answer, pong every request's order); a process goes round
-three machines and home with its memory and registers intact; a CALL it
+three machines and home with its memory and registers intact (stopped,
+moved and resumed on the way); a CALL it
 waits in (a sleep at the timer server) is answered where it has gone; SENDs,
 CALLs and MOVEDATAs under way on both sides of nettest's stress finish; the
 system's processes and device holders are refused; moves over a wire that
@@ -118,12 +119,16 @@ def test_a_process_goes_round_three_machines_and_home_with_its_memory_and_regist
     for machine in (2, 0, 1):
         migrate(n, pid, machine)
         time.sleep(0.3)
-    assert n.command("stop %s" % pid) == ""
-    assert ps_rows(n)[pid][1] == "stopped"
-    assert n.command("resume %s" % pid) == ""
+        if machine == 0:      # away from home: the requests about it go where it is
+            assert n.command("stop %s" % pid) == ""
+            assert ps_rows(n)[pid][1] == "stopped"
+            migrate(n, pid, 2)
+            assert ps_rows(n)[pid][1] == "stopped", "it stays stopped where it went"
+            migrate(n, pid, 0)
+            assert n.command("resume %s" % pid) == ""
     m = n.expect(r"migtest %s: (\d+) rounds on machines ([\d ]+), memory and registers intact\n" % re.escape(pid),
                  120, since)
-    assert m.group(1) == "400" and m.group(2) == "1 2 0 1", m.group(0)
+    assert m.group(1) == "400" and m.group(2) == "1 2 0 1", m.group(0)   # stopped, it ran nowhere else
 
 
 def test_a_call_waiting_in_a_server_is_answered_where_its_caller_went():
@@ -198,9 +203,13 @@ def test_system_processes_and_device_holders_stay_where_they_are():
                            "migrate: @5: the cluster has no machine 5 (its machines are 0 to 1)\n"),
                           ("migrate 1.99.1 @0", "migrate: 1.99.1: no such process\n"),
                           ("migrate %s" % hello, "migrate: usage: migrate PID @K (PID as ps shows it, e.g. 1.7.1)\n"),
-                          ("kill %s" % hello, "")):
+                          ):
         out = n.command(command)
         assert out == said, (command, out)
+    migrate(n, hello, 0)       # a moved process is ended where it is
+    assert n.command("kill %s" % hello) == ""
+    time.sleep(0.2)
+    assert hello not in ps_rows(n)
 
 
 def test_moves_over_a_wire_that_loses_and_duplicates_frames():
