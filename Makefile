@@ -1,7 +1,8 @@
 # DEMOS/MP + DPM — one build for the kernel, the system processes and the
 # user programs. `make` builds; `make run` boots; `make test` tests;
-# `make bench` measures; `make gdb` starts a node waiting for GDB;
-# `make prog SRC=FILE.c` puts a program of your own on the system disk.
+# `make bench` measures; `make run GDB=K` starts node K waiting for GDB
+# and `make gdb-attach NODE=K` attaches to it; `make grade LAB=NAME` grades
+# a lab; `make prog SRC=FILE.c` puts a program of your own on the system disk.
 
 CROSS   := riscv64-unknown-elf-
 CC      := $(CROSS)gcc
@@ -42,13 +43,16 @@ WORKLOADS := fsseq fsrand tsp tspserver
 TESTS    := ktest libctest disktest bmtest dmtest fstest filetest fswriter nettest metertest filtertest kfuzz isotest migtest
 BENCHES  := callbench fsbench netbench meterbench
 FILTERS  := filter
+# The course's labs (docs/labs/): each lab's programs, in user/labs/LAB/,
+# go into /bin like the system's.
+LABS     := links/linkclient links/linkserver
 # The filter server is in the boot image too: with meter.fs=K (make run
 # METER_FS=K) the process manager starts it before the file system, to meter
 # the file system's processes from their first instruction.
 BOOT_ELVES := $(SERVERS:%=$(B)/servers/%.elf) $(FS_PROCS:%=$(B)/fs/%.elf) $(FILTERS:%=$(B)/filter/%.elf)
 DISK_ELVES := $(PROGRAMS:%=$(B)/user/programs/%.elf) $(WORKLOADS:%=$(B)/user/workloads/%.elf)
 DISK_ELVES += $(TESTS:%=$(B)/user/tests/%.elf) $(BENCHES:%=$(B)/user/bench/%.elf)
-DISK_ELVES += $(FILTERS:%=$(B)/filter/%.elf)
+DISK_ELVES += $(FILTERS:%=$(B)/filter/%.elf) $(LABS:%=$(B)/user/labs/%.elf)
 # The system disk's programs, without their debugging information (GDB
 # reads that from the ELF files in build/).
 BIN := $(foreach e,$(DISK_ELVES),$(B)/bin/$(basename $(notdir $(e))))
@@ -61,12 +65,17 @@ PLACE ?=
 TRACE ?=
 METER_FS ?=
 DISK_SERVICE_US ?=
+GDB ?=
+NODE ?= 0
+LAB ?=
+KEY ?=
 
 # Nodes are started by the cluster launcher, which holds the one QEMU command
 # line (scripts/harness.py, qemu_command) that the tests use too.
 CLUSTER = python3 scripts/cluster.py --disk $(DISK)
 
-.PHONY: all build prog prog-library prog-install run test test-faults test-large test-hostile bench experiments gdb setup clean fuzz
+.PHONY: all build prog prog-library prog-install run test test-faults test-large test-hostile bench experiments gdb \
+        gdb-attach grade setup clean fuzz
 .SECONDARY:
 
 # Every command first makes sure the tools are installed (scripts/setup.sh:
@@ -74,7 +83,8 @@ CLUSTER = python3 scripts/cluster.py --disk $(DISK)
 all: setup
 	@$(MAKE) --no-print-directory build
 
-build: $(B)/kernel.elf $(B)/tools/dmfs $(B)/tools/netframe_test $(B)/tools/transport_test $(B)/tools/meter_test $(B)/tools/rules_test \
+build: $(B)/kernel.elf $(B)/tools/dmfs $(B)/tools/siphash_test $(B)/tools/netframe_test $(B)/tools/transport_test $(B)/tools/meter_test $(B)/tools/rules_test \
+       $(B)/tools/strtold_test \
        $(B)/tools/dmtrace $(B)/tools/tracegen $(B)/tools/dpm $(B)/tools/dpm-sanitized $(B)/tools/dpm_graph_test \
        $(SYSTEM_DISK)
 
@@ -82,13 +92,22 @@ setup:
 	@scripts/setup.sh
 
 # newlib is built again when scripts/build-newlib.sh changes (its options
-# are in it): the script compares them with the build's record,
+# are in it), or a change it makes to newlib's source (scripts/newlib/,
+# user/lib/float_subject.h): the script compares them with the build's record,
 # build/newlib/build-options, and touches it when they agree. Every user
 # object depends on that record, so a newlib built again (other options,
 # another newlib.h) recompiles and relinks every program.
 NEWLIB_BUILT := $(B)/newlib/build-options
-$(NEWLIB_BUILT) $(NEWLIB)/lib/libc.a &: scripts/build-newlib.sh
+$(NEWLIB_BUILT) $(NEWLIB)/lib/libc.a &: scripts/build-newlib.sh $(wildcard scripts/newlib/*.patch) user/lib/float_subject.h
 	@scripts/setup.sh
+
+# SipHash (the frames' MAC) is built with RISC-V's bit-manipulation
+# extension Zbb, which QEMU's default riscv64 CPU has: its rotations are then
+# one instruction each (about a third of its cost; make bench, frame_auth_instr).
+# It is left out of link-time optimization, so that the rest of the kernel
+# stays plain RV64GC.
+SIPHASH_CFLAGS := -march=rv64gc_zbb -fno-lto
+$(B)/kernel/net/siphash.o $(B)/nometer/kernel/net/siphash.o: KERNEL_CFLAGS += $(SIPHASH_CFLAGS)
 
 $(B)/kernel/%.o: kernel/%.c | $(NEWLIB)/lib/libc.a
 	@mkdir -p $(dir $@)
@@ -142,6 +161,9 @@ $(TESTS:%=$(B)/bin/%): $(B)/bin/%: $(B)/user/tests/%.elf
 $(BENCHES:%=$(B)/bin/%): $(B)/bin/%: $(B)/user/bench/%.elf
 	$(STRIP)
 $(FILTERS:%=$(B)/bin/%): $(B)/bin/%: $(B)/filter/%.elf
+	$(STRIP)
+$(foreach p,$(LABS),$(eval $(B)/bin/$(notdir $(p)): $(B)/user/labs/$(p).elf))
+$(foreach p,$(LABS),$(B)/bin/$(notdir $(p))):
 	$(STRIP)
 
 # Programs of your own (docs/programs.md): `make prog SRC=path/to/NAME.c`
@@ -231,12 +253,13 @@ $(B)/filter/filter.elf: $(METER_GUEST_OBJS)
 $(B)/filter/filter.elf: EXTRA_OBJS := $(METER_GUEST_OBJS)
 
 # Host tools (tools/): built with the host's compiler; dmfs and dmtrace
-# end on errors through tools/cli.c.
-CLI := tools/cli.c tools/cli.h
+# end on errors through tools/cli.c. They and dpm ask tools/output_check.c
+# before they write a file.
+CLI := tools/cli.c tools/cli.h tools/output_check.c tools/output_check.h
 $(B)/tools/dmfs: tools/dmfs.c $(CLI) fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck.h user/lib/fs_format.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
-	@$(HOSTCC) -Ifs -Iuser/lib -o $@ tools/dmfs.c tools/cli.c fs/fsimage.c fs/fsck.c
+	@$(HOSTCC) -Ifs -Iuser/lib -o $@ tools/dmfs.c tools/cli.c tools/output_check.c fs/fsimage.c fs/fsck.c
 
 # Trace disks and trace logs on the host (meter/'s container and rule
 # engine, compiled for the host); tracegen writes logs of known records
@@ -245,7 +268,7 @@ METER_HOST := meter/tracelog.c meter/rules.c meter/tracelog.h meter/rules.h mete
 $(B)/tools/dmtrace: tools/dmtrace.c $(CLI) $(METER_HOST)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
-	@$(HOSTCC) -Imeter -o $@ tools/dmtrace.c tools/cli.c meter/tracelog.c meter/rules.c meter/print.c
+	@$(HOSTCC) -Imeter -o $@ tools/dmtrace.c tools/cli.c tools/output_check.c meter/tracelog.c meter/rules.c meter/print.c
 $(B)/tools/tracegen: tests/tracegen.c $(METER_HOST)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
@@ -257,25 +280,41 @@ $(B)/tools/tracegen: tests/tracegen.c $(METER_HOST)
 # container and rule engine; and the same under the sanitizers, which the
 # analyzer's tests run on damaged logs (tests/test_dpm.py). Includes within
 # analysis/ name a header by its path from there ("models/history.h").
-DPM_SRCS := $(wildcard analysis/*.c analysis/*/*.c)
-DPM_DEPS := $(DPM_SRCS) $(wildcard analysis/*/*.h) $(METER_HOST) kernel/demos.h
+# The networks shipped with dpm (analysis/networks/*.tsv, docs/analyzer.md
+# "Networks") are compiled in, as $(B)/analysis/networks.c.
+NETWORKS := $(sort $(wildcard analysis/networks/*.tsv))
+$(B)/analysis/networks.c: $(NETWORKS) scripts/mknetworks.sh
+	@mkdir -p $(dir $@)
+	@echo "  GEN     $@"
+	@scripts/mknetworks.sh $@ $(NETWORKS)
+DPM_SRCS := $(wildcard analysis/*.c analysis/*/*.c) $(B)/analysis/networks.c
+DPM_DEPS := $(DPM_SRCS) $(wildcard analysis/*/*.h) $(METER_HOST) kernel/demos.h tools/output_check.c tools/output_check.h
 $(B)/tools/dpm: $(DPM_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
-	@$(HOSTCC) -Imeter -Ianalysis -Ikernel -o $@ $(DPM_SRCS) meter/tracelog.c meter/rules.c meter/print.c -lm
+	@$(HOSTCC) -Imeter -Ianalysis -Ikernel -Itools -o $@ $(DPM_SRCS) tools/output_check.c meter/tracelog.c meter/rules.c meter/print.c -lm
 $(B)/tools/dpm-sanitized: $(DPM_DEPS)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
-	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Imeter -Ianalysis -Ikernel -o $@ \
-	    $(DPM_SRCS) meter/tracelog.c meter/rules.c meter/print.c -lm
+	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Imeter -Ianalysis -Ikernel -Itools -o $@ \
+	    $(DPM_SRCS) tools/output_check.c meter/tracelog.c meter/rules.c meter/print.c -lm
 
-# The kernel's frame parser (plain C) under a host unit test with the
-# sanitizers (tests/test_net.py).
-$(B)/tools/netframe_test: tests/netframe_test.c tests/host_check.h kernel/net/netframe.c kernel/net/netframe.h
+# SipHash-2-4, the frames' MAC (plain C), against the published test
+# vectors under the sanitizers (tests/test_wireauth.py).
+$(B)/tools/siphash_test: tests/siphash_test.c tests/host_check.h kernel/net/siphash.c kernel/net/siphash.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Ikernel/net -o $@ \
-	    tests/netframe_test.c kernel/net/netframe.c
+	    tests/siphash_test.c kernel/net/siphash.c
+
+# The kernel's frame parser (plain C) under a host unit test with the
+# sanitizers (tests/test_net.py).
+$(B)/tools/netframe_test: tests/netframe_test.c tests/host_check.h kernel/net/netframe.c kernel/net/netframe.h \
+                          kernel/net/siphash.c kernel/net/siphash.h
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $<"
+	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Ikernel/net -o $@ \
+	    tests/netframe_test.c kernel/net/netframe.c kernel/net/siphash.c
 
 # DPM's record tables, description and trace-log container (meter/, plain C
 # shared by guest and host) under a host unit test with the sanitizers
@@ -295,26 +334,40 @@ $(B)/tools/rules_test: tests/rules_test.c tests/host_check.h meter/rules.c meter
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Imeter -o $@ \
 	    tests/rules_test.c meter/rules.c meter/tracelog.c
 
+# The user library's strtold (riscv64's binary128) on the host against
+# glibc's strtof128, under the sanitizers (tests/test_kernel.py); x86_64's
+# long double is made binary128 for it.
+$(B)/tools/strtold_test: tests/strtold_test.c tests/host_check.h user/lib/strtold.c user/lib/float_subject.h
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $<"
+	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all \
+	    $(if $(filter x86_64,$(shell uname -m)),-mlong-double-128) -o $@ tests/strtold_test.c -lm
+
 # The transport engine (plain C) between simulated kernels on a faulty
 # simulated network, under the sanitizers (tests/test_transport.py).
 $(B)/tools/transport_test: tests/transport_test.c tests/host_check.h kernel/net/transport.c kernel/net/transport.h \
-                           kernel/net/netframe.c kernel/net/netframe.h
+                           kernel/net/netframe.c kernel/net/netframe.h kernel/net/siphash.c kernel/net/siphash.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Ikernel/net -o $@ \
-	    tests/transport_test.c kernel/net/transport.c kernel/net/netframe.c
+	    tests/transport_test.c kernel/net/transport.c kernel/net/netframe.c kernel/net/siphash.c
 
 # The analyzer's graph analyses (analysis/models/: the history graph,
-# parallelism and contention, the critical path, causality; and
+# parallelism and contention, the critical path, causality, vector
+# timestamps and clock offsets; and
 # analysis/load/'s ELF symbol reader) on traces built in memory, under the
 # sanitizers (tests/test_dpm_graph.py). They are library code over
 # analysis/load/event.h's struct dpm_trace, which the test fills itself, so
 # the test needs no trace log and no `dpm` main.
 DPM_GRAPH_SRCS := analysis/models/history.c analysis/load/table.c analysis/models/delays.c analysis/models/parallel.c \
                   analysis/models/contention.c analysis/models/critpath.c analysis/models/causality.c \
-                  analysis/models/tally.c analysis/load/elfsym.c
+                  analysis/models/tally.c analysis/models/arrivals.c analysis/models/clocks.c \
+                  analysis/models/vclock.c analysis/models/timeline.c analysis/models/outside.c \
+                  analysis/load/pids.c analysis/load/elfsym.c $(B)/analysis/networks.c
 DPM_GRAPH_HDRS := analysis/models/history.h analysis/models/parallel.h analysis/models/critpath.h \
-                  analysis/models/causality.h analysis/models/tally.h analysis/load/elfsym.h analysis/load/event.h \
+                  analysis/models/causality.h analysis/models/tally.h analysis/models/arrivals.h \
+                  analysis/models/clocks.h analysis/models/vclock.h analysis/models/timeline.h \
+                  analysis/models/outside.h analysis/load/elfsym.h analysis/load/event.h \
                   analysis/load/table.h meter/record.h
 $(B)/tools/dpm_graph_test: tests/dpm_graph_test.c tests/host_check.h $(DPM_GRAPH_SRCS) $(DPM_GRAPH_HDRS)
 	@mkdir -p $(dir $@)
@@ -328,11 +381,11 @@ SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all
 $(B)/tools/dmfs-sanitized: tools/dmfs.c $(CLI) fs/fsimage.c fs/fsck.c fs/fsimage.h fs/fsck.h user/lib/fs_format.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
-	@$(HOSTCC) $(SANITIZE) -Ifs -Iuser/lib -o $@ tools/dmfs.c tools/cli.c fs/fsimage.c fs/fsck.c
+	@$(HOSTCC) $(SANITIZE) -Ifs -Iuser/lib -o $@ tools/dmfs.c tools/cli.c tools/output_check.c fs/fsimage.c fs/fsck.c
 $(B)/tools/dmtrace-sanitized: tools/dmtrace.c $(CLI) $(METER_HOST)
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
-	@$(HOSTCC) $(SANITIZE) -Imeter -o $@ tools/dmtrace.c tools/cli.c meter/tracelog.c meter/rules.c meter/print.c
+	@$(HOSTCC) $(SANITIZE) -Imeter -o $@ tools/dmtrace.c tools/cli.c tools/output_check.c meter/tracelog.c meter/rules.c meter/print.c
 
 # The fuzzers (tests/fuzz/, README "Fuzzing"): clang's libFuzzer with the
 # sanitizers, one binary per target. `make fuzz` runs each for FUZZ_SECONDS
@@ -343,10 +396,10 @@ FUZZ_SECONDS ?= 600
 FUZZ_TARGETS := rules tracelog fsimage netframe
 FUZZ_rules    := meter/rules.c meter/tracelog.c
 FUZZ_tracelog := meter/rules.c meter/tracelog.c analysis/load/stream.c analysis/load/fields.c analysis/load/trace.c \
-                 analysis/load/table.c
+                 analysis/load/table.c analysis/load/window.c analysis/load/pids.c
 FUZZ_fsimage  := fs/fsimage.c fs/fsck.c
-FUZZ_netframe := kernel/net/netframe.c kernel/net/transport.c
-FUZZ_HDRS := $(wildcard meter/*.h analysis/*/*.h fs/*.h user/lib/fs_format.h kernel/net/netframe.h kernel/net/transport.h)
+FUZZ_netframe := kernel/net/netframe.c kernel/net/transport.c kernel/net/siphash.c
+FUZZ_HDRS := $(wildcard meter/*.h analysis/*/*.h fs/*.h user/lib/fs_format.h kernel/net/netframe.h kernel/net/transport.h kernel/net/siphash.h)
 $(foreach t,$(FUZZ_TARGETS),$(eval $(B)/fuzz/fuzz_$(t): $(FUZZ_$(t))))
 $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%): $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
@@ -366,18 +419,33 @@ fuzz: setup
 # METER_FS=K (with TRACE) meters the file system from boot into a filter on
 # machine K's trace disk. DISK_SERVICE_US=N makes every request to the file
 # system's disk take at least N us of machine time (for measurements).
+# GDB=K (a node, a list such as 0,2, or all) starts those nodes stopped,
+# each waiting for GDB on $(B)/gdb/nodeK.sock; the others boot at once.
+# KEY=<32 hex digits> is the cluster's key, which seals every frame between
+# kernels (docs/cluster.md, The key); without it the launcher makes a fresh one.
 run: all
 	@$(CLUSTER) --nodes $(NODES) $(if $(FAULTS),--faults "$(FAULTS)") $(if $(PLACE),--place "$(PLACE)") \
 	    $(if $(TRACE),--trace-disks "$(TRACE)") $(if $(METER_FS),--meter-fs "$(METER_FS)") \
-	    $(if $(DISK_SERVICE_US),--disk-service-us "$(DISK_SERVICE_US)")
+	    $(if $(DISK_SERVICE_US),--disk-service-us "$(DISK_SERVICE_US)") $(if $(GDB),--gdb "$(GDB)") \
+	    $(if $(KEY),--key "$(KEY)")
 
-# Start one node stopped, waiting for GDB on $(B)/gdb.sock (see README, Debugging).
+# One node alone, stopped, waiting for GDB on $(B)/gdb/node0.sock; and GDB
+# attached to node NODE of a cluster started with GDB=... (docs/testing.md,
+# "Debugging with GDB"), with the kernel's symbols and scripts/gdbinit's
+# commands.
 gdb: all
-	@echo "node waiting for GDB: gdb-multiarch -x scripts/gdbinit"
-	@$(CLUSTER) --nodes 1 --gdb $(B)/gdb.sock
+	@$(CLUSTER) --nodes 1 --gdb 0
+gdb-attach:
+	@gdb-multiarch -q -ex 'set $$node = $(NODE)' -x scripts/gdbinit
 
 test: all
 	@python3 scripts/test.py
+
+# The course's labs (docs/labs/): `make grade LAB=links` grades one, `make
+# grade` every lab in labs/; each test is printed with its points, then the
+# score.
+grade: all
+	@python3 scripts/grade.py $(LAB)
 
 # The fault-injection run at full size: two clients, each 10,000
 # messages and 4 MiB moved there and back, across wirefilters losing 10% and

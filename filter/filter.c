@@ -509,28 +509,33 @@ static void count_unexplained(struct stream *st)
  * numbered in increasing order. *last: the last record's number. */
 static int batch_is_sound(const uint8_t *message, uint32_t n, uint64_t *last)
 {
-    static uint32_t record_length[METER_NTYPES];   /* by type; 0: no such type */
-    if (!record_length[MT_SEND])
+    static size_t record_length[METER_NTYPES];     /* by type; for 0, no type, a length no record has */
+    if (!record_length[MT_SEND]) {
+        record_length[0] = SIZE_MAX;
         for (uint32_t t = 1; t < METER_NTYPES; t++)
-            record_length[t] = (uint32_t)sizeof(struct meter_header) + meter_body_layout(t)->size;
+            record_length[t] = sizeof(struct meter_header) + meter_body_layout(t)->size;
+    }
     const struct meter_batch *b = (const struct meter_batch *)message;
     if (n < sizeof *b || b->magic != METER_BATCH_MAGIC || b->records > METER_BATCH_RECORDS)
         return 0;
-    uint32_t at = sizeof *b;
+    const uint8_t *at = message + sizeof *b, *end = message + n;
     uint64_t previous = 0;
     for (uint32_t i = 0; i < b->records; i++) {
-        const struct meter_header *h = (const struct meter_header *)(message + at);
-        if (n - at < sizeof *h || h->traceType >= METER_NTYPES)
+        const struct meter_header *h = (const struct meter_header *)at;
+        if ((size_t)(end - at) < sizeof *h)
             return 0;
-        uint32_t length = record_length[h->traceType];
-        if (length == 0 || h->length != length || n - at < length || h->pid != b->pid ||
+        size_t type = h->traceType;
+        if (type >= METER_NTYPES)
+            return 0;
+        size_t length = record_length[type];
+        if (h->length != length || (size_t)(end - at) < length || h->pid != b->pid ||
             (i > 0 && h->sequence <= previous))
             return 0;
         previous = h->sequence;
         at += length;
     }
     *last = previous;
-    return at == n;
+    return at == end;
 }
 
 /* One record: the rules decide whether it is kept, and which fields. */

@@ -228,6 +228,21 @@ static struct dm_stat stat_of(uint32_t ino, const struct fs_inode *inode)
                              .generation = inode->generation ? inode->generation : 1 };
 }
 
+/* A create that failed after taking inode ino: give back what it took
+ * (the parent's link for "..", the inode's blocks, the inode), so that a
+ * failed create (a full disk, say) leaves the file system as it was. The
+ * entry naming ino was never written: add_entry is the last step and
+ * writes nothing when it fails. Errors here are not reported: the
+ * create's own error is the answer, and anything not given back is found
+ * by the checker (fs/fsck.c). */
+static void undo_create(uint32_t dir, uint32_t ino, int parent_linked)
+{
+    if (parent_linked)
+        bm_request(BM_INODE_LINKS, dir, -1, 0, 0, 0);
+    if (bm_request(BM_TRUNCATE, ino, 0, 0, 0, 0) >= 0 && bm_request(BM_INODE_INIT, ino, FS_TYPE_FREE, 0, 0, 0) >= 0)
+        free_inode(ino);
+}
+
 /* DMG_CREATE: the new inode in *value, what it is in *st. */
 static long create(const char *path, int64_t type, int64_t *value, struct dm_stat *st)
 {
@@ -249,6 +264,7 @@ static long create(const char *path, int64_t type, int64_t *value, struct dm_sta
         return err;
     /* The new inode is complete before the entry that names it is written. */
     int64_t generation = 0;
+    int parent_linked = 0;   /* the parent's link count counts the new directory's ".." */
     err = bm_request(BM_INODE_INIT, ino, type, type == FS_TYPE_DIR ? 2 : 1, 0, &generation);
     if (!err && type == FS_TYPE_DIR) {
         memset(block, 0, sizeof block);
@@ -260,11 +276,15 @@ static long create(const char *path, int64_t type, int64_t *value, struct dm_sta
         err = bm_request(BM_WRITE_FILE, ino, 0, 0, 1, 0);
         if (err >= 0)
             err = bm_request(BM_SET_SIZE, ino, 2 * sizeof(struct fs_dirent), 0, 0, 0);
-        if (err >= 0)
-            err = bm_request(BM_INODE_LINKS, dir, 1, 0, 0, 0);
+        if (err >= 0 && (err = bm_request(BM_INODE_LINKS, dir, 1, 0, 0, 0)) >= 0)
+            parent_linked = 1;
     }
     if (err >= 0 && (err = read_inode(dir, &dir_inode)) == 0)
         err = add_entry(dir, &dir_inode, ino, name);
+    if (err < 0) {
+        undo_create(dir, ino, parent_linked);
+        return err;
+    }
     *value = ino;
     *st = (struct dm_stat){ .inode = ino, .type = (uint16_t)type, .nlink = type == FS_TYPE_DIR ? 2 : 1,
                             .size = type == FS_TYPE_DIR ? 2 * sizeof(struct fs_dirent) : 0,

@@ -93,8 +93,17 @@ static long write_file(int64_t file, uint64_t offset, uint64_t length, long user
                 err = bm_call(BM_WRITE_FILE, file, (int64_t)block, 0, buffer_link, 0);
         }
         if (err < 0)
-            return err;
+            break;
         moved += n;
+    }
+    if (err < 0) {
+        /* Failed part way (a full disk): the blocks written so far stay,
+         * and the size covers them, so that no block lies past the end. */
+        if (moved && offset + moved > (uint64_t)size)
+            bm_call(BM_SET_SIZE, file, (int64_t)(offset + moved), 0, -1, 0);
+        counts.bytes_written += moved;
+        *done = (int64_t)moved;
+        return err;
     }
     if (length && offset + length > (uint64_t)size)
         err = bm_call(BM_SET_SIZE, file, (int64_t)(offset + length), 0, -1, 0);

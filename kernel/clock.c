@@ -56,8 +56,10 @@ void clock_init(void)
 void timer_program(void)
 {
     uint64_t now = read_time();
-    uint64_t soonest = next_alarm_time() < remote_next_time() ? next_alarm_time() : remote_next_time();
+    uint64_t soonest = next_alarm_time(), remote = remote_next_time();
     uint64_t metering = meter_next_time(), disk = disk_next_time();
+    if (remote < soonest)
+        soonest = remote;
     if (metering < soonest)
         soonest = metering;
     if (disk < soonest)

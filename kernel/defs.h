@@ -101,7 +101,7 @@ struct remote_wait {
     uint8_t  sent;             /* SEND, CALL: the message has left, its links with it */
     int8_t   via_slot, pass_slot;   /* SEND, CALL: slots of the link sent over and the one passed, or -1 */
     uint8_t  via_reply;        /* the link sent over was a reply link (used up when sent) */
-    uint8_t  answered;         /* CALL: its send has been answered (RM_RESULT); its reply is awaited */
+    uint8_t  reserved;
     uint64_t op;               /* the answer's number: CALL's reply id, or new_reply_id() */
     struct link pass;          /* the passed link while it travels */
     struct move move;
@@ -239,10 +239,15 @@ void net_drain(void);                             /* before power-off */
 void net_interrupt(int irq);
 void net_print_counters(void);
 
-/* net/cluster.c: identity and announcements; owns what the NIC receives. */
+struct netframe;   /* net/netframe.h */
+/* net/cluster.c: identity, announcements and the frames' seal; owns what the NIC receives. */
 void cluster_init(void);
 void cluster_announce(void);
+int cluster_send(const uint8_t *frame, uint32_t len);       /* seal and send a body: 0, E_QFULL, E_BADREQ */
+int cluster_send_netframe(const struct netframe *f);        /* build a DATA or ACK frame in the NIC's buffer, seal, send */
 void net_receive(const uint8_t *frame, uint32_t len);
+void cluster_auth_counters(uint32_t m, uint32_t *forged, uint32_t *replayed);
+void cluster_print_counters(void);
 void cluster_tick(uint64_t now);
 void cluster_notify_known(void);
 uint64_t cluster_next_time(void);
@@ -255,7 +260,7 @@ int remote_send(struct outgoing *o);
 void remote_reply_dropped(const struct link *l);
 int64_t remote_movedata(struct proc *p, const struct move *m);
 int64_t remote_create(struct dm_kreq *q, uint32_t len, const struct link *image, struct link *reply);
-void remote_frame(const uint8_t *frame, uint32_t len);
+void remote_frame(const struct netframe *f);
 void remote_peer_up(uint32_t machine, uint32_t epoch);
 void remote_tick(void);
 uint64_t remote_next_time(void);
@@ -296,6 +301,7 @@ extern uint64_t boot_fdt;
 void fdt_read_bootargs(void);
 int bootarg_number(const char *name, uint64_t *value);
 const char *bootargs_text(void);
+int bootarg_take(const char *name, char *out, size_t cap);   /* copies, then blanks the word */
 
 /* proc.c */
 void proc_init(void);

@@ -630,9 +630,11 @@ struct dm_kpeer {
     uint32_t messages_sent, messages_delivered, messages_failed;
     uint32_t frames_sent, retransmissions, timeouts;
     uint32_t duplicates_dropped, out_of_order_dropped, stale_dropped;
+    uint32_t forged;             /* frames naming it as their sender whose tag was wrong (kernel/net/cluster.c) */
+    uint32_t replayed;           /* frames from it that had been taken already */
     uint32_t reserved;
 };
-_Static_assert(sizeof(struct dm_kpeer) == 56, "struct dm_kpeer is part of the ABI: its size is fixed");
+_Static_assert(sizeof(struct dm_kpeer) == 64, "struct dm_kpeer is part of the ABI: its size is fixed");
 #define DM_PEER_UP   1
 #define DM_PEER_DOWN 2
 

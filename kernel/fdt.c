@@ -93,3 +93,29 @@ int bootarg_number(const char *name, uint64_t *value)
     }
     return 0;
 }
+
+/* Copy the word after `name=` in the boot arguments into out[0..cap-1]
+ * (cut at cap-1 bytes, NUL-terminated), and blank the whole word in the
+ * boot arguments, so that no one reads it after this (the process
+ * manager's arguments are taken from them: a secret such as the cluster's
+ * key must not reach a process). 0 if the word is not there. */
+int bootarg_take(const char *name, char *out, size_t cap)
+{
+    size_t n = strlen(name);
+    for (char *p = bootargs; *p; p++) {
+        size_t same = 0;
+        while (same < n && p[same] == name[same])
+            same++;
+        if ((p == bootargs || p[-1] == ' ') && same == n && p[n] == '=') {
+            size_t len = 0;
+            for (char *q = p + n + 1; *q && *q != ' '; q++)
+                if (len + 1 < cap)
+                    out[len++] = *q;
+            out[len] = 0;
+            while (*p && *p != ' ')
+                *p++ = ' ';
+            return 1;
+        }
+    }
+    return 0;
+}

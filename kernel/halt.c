@@ -11,6 +11,7 @@
 void kernel_halt(int code)
 {
     net_print_counters();
+    cluster_print_counters();
     remote_print_counters();
     meter_print_counters();
     kprintf("machine %u: halted\n", this_machine);

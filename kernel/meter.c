@@ -22,9 +22,11 @@
  * whether the filter took it.
  *
  * A batch the filter cannot take (its queue is full) waits in the outbox,
- * and by default its process waits too (HELD_METER) until every batch of
- * its is taken: metering is lossless and never changes what a program
- * computes, only when. In lossy mode such a batch is thrown away instead
+ * offered again at the next push; one that a filter on another machine
+ * refused, RETRY_NS later and not before (every offer there is a message
+ * of up to a page each way, sealed and checked). By default its process
+ * waits too (HELD_METER) until every batch of its is taken: metering is
+ * lossless and never changes what a program computes, only when. In lossy mode such a batch is thrown away instead
  * and its records counted in the stream's next batch (`lost`). A batch
  * whose filter has ended, or whose filter's machine is down, is thrown
  * away and counted lost, and its process's metering into that filter stops
@@ -51,6 +53,8 @@ struct sealed {
     struct link link;            /* the meter link it goes over */
     uint8_t  lossy, final;
     uint8_t  in_flight;          /* sent to another machine; its answer is awaited */
+    uint8_t  refused;            /* its filter, on another machine, was full: not offered
+                                    again before retry_at */
     uint64_t op;                 /* in flight: the answer's number */
 };
 
@@ -221,6 +225,44 @@ static inline __attribute__((always_inline)) void record_end(struct proc *p)
         seal(p, 0);
 }
 
+/* ---- where in its program the process is: a record's pc ----
+ * meter/record.h (meter_pc_is_return_address) says which records carry
+ * which. call_site and left_user_mode_at are a load each: the records of
+ * the message path pay nothing more for their pc. */
+
+/* The call site of the kernel call p is in, or waits in: the return
+ * address of its kernel-call stub. The stubs (user/lib/kcall.S) are leaves
+ * that do not touch ra, so at their ecall ra holds their caller's return
+ * address: the instruction after the call, in the process's own code. */
+static inline uint64_t call_site(const struct proc *p)
+{
+    return p->tf.regs[1];
+}
+
+/* Where p last left user mode: after the ecall of a kernel call it is in,
+ * or the instruction an interrupt or a fault stopped it at (its entry point
+ * if it has not run yet). */
+static inline uint64_t left_user_mode_at(const struct proc *p)
+{
+    return p->tf.sepc;
+}
+
+/* The pc of p's records as it ends: its call site when it ends by a kernel
+ * call of its own (STOPTASK, or asking its kernel to destroy it), the one
+ * the kernel is doing now; else, killed or faulted, where it left user mode. */
+static uint64_t exit_site(const struct proc *p)
+{
+    return p == current && CSR_READ(scause) == SCAUSE_ECALL_U ? call_site(p) : left_user_mode_at(p);
+}
+
+/* A CREATELINK or DESTROYLINK record's pc, by how the link came or went. */
+static uint64_t link_site(const struct proc *p, uint32_t how)
+{
+    if (how == ML_MOVED)
+        return left_user_mode_at(p);   /* the process manager's doing, not p's */
+    return how == ML_EXIT ? exit_site(p) : call_site(p);
+}
+
 /* ---- the probes ---- */
 
 /* SEND, or CALL's send half, is about to go: the message gets its id; the
@@ -236,7 +278,7 @@ void meter_send_begin(struct proc *p, struct outgoing *o, int call, struct meter
     s->via_reply = (o->via->flags & LINK_REPLY) != 0;
     s->pass_slot = m->link ? (int32_t)(m->link - p->links) : -1;
     s->pass_to = m->link ? m->link->dest : 0;
-    s->send = METERED(p, MT_SEND) ? record_begin(p, MT_SEND, sizeof *s->send, machine_clock_ns(), p->tf.sepc - 4)
+    s->send = METERED(p, MT_SEND) ? record_begin(p, MT_SEND, sizeof *s->send, machine_clock_ns(), call_site(p))
                                   : 0;
     if (s->send) {
         *s->send = (struct meter_SEND){
@@ -272,7 +314,7 @@ void meter_send_end(struct proc *p, const struct meter_sending *s, int err)
 struct meter_RECEIVECALL *meter_receivecall(struct proc *p, uint32_t channel, uint32_t kind, uint32_t empty)
 {
     struct meter_RECEIVECALL *b =
-        record_begin(p, MT_RECEIVECALL, sizeof *b, machine_clock_ns(), p->tf.sepc - 4);
+        record_begin(p, MT_RECEIVECALL, sizeof *b, machine_clock_ns(), call_site(p));
     if (b) {
         *b = (struct meter_RECEIVECALL){ .channel = channel, .kind = kind, .empty = empty };
         record_end(p);
@@ -284,7 +326,7 @@ struct meter_RECEIVECALL *meter_receivecall(struct proc *p, uint32_t channel, ui
 void meter_receive(struct proc *r, const struct message *m, int32_t link_slot, int32_t reply_slot)
 {
     uint64_t now = machine_clock_ns();
-    struct meter_RECEIVE *b = record_begin(r, MT_RECEIVE, sizeof *b, now, r->tf.sepc - 4);
+    struct meter_RECEIVE *b = record_begin(r, MT_RECEIVE, sizeof *b, now, call_site(r));
     if (b) {
         *b = (struct meter_RECEIVE){ .fromTask = m->sender, .messageId = m->msgid ? m->msgid : meter_message_id(),
                                      .code = m->code, .channel = m->channel, .size = m->length,
@@ -299,7 +341,7 @@ void meter_queued(struct proc *r, struct message *m, uint32_t queue_length)
 {
     if (!m->msgid)
         m->msgid = meter_message_id();
-    struct meter_MESSAGEQUEUED *b = record_begin(r, MT_MESSAGEQUEUED, sizeof *b, machine_clock_ns(), r->tf.sepc);
+    struct meter_MESSAGEQUEUED *b = record_begin(r, MT_MESSAGEQUEUED, sizeof *b, machine_clock_ns(), left_user_mode_at(r));
     if (b) {
         *b = (struct meter_MESSAGEQUEUED){ .fromTask = m->sender, .messageId = m->msgid, .code = m->code,
                                            .channel = m->channel, .size = m->length, .queueLength = queue_length };
@@ -309,7 +351,7 @@ void meter_queued(struct proc *r, struct message *m, uint32_t queue_length)
 
 void meter_link_created(struct proc *p, int slot, const struct link *l, uint32_t how)
 {
-    struct meter_CREATELINK *b = record_begin(p, MT_CREATELINK, sizeof *b, machine_clock_ns(), p->tf.sepc - 4);
+    struct meter_CREATELINK *b = record_begin(p, MT_CREATELINK, sizeof *b, machine_clock_ns(), link_site(p, how));
     if (b) {
         *b = (struct meter_CREATELINK){ .toTask = l->dest, .code = l->code, .channel = l->channel,
                                         .slot = slot, .how = how, .flags = l->flags };
@@ -319,7 +361,7 @@ void meter_link_created(struct proc *p, int slot, const struct link *l, uint32_t
 
 void meter_link_destroyed(struct proc *p, int slot, dm_pid to, uint32_t how)
 {
-    struct meter_DESTROYLINK *b = record_begin(p, MT_DESTROYLINK, sizeof *b, machine_clock_ns(), p->tf.sepc - 4);
+    struct meter_DESTROYLINK *b = record_begin(p, MT_DESTROYLINK, sizeof *b, machine_clock_ns(), link_site(p, how));
     if (b) {
         *b = (struct meter_DESTROYLINK){ .toTask = to, .slot = slot, .how = how };
         record_end(p);
@@ -328,7 +370,7 @@ void meter_link_destroyed(struct proc *p, int slot, dm_pid to, uint32_t how)
 
 void meter_movedata(struct proc *p, const struct move *m, int64_t to_link, int64_t from_link)
 {
-    struct meter_MOVEDATA *b = record_begin(p, MT_MOVEDATA, sizeof *b, machine_clock_ns(), p->tf.sepc - 4);
+    struct meter_MOVEDATA *b = record_begin(p, MT_MOVEDATA, sizeof *b, machine_clock_ns(), call_site(p));
     if (b) {
         *b = (struct meter_MOVEDATA){ .toTask = m->dst, .fromTask = m->src, .size = m->length,
                                       .toLink = (int32_t)to_link, .fromLink = (int32_t)from_link };
@@ -340,7 +382,7 @@ void meter_movedata(struct proc *p, const struct move *m, int64_t to_link, int64
  * stopped process's batch goes at once. */
 void meter_process_event(struct proc *p, uint32_t type, uint64_t a)
 {
-    uint64_t *b = record_begin(p, type, 8, machine_clock_ns(), p->tf.sepc);
+    uint64_t *b = record_begin(p, type, 8, machine_clock_ns(), left_user_mode_at(p));
     if (b) {
         *b = a;               /* STARTPROCESS: resumed, reserved 0; STOPPROCESS: by */
         record_end(p);
@@ -351,7 +393,7 @@ void meter_process_event(struct proc *p, uint32_t type, uint64_t a)
 
 static void createprocess_record(struct proc *p, dm_pid parent)
 {
-    struct meter_CREATEPROCESS *b = record_begin(p, MT_CREATEPROCESS, sizeof *b, p->created_ns, p->tf.sepc);
+    struct meter_CREATEPROCESS *b = record_begin(p, MT_CREATEPROCESS, sizeof *b, p->created_ns, left_user_mode_at(p));
     if (b) {
         *b = (struct meter_CREATEPROCESS){ .parent = parent };
         memcpy(&b->nameLow, p->name, 16);
@@ -383,7 +425,7 @@ void meter_exit(struct proc *p, int64_t status)
 {
     if (METERED(p, MT_DESTROYPROCESS)) {
         struct meter_DESTROYPROCESS *b =
-            record_begin(p, MT_DESTROYPROCESS, sizeof *b, machine_clock_ns(), p->tf.sepc);
+            record_begin(p, MT_DESTROYPROCESS, sizeof *b, machine_clock_ns(), exit_site(p));
         if (b)
             b->status = status;
     }
@@ -667,7 +709,9 @@ static void push(void)
         while (b < nbusy && busy[b] != e->link.dest)
             b++;
         int64_t r = 0;
-        if (b == nbusy && !e->in_flight) {
+        int waits = e->in_flight || (e->refused && retry_at != NO_TIME);
+        if (b == nbusy && !waits) {
+            e->refused = 0;
             if (PID_MACHINE(e->link.dest) != this_machine) {
                 uint64_t op = new_reply_id();
                 if ((r = remote_send_batch(&e->link, e->page, e->length, op)) == 0) {
@@ -733,9 +777,12 @@ void meter_answered(uint64_t op, int64_t status)
     } else if (e->lossy && !e->final) {
         unlink_sealed(e, prev);
         drop(e);
-    } else if (retry_at == NO_TIME) {
-        retry_at = machine_clock_ns() + RETRY_NS;
-        timer_program();
+    } else {
+        e->refused = 1;
+        if (retry_at == NO_TIME) {
+            retry_at = machine_clock_ns() + RETRY_NS;
+            timer_program();
+        }
     }
 }
 

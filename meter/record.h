@@ -50,7 +50,7 @@ enum meter_type {
     F(uint32_t, traceType, 10)  /* enum meter_type */ \
     F(uint64_t, time,      10)  /* the machine clock, ns */ \
     F(uint64_t, procTime,  10)  /* the process's CPU time so far, instructions */ \
-    F(uint64_t, pc,        16)  /* where the process called, or last left user mode */ \
+    F(uint64_t, pc,        16)  /* its kernel call's return address, or where it left user mode: see below */ \
     F(uint32_t, load,      10)  /* runnable processes on the machine */ \
     F(uint32_t, length,    10)  /* the whole record's length in bytes */ \
     F(uint64_t, pid,       16)  /* whose stream the record belongs to */ \
@@ -161,6 +161,44 @@ enum meter_link_how {
     ML_PASSED,           /* passed away in a message */
     ML_EXIT,             /* dropped when the process ended */
 };
+
+/* ---- what a record's pc is ----
+ * Where in its own program the process was. For the records its own kernel
+ * calls write -- SEND, RECEIVECALL, RECEIVE, MOVEDATA, and CREATELINK and
+ * DESTROYLINK of the links those calls make, use up, pass or bring -- it is
+ * the return address of the kernel-call stub it called (user/lib/kcall.S:
+ * the stubs are leaves, so ra at their ecall is their caller's): the
+ * instruction after the call, in the caller. That is one past the call, and
+ * past the caller's end when the call is its last instruction (a call that
+ * does not return): to name the function, look up pc - 1. A stub reached by
+ * a tail call returns to the caller's caller, which it names.
+ * For the others -- MESSAGEQUEUED, CREATEPROCESS, STARTPROCESS, STOPPROCESS,
+ * and a link moved in by the process manager -- it is where the process
+ * last left user mode: after the ecall of a kernel call it is in, or the
+ * instruction an interrupt or a fault stopped it at.
+ * DESTROYPROCESS, and DESTROYLINK of the links dropped as the process ends,
+ * carry the return address when it ended by a kernel call of its own
+ * (STOPTASK), and where it left user mode when it was killed or faulted.
+ * Whether a record of `type` (a link's `how`) carries a return address: 1
+ * for DESTROYPROCESS and the links dropped at its end, the common case, so
+ * that pc - 1 names the function of a killed process too unless it was
+ * stopped at a function's first instruction. */
+static inline int meter_pc_is_return_address(uint32_t type, uint32_t how)
+{
+    switch (type) {
+    case MT_SEND:
+    case MT_RECEIVECALL:
+    case MT_RECEIVE:
+    case MT_MOVEDATA:
+    case MT_DESTROYLINK:
+    case MT_DESTROYPROCESS:
+        return 1;
+    case MT_CREATELINK:
+        return how != ML_MOVED;
+    default:
+        return 0;
+    }
+}
 
 /* ---- a meter batch: what a kernel sends a filter ----
  * One message over a process's meter link, sent by its kernel (the filter

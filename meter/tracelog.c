@@ -194,6 +194,78 @@ static const struct meter_field *field_of(uint32_t type, uint32_t i, uint32_t *a
     return &body->fields[i];
 }
 
+/* ---- the checksum (tracelog.h, tracelog_checksum) ---- */
+
+static inline uint32_t checksum_of_sums(uint64_t a, uint64_t b)
+{
+    return (uint32_t)((a + 2 * b) % TRACELOG_CHECKSUM_PRIME);
+}
+
+uint32_t tracelog_checksum(const uint8_t *data, size_t n)
+{
+    uint64_t a = TRACELOG_CHECKSUM_SEED + n, b = 0;
+    for (size_t at = 0; at < n; at += 8) {
+        uint8_t last[8] = { 0 };
+        const uint8_t *p = data + at;
+        if (n - at < 8) {
+            copy_bytes(last, p, n - at);
+            p = last;
+        }
+        a += tracelog_little_endian(p, 8);
+        b += a;
+    }
+    return checksum_of_sums(a, b);
+}
+
+/* A log block as words: blocks are 8-byte aligned (struct tracelog_block
+ * has 8-byte fields), and the project's guest and hosts are little-endian,
+ * so a word of the checksum is one load. The checksum field is the upper
+ * half of the header's third word. */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "log blocks are read as little-endian words");
+_Static_assert(sizeof(struct tracelog_block) == 32 && __builtin_offsetof(struct tracelog_block, checksum) == 20,
+               "four header words, the checksum field the upper half of word 2");
+#define BLOCK_WORDS  (TRACELOG_BLOCK / 8)
+#define HEADER_WORDS 4
+#define CHECKSUM_WORD 2
+
+/* The running sums from the seed over a block's header words, the
+ * checksum field read as 0. */
+static void header_sums(const uint8_t *block, uint64_t *a, uint64_t *b)
+{
+    const word *words = __builtin_assume_aligned(block, 8);
+    uint64_t sum_a = TRACELOG_CHECKSUM_SEED + TRACELOG_BLOCK, sum_b = 0;
+    sum_a += words[0];
+    sum_b += sum_a;
+    sum_a += words[1];
+    sum_b += sum_a;
+    sum_a += words[CHECKSUM_WORD] & 0xffffffffu;
+    sum_b += sum_a;
+    sum_a += words[3];
+    sum_b += sum_a;
+    *a = sum_a;
+    *b = sum_b;
+}
+
+/* Four words a turn: the loop's count and branch once in 32 bytes. */
+_Static_assert((BLOCK_WORDS - HEADER_WORDS) % 4 == 0, "the entries' words come in fours");
+uint32_t tracelog_block_checksum(const uint8_t *block)
+{
+    const word *words = __builtin_assume_aligned(block, 8);
+    uint64_t a, b;
+    header_sums(block, &a, &b);
+    for (uint32_t i = HEADER_WORDS; i < BLOCK_WORDS; i += 4) {
+        a += words[i];
+        b += a;
+        a += words[i + 1];
+        b += a;
+        a += words[i + 2];
+        b += a;
+        a += words[i + 3];
+        b += a;
+    }
+    return checksum_of_sums(a, b);
+}
+
 static struct tracelog_block *block_header(struct tracelog_writer *w)
 {
     return (struct tracelog_block *)w->block;
@@ -210,6 +282,8 @@ static void block_start(struct tracelog_writer *w)
     b->log_id = w->log_id;
     b->sequence = w->sequence;
     b->lost = w->lost;
+    w->sum_a = w->sum_b = 0;
+    w->summed = 0;
 }
 
 int tracelog_begin(struct tracelog_writer *w, const char *filter, uint32_t machine, uint32_t log_id,
@@ -256,11 +330,54 @@ int tracelog_begin(struct tracelog_writer *w, const char *filter, uint32_t machi
     return 0;
 }
 
+/* Fold the block's entry words from w->summed up to byte `upto` of its
+ * entries (a multiple of 8, at least w->summed) into the writer's running
+ * sums. */
+static void fold_entries(struct tracelog_writer *w, uint32_t upto)
+{
+    const word *at = (const word *)(w->block + sizeof(struct tracelog_block) + w->summed);
+    const word *end = (const word *)(w->block + sizeof(struct tracelog_block) + upto);
+    uint64_t a = w->sum_a, b = w->sum_b;
+    while (at < end) {
+        a += *at++;
+        b += a;
+    }
+    w->sum_a = a;
+    w->sum_b = b;
+    w->summed = upto;
+}
+
+/* The block's checksum, what tracelog_block_checksum(w->block) computes,
+ * from the writer's sums, without reading the entries again; the bytes
+ * after them are zero (tracelog_flush). A word only partly filled is
+ * folded in for this checksum alone, as it fills further. The sums p, q
+ * of the entries' words 4 .. k-1, from 0, continue the header's sums a, b:
+ * over the words after them, all zero, a stays and b grows by a each
+ * time; so the block's sums are a + p and b + 508 a + q + (512 - k) p. */
+static uint32_t writer_checksum(struct tracelog_writer *w)
+{
+    struct tracelog_block *b = block_header(w);
+    fold_entries(w, b->used & ~7u);
+    uint64_t p = w->sum_a, q = w->sum_b;
+    uint32_t k = (uint32_t)HEADER_WORDS + w->summed / 8;   /* the words folded, from the block's start */
+    if (b->used & 7) {
+        p += ((const word *)w->block)[k];
+        q += p;
+        k++;
+    }
+    uint64_t sum_a, sum_b;
+    header_sums(w->block, &sum_a, &sum_b);
+    sum_b += (BLOCK_WORDS - HEADER_WORDS) * sum_a + q + (BLOCK_WORDS - k) * p;
+    sum_a += p;
+    return checksum_of_sums(sum_a, sum_b);
+}
+
 int tracelog_flush(struct tracelog_writer *w)
 {
     struct tracelog_block *b = block_header(w);
     b->lost = w->lost;
     zero_bytes(w->block + sizeof *b + b->used, TRACELOG_BLOCK - sizeof *b - b->used);   /* no stale bytes on the disk */
+    b->checksum = writer_checksum(w);
     return w->write(w->context, w->next_index, w->block);
 }
 
@@ -269,22 +386,65 @@ void tracelog_lose(struct tracelog_writer *w, uint64_t n)
     w->lost += n;
 }
 
-/* n words from `from` to `to`, both 8-byte aligned: four a turn, as a
- * filter appends every record it keeps (tracelog_append's quick path). */
-static inline __attribute__((always_inline)) void copy_words(word *to, const word *from, uint32_t n)
+/* One word of a record from `from` to `to`, folded into the checksum's
+ * running sums. */
+static inline __attribute__((always_inline)) void put_word(word *to, const word *from, uint64_t *a, uint64_t *b)
 {
-    for (; n >= 4; n -= 4, to += 4, from += 4) {
-        word a = from[0], b = from[1], c = from[2], d = from[3];
-        to[0] = a;
-        to[1] = b;
-        to[2] = c;
-        to[3] = d;
-    }
-    while (n--)
-        *to++ = *from++;
+    word v = *from;
+    *to = v;
+    *a += v;
+    *b += *a;
 }
 
-/* tracelog_append for any record: some fields dropped, or the block full. */
+/* A whole record's entry at `out`, the block's next free word: the entry
+ * word, then the record's `length` bytes (whole words) from `from`, each
+ * word folded into the running sums a and b in turn. As a filter puts
+ * every record it keeps (tracelog_append_whole), the words go straight
+ * through, entering at the record's length, with no loop to count. */
+#define RECORD_WORDS 14
+_Static_assert(METER_RECORD_MAX / 8 <= RECORD_WORDS, "put_entry takes the longest record");
+static inline __attribute__((always_inline)) void put_entry(uint8_t *out, word entry, const uint8_t *from,
+                                                            size_t length, uint64_t *a, uint64_t *b)
+{
+    put_word((word *)out, &entry, a, b);
+    word *to_end = (word *)(out + sizeof entry + length);
+    const word *from_end = (const word *)(from + length);
+    switch (length / 8) {
+    case 14: put_word(to_end - 14, from_end - 14, a, b); /* fall through */
+    case 13: put_word(to_end - 13, from_end - 13, a, b); /* fall through */
+    case 12: put_word(to_end - 12, from_end - 12, a, b); /* fall through */
+    case 11: put_word(to_end - 11, from_end - 11, a, b); /* fall through */
+    case 10: put_word(to_end - 10, from_end - 10, a, b); /* fall through */
+    case 9:  put_word(to_end - 9, from_end - 9, a, b);   /* fall through */
+    case 8:  put_word(to_end - 8, from_end - 8, a, b);   /* fall through */
+    case 7:  put_word(to_end - 7, from_end - 7, a, b);   /* fall through */
+    case 6:  put_word(to_end - 6, from_end - 6, a, b);   /* fall through */
+    case 5:  put_word(to_end - 5, from_end - 5, a, b);   /* fall through */
+    case 4:  put_word(to_end - 4, from_end - 4, a, b);   /* fall through */
+    case 3:  put_word(to_end - 3, from_end - 3, a, b);   /* fall through */
+    case 2:  put_word(to_end - 2, from_end - 2, a, b);   /* fall through */
+    case 1:  put_word(to_end - 1, from_end - 1, a, b);   /* fall through */
+    default: break;
+    }
+}
+
+/* The block is full: it is written, and the next one started; or
+ * TRACELOG_FULL when there is no room for another block. */
+static int next_block(struct tracelog_writer *w)
+{
+    if (w->capacity && w->next_index + 1 >= w->capacity)
+        return TRACELOG_FULL;
+    int err = tracelog_flush(w);
+    if (err)
+        return err;
+    w->next_index++;
+    w->sequence++;
+    block_start(w);
+    return 0;
+}
+
+/* tracelog_append for any record: some fields dropped, or not aligned.
+ * Its bytes are folded into the checksum later (fold_entries). */
 static int __attribute__((noinline)) append_fields(struct tracelog_writer *w, const void *record, uint32_t fields)
 {
     const struct meter_header *h = record;
@@ -303,15 +463,9 @@ static int __attribute__((noinline)) append_fields(struct tracelog_writer *w, co
     }
     struct tracelog_block *b = block_header(w);
     if (sizeof *b + b->used + len > TRACELOG_BLOCK) {
-        if (w->capacity && w->next_index + 1 >= w->capacity)
-            return TRACELOG_FULL;
-        int err = tracelog_flush(w);
+        int err = next_block(w);
         if (err)
             return err;
-        w->next_index++;
-        w->sequence++;
-        block_start(w);
-        b = block_header(w);
     }
     uint8_t *out = w->block + sizeof *b + b->used;
     struct tracelog_entry e = { (uint16_t)len, (uint16_t)h->traceType, fields };
@@ -334,29 +488,37 @@ static int __attribute__((noinline)) append_fields(struct tracelog_writer *w, co
 }
 
 /* The quick path is the common case: a record kept whole (the layouts are
- * packed, so the entry is its own bytes), word-aligned as batches and
- * blocks of whole records are, and room for it in the block. Anything
- * else takes append_fields. */
+ * packed, so the entry is its own bytes), word-aligned as batches are;
+ * when the block has no room for it, the next block is begun, whose start
+ * is aligned. The words are folded into the checksum as they are copied.
+ * Anything else takes append_fields. */
 int tracelog_append(struct tracelog_writer *w, const void *record, uint32_t fields)
 {
     const struct meter_header *h = record;
     uint32_t type = h->traceType;
     struct tracelog_block *b = block_header(w);
-    if (type - 1u < METER_NTYPES - 1u && ((uintptr_t)record & 7) == 0 && (b->used & 7) == 0) {
+    if (type - 1u < METER_NTYPES - 1u && ((uintptr_t)record & 7) == 0) {
         const struct meter_layout *body = &body_layouts[type];
         uint32_t n = (uint32_t)(sizeof header_fields / sizeof header_fields[0]) + body->nfields;
         uint32_t all = n >= 32 ? 0xffffffffu : (1u << n) - 1;
         uint32_t len = (uint32_t)sizeof(struct tracelog_entry) + h->length;
-        if ((fields & all) == all && h->length == sizeof *h + body->size &&
-            sizeof *b + b->used + len <= TRACELOG_BLOCK) {
-            word *out = (word *)(w->block + sizeof *b + b->used);
-            union { struct tracelog_entry e; word bits; } entry = { { (uint16_t)len, (uint16_t)type, all } };
-            out[0] = entry.bits;
-            copy_words(out + 1, record, h->length / 8);
-            b->used += len;
-            b->records++;
-            w->records++;
-            return 0;
+        if ((fields & all) == all && h->length == sizeof *h + body->size) {
+            if (sizeof *b + b->used + len > TRACELOG_BLOCK) {
+                int err = next_block(w);
+                if (err)
+                    return err;
+            }
+            if ((b->used & 7) == 0) {
+                fold_entries(w, b->used);
+                uint8_t *out = w->block + sizeof *b + b->used;
+                union { struct tracelog_entry e; word bits; } entry = { { (uint16_t)len, (uint16_t)type, all } };
+                put_entry(out, entry.bits, record, h->length, &w->sum_a, &w->sum_b);
+                b->used += len;
+                w->summed = b->used;
+                b->records++;
+                w->records++;
+                return 0;
+            }
         }
     }
     return append_fields(w, record, fields);
@@ -371,7 +533,8 @@ int tracelog_append(struct tracelog_writer *w, const void *record, uint32_t fiel
 uint32_t tracelog_append_whole(struct tracelog_writer *w, const uint8_t *records, uint32_t n, uint32_t *bytes)
 {
     /* The entry of a whole record of each type is the same word every time:
-     * its length, its type and every field. 0 for a type that is none. */
+     * its length, its type and every field. 0 for a type that is none,
+     * whose length no record has. */
     static word whole_entry[METER_NTYPES];
     if (!whole_entry[MT_SEND])
         for (uint32_t t = 1; t < METER_NTYPES; t++) {
@@ -381,28 +544,32 @@ uint32_t tracelog_append_whole(struct tracelog_writer *w, const uint8_t *records
             whole_entry[t] = entry.bits;
         }
     struct tracelog_block *b = block_header(w);
-    size_t done = 0, at = 0, used = b->used;
-    if (((uintptr_t)records & 7) != 0 || (used & 7) != 0) {
+    if (((uintptr_t)records & 7) != 0 || (b->used & 7) != 0) {
         *bytes = 0;
         return 0;
     }
+    fold_entries(w, b->used);
+    uint8_t *out = w->block + sizeof *b + b->used, *end = w->block + TRACELOG_BLOCK;
+    const uint8_t *at = records;
+    uint64_t sum_a = w->sum_a, sum_b = w->sum_b;
+    size_t done = 0;
     for (; done < n; done++) {
-        const struct meter_header *h = (const struct meter_header *)(records + at);
-        size_t type = h->traceType, length = h->length;
+        const struct meter_header *h = (const struct meter_header *)at;
+        size_t type = h->traceType, length = h->length, entry_length = length + sizeof(struct tracelog_entry);
         word entry = type < METER_NTYPES ? whole_entry[type] : 0;
-        if (entry == 0 || (entry & 0xffff) != length + sizeof(struct tracelog_entry) ||
-            sizeof *b + used + length + sizeof(struct tracelog_entry) > TRACELOG_BLOCK)
+        if ((entry & 0xffff) != entry_length || entry_length > (size_t)(end - out))
             break;
-        word *out = (word *)(w->block + sizeof *b + used);
-        out[0] = entry;
-        copy_words(out + 1, (const word *)h, (uint32_t)(length / 8));
-        used += length + sizeof(struct tracelog_entry);
+        put_entry(out, entry, at, length, &sum_a, &sum_b);
+        out += entry_length;
         at += length;
     }
-    b->used = (uint32_t)used;
+    b->used = (uint32_t)(out - w->block - sizeof *b);
     b->records += (uint32_t)done;
     w->records += done;
-    *bytes = (uint32_t)at;
+    w->sum_a = sum_a;
+    w->sum_b = sum_b;
+    w->summed = b->used;
+    *bytes = (uint32_t)(at - records);
     return (uint32_t)done;
 }
 
@@ -528,34 +695,57 @@ int tracelog_open_fetch(struct tracelog_reader *r, const uint8_t *header, uint64
     return err;
 }
 
-/* Record block `index` of the log, or 0 if the log has ended before it:
- * past the end of the bytes (or of what `fetch` can read), or a block that is not the log's next one (a
- * block of an older log on the same disk has another log_id). */
-static const struct tracelog_block *record_block(const struct tracelog_reader *r, uint64_t index)
+/* Record block `index` of the log, its bytes, or 0 past the end of the
+ * bytes (or of what `fetch` can read). */
+static const struct tracelog_block *fetch_record_block(const struct tracelog_reader *r, uint64_t index)
 {
-    const struct tracelog_block *b;
     if (r->fetch)
-        b = (const struct tracelog_block *)r->fetch(r->fetch_context, index);
-    else if ((index + 1) * TRACELOG_BLOCK <= r->size)
-        b = (const struct tracelog_block *)(r->log + index * TRACELOG_BLOCK);
-    else
-        b = 0;
-    if (!b || b->magic != TRACELOG_BLOCK_MAGIC || b->log_id != r->header->log_id ||
-        b->sequence != index - r->header->header_blocks || b->used > TRACELOG_BLOCK - sizeof *b)
-        return 0;
-    return b;
+        return (const struct tracelog_block *)r->fetch(r->fetch_context, index);
+    if ((index + 1) * TRACELOG_BLOCK <= r->size)
+        return (const struct tracelog_block *)(r->log + index * TRACELOG_BLOCK);
+    return 0;
 }
 
-/* The record block being read, or 0 at the end of the log. */
-static const struct tracelog_block *current_block(const struct tracelog_reader *r)
+/* What block b, at record block `index`, is to the log (tracelog.h, "the
+ * trace log"): 1 the log's next block, sound; 0 not the log's (the log
+ * ended before it); -1 damaged. */
+static int block_state(const struct tracelog_reader *r, uint64_t index, const struct tracelog_block *b)
 {
-    return record_block(r, r->index);
+    int identity = (b->magic == TRACELOG_BLOCK_MAGIC) + (b->log_id == r->header->log_id) +
+                   (b->sequence == index - r->header->header_blocks);
+    if (identity < 2)
+        return 0;
+    int sound = b->checksum == tracelog_block_checksum((const uint8_t *)b);
+    if (identity == 3)
+        return sound && b->used <= TRACELOG_BLOCK - sizeof *b ? 1 : -1;
+    return sound ? 0 : -1;   /* a sound block of another log that happens to share two fields */
+}
+
+/* The record block being read, or 0 at the end of the log or at a damaged
+ * block (then r->damaged says which). A block's checksum is computed once:
+ * the block last found sound is remembered. */
+static const struct tracelog_block *current_block(struct tracelog_reader *r)
+{
+    const struct tracelog_block *b = fetch_record_block(r, r->index);
+    if (!b)
+        return 0;
+    if ((const uint8_t *)b == r->verified && r->index == r->verified_index)
+        return b;
+    int state = block_state(r, r->index, b);
+    if (state < 0)
+        r->damaged = r->index + 1;
+    if (state <= 0)
+        return 0;
+    r->verified = (const uint8_t *)b;
+    r->verified_index = r->index;
+    return b;
 }
 
 uint64_t tracelog_blocks(const struct tracelog_reader *r)
 {
     uint64_t index = r->header->header_blocks;
-    while (record_block(r, index))
+    const struct tracelog_block *b;
+    while ((b = fetch_record_block(r, index)) != 0 && block_state(r, index, b) == 1)
         index++;
     return index;
 }
@@ -571,8 +761,11 @@ static const uint8_t *next_entry(struct tracelog_reader *r, struct tracelog_entr
         r->offset = 0;
     }
     *status = 0;
-    if (!b)
+    if (!b) {
+        if (r->damaged)
+            *status = TRACELOG_E_CHECKSUM;
         return 0;
+    }
     r->lost = b->lost;
     const uint8_t *p = (const uint8_t *)(b + 1) + r->offset;
     *status = TRACELOG_E_ENTRY;

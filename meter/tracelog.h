@@ -75,6 +75,17 @@ uint32_t meter_all_fields(uint32_t type);
  *                     block of this log (a log is written in order, and a
  *                     block still being filled is rewritten in place).
  *
+ * Each record block carries a checksum of its contents: tracelog_checksum
+ * of the block's TRACELOG_BLOCK bytes with the checksum field read as 0,
+ * written each time the block is written (tracelog_flush). A reader takes a block as
+ * the log's next only when its magic, log_id and sequence say so and its
+ * checksum matches; a block whose checksum does not match is DAMAGED
+ * (TRACELOG_E_CHECKSUM, never read as records) when it has at least two
+ * of those three (so a byte flipped in one of them is damage, not the
+ * log's end), else it is not the log's and the log ends before it. The
+ * header blocks carry no checksum: the header's fields are checked
+ * against each other and the description must parse.
+ *
  * The log identity matters on a trace disk, which is written again from
  * block 0 by each new filter: when the new log is shorter than an older
  * one, the older log's blocks still follow it, numbered just as the new
@@ -93,9 +104,9 @@ uint32_t meter_all_fields(uint32_t type);
  * little-endian.
  */
 #define TRACELOG_BLOCK   4096
-#define TRACELOG_VERSION 2              /* 2: the log identity (log_id) */
+#define TRACELOG_VERSION 3              /* 2: the log identity (log_id); 3: a checksum per record block */
 #define TRACELOG_MAGIC   "DPMTRACE"
-#define TRACELOG_BLOCK_MAGIC 0x4b4c4244u   /* "DBLK" */
+#define TRACELOG_BLOCK_MAGIC 0x334b4244u   /* "DBK3": version 2's blocks said "DBLK" */
 
 struct tracelog_header {
     char     magic[8];               /* TRACELOG_MAGIC, not NUL-ended */
@@ -114,9 +125,36 @@ struct tracelog_block {
     uint32_t sequence;
     uint32_t used;                   /* bytes of entries after this header */
     uint32_t records;
-    uint32_t reserved;               /* 0; keeps `lost` and the entries 8-byte aligned */
+    uint32_t checksum;               /* tracelog_block_checksum; also keeps `lost` 8-byte aligned */
     uint64_t lost;
 };
+
+/* The checksum of the n bytes at data. The bytes are read as little-endian
+ * 64-bit words w (the last one padded with zero bytes), and Fletcher's two
+ * running sums taken over them, modulo 2^64:
+ *
+ *     a = TRACELOG_CHECKSUM_SEED + n;  b = 0;
+ *     for each word w, in order:  a += w;  b += a;
+ *     checksum = (a + 2 * b) % TRACELOG_CHECKSUM_PRIME
+ *
+ * A word changed by d changes a by d and b by d times the number of words
+ * from it to the end, so a + 2b by an odd multiple of d: never by 0. Two
+ * words swapped change b alone, by their difference times their distance.
+ * Zeros count too: a block of zeros has the checksum of the seed and its
+ * length, not 0. The prime takes the result to 32 bits such that a change
+ * of any one byte, or of any one aligned 16-bit piece, of a log block
+ * always changes it (tests/meter_test.c tries every such change); other
+ * damage (a word changed, words swapped, data zeroed, entries cut short or
+ * added) goes unseen once in about 2^32. It costs a load and two additions
+ * a word, and a writer folds each word of a whole record in as it copies
+ * it there (tracelog_append, tracelog_append_whole), so that writing a
+ * block of whole records reads none of it again. */
+#define TRACELOG_CHECKSUM_SEED  0x9e3779b97f4a7c15ull
+#define TRACELOG_CHECKSUM_PRIME 4294966187u
+uint32_t tracelog_checksum(const uint8_t *data, size_t n);
+/* A record block's checksum: tracelog_checksum of its TRACELOG_BLOCK bytes
+ * (8-byte aligned) with the checksum field read as 0. */
+uint32_t tracelog_block_checksum(const uint8_t *block);
 
 struct tracelog_entry {
     uint16_t length;                 /* the entry's bytes, this header included */
@@ -139,6 +177,8 @@ struct tracelog_writer {
     uint32_t sequence;
     uint64_t lost;
     uint64_t records;                /* in the whole log */
+    uint64_t sum_a, sum_b;           /* the checksum's running sums over the block's entries, from 0: */
+    uint32_t summed;                 /* over this many bytes of them (a multiple of 8, at most `used`) */
 };
 
 /* tracelog_append's answer when the log has reached its capacity. */
@@ -216,6 +256,11 @@ struct tracelog_reader {
     uint32_t whole_length[DESC_MAX_LAYOUTS];   /* an entry of layout j (its index in `layouts`)
                                                   keeping every field: its length */
     uint64_t index;                  /* the block being read */
+    const uint8_t *verified;         /* the record block at `verified_index` whose checksum matched, or 0;
+                                        a fetch function that gives new contents at the same address for
+                                        the same index sets it to 0 */
+    uint64_t verified_index;
+    uint64_t damaged;                /* 1 + the index of the record block found damaged, or 0 */
     uint32_t offset;                 /* in it, after its header */
     uint64_t lost;                   /* as the last block read says */
     uint64_t records;
@@ -243,6 +288,7 @@ enum tracelog_error {
     TRACELOG_E_DESCRIPTION = -6,     /* its description does not parse (see description_error) */
     TRACELOG_E_LAYOUT = -7,          /* tracelog_next on a log of other layouts than this build's */
     TRACELOG_E_EMPTY = -8,           /* a blank trace disk: no log yet */
+    TRACELOG_E_CHECKSUM = -9,        /* record block `index` is damaged: its checksum does not match */
 };
 
 /* Check the header; 0 or an enum tracelog_error. */
@@ -256,7 +302,9 @@ int tracelog_open_fetch(struct tracelog_reader *r, const uint8_t *header, uint64
 /* The log's length in blocks: its header blocks and its record blocks up
  * to its end (what is left of older logs after it is not counted). */
 uint64_t tracelog_blocks(const struct tracelog_reader *r);
-/* The next record: 1, 0 at the end of the log, or an enum tracelog_error. */
+/* The next record: 1, 0 at the end of the log, or an enum tracelog_error
+ * (TRACELOG_E_CHECKSUM: block r->index is damaged, and nothing of it was
+ * read). */
 int tracelog_next_values(struct tracelog_reader *r, struct trace_values *out);
 /* The next record when its entry keeps every field of its layout (a
  * filter keeps records whole unless a rule drops fields): 1 with *body its

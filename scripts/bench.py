@@ -9,11 +9,14 @@ Host wall-clock time for each benchmark is printed beside it, labelled.
 The delivery-time table (netbench) runs on a cluster of two nodes; the host
 times each of its runs by the lines `netbench: begin WHERE SIZE MESSAGES` and
 `netbench: end WHERE SIZE` as they come, and prints
-`BENCH deliver_WHERE_SIZE_wall_us`: host microseconds per message.
+`BENCH deliver_WHERE_SIZE_wall_us`: host microseconds per message. The guest
+times are written as a network file, build/net/here.tsv (docs/analyzer.md,
+"Networks"), for `dpm parallelism --network build/net/here.tsv`.
 
     python3 scripts/bench.py [NAME...]   every benchmark, or those whose
                                          program is named (callbench, fsbench, netbench, meterbench,
-                                         dpmstats: the host analyzer, scripts/dpmbench.py)
+                                         dpmstats: the host analyzer, scripts/dpmbench.py;
+                                         authbench: a frame's seal, by the kernel at boot)
 """
 import re
 import shutil
@@ -40,8 +43,11 @@ BENCHMARKS = [
     ("metering a message loop: records, their cost, the slowdown and its model", "run meterbench 20000", None),
     ("the file-system workload fully metered from boot, filter on the same and on another machine",
      "run fsbench 4096", "fsmeter"),
-    ("the host analyzer: dpm stats, parallelism and critpath of a million records (scripts/dpmbench.py)",
+    ("the host analyzer: dpm stats, parallelism and critpath, clocks, waitstates and export of a million "
+     "records (scripts/dpmbench.py)",
      "host dpmstats", "host"),
+    ("a frame's seal: SipHash-2-4 tag written and checked, by the kernel at boot (boot argument net.authbench=1)",
+     "boot authbench", "boot"),
 ]
 
 NOMETER_KERNEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "kernel-nometer.elf")
@@ -91,7 +97,34 @@ def run_cluster(command):
                 break
         out = node.output
         node.halt()
-    return out + "\n" + "\n".join(extra) + "\n"
+    return out + "\n" + "\n".join(extra) + "\n" + write_delivery_table(out) + "\n"
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE_TABLE = os.path.join(ROOT, "build", "net", "here.tsv")
+
+
+def write_delivery_table(out):
+    """netbench's guest times per message (its BENCH deliver_WHERE_SIZE_us
+    lines) as a network file (docs/analyzer.md, "Networks") in
+    build/net/here.tsv; returns a line saying so, or why not."""
+    rows = {}
+    for where, size, us in re.findall(r"BENCH deliver_(local|remote)_(\d+)_us ([\d.]+) us", out):
+        rows.setdefault(int(size), {})[where] = int(round(float(us) * 1000))
+    if not rows or any(len(r) != 2 for r in rows.values()):
+        return "bench: no delivery-time table: netbench did not give both times for every size"
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    os.makedirs(os.path.dirname(HERE_TABLE), exist_ok=True)
+    with open(HERE_TABLE, "w") as f:
+        f.write("# title: this system: QEMU riscv64 nodes under -icount, a VDE switch between them\n"
+                "# Measured by `make bench` (scripts/bench.py netbench) on %s at commit %s: `run netbench\n"
+                "# 10000 1` on two nodes, 10,000 CALL exchanges per size after 1,000 warm-up ones; a\n"
+                "# message takes half an exchange, in guest ns (the machine clock).\n"
+                "# SIZE LOCAL_NS REMOTE_NS\n" % (time.strftime("%Y-%m-%d"), commit or "?"))
+        for size in sorted(rows):
+            f.write("%d\t%d\t%d\n" % (size, rows[size]["local"], rows[size]["remote"]))
+    return "the delivery-time table: %s" % HERE_TABLE
 
 
 def filter_figures(node):
@@ -160,6 +193,16 @@ def run_fs_metered(command, workdir):
     return out
 
 
+def run_authbench():
+    """What a node's kernel prints when booted with net.authbench=1 (kernel/net/
+    cluster.c, auth_bench): BENCH frame_auth_instr, the instructions to seal
+    and check a 1,514-byte frame, and frame_auth_min_instr, a 60-byte one."""
+    with Node(bootargs="net.authbench=1") as node:
+        out = node.output
+        node.halt()
+    return out
+
+
 def run(command, image_mib, workdir):
     if image_mib == "host":
         return dpmbench.run()
@@ -169,6 +212,8 @@ def run(command, image_mib, workdir):
         return run_probes(command)
     if image_mib == "fsmeter":
         return run_fs_metered(command, workdir)
+    if image_mib == "boot":
+        return run_authbench()
     extra = []
     if image_mib:
         image = os.path.join(workdir, "bench.img")

@@ -2,7 +2,7 @@
 """cluster.py -- boot a cluster of N nodes on one virtual Ethernet switch.
 
     python3 scripts/cluster.py [--nodes N] [--disk IMAGE] [--logs DIR] [--faults SPEC] [--place SPEC]
-                               [--trace-disks DIR]
+                               [--trace-disks DIR] [--gdb NODES] [--gdb-dir DIR]
 
 starts an unprivileged VDE switch (vde_switch) and N QEMU nodes plugged into
 it. Node 0's console is this terminal (or the piped input and output); the
@@ -15,6 +15,11 @@ go on. No QEMU, vde_switch or wirefilter
 process of the cluster outlives the launcher, however it ends, and a small
 cleaner process removes the launcher's private directory in /tmp even when the
 launcher is killed outright.
+
+Every node gets the cluster's key as the boot argument net.key=KEY (32 hex
+digits): its kernel seals every frame it sends with it and drops every frame
+not sealed with it (kernel/net/cluster.c). The launcher makes a fresh key for
+each cluster from the host's secure random source, or takes --key KEY.
 
 Node K of N has the MAC address 52:54:00:4d:NN:KK (NN = N, KK = K, two hex
 digits each): the kernel learns from it which node it is and how many there are.
@@ -44,6 +49,16 @@ that loses, duplicates and delays the frames going into the node:
 so every frame from one node to another crosses exactly one faulty wire, the
 receiver's (each receiver of a broadcast loses its copy independently).
 
+With --gdb NODES ("1", "0,2" or "all"; see parse_gdb) those nodes start
+stopped at their first instruction, each waiting for GDB on its own unix
+socket, DIR/nodeK.sock (--gdb-dir, default build/gdb/), which the launcher
+prints; the others boot at once. Every node then gets the boot argument
+net.patient=1, so that no kernel takes a machine stopped in GDB to be down
+(kernel/net/remote.c, remote_init), and a node waiting for GDB is not
+reported for printing nothing. `gdb-multiarch -ex 'set $node = K' -x
+scripts/gdbinit` (make gdb-attach NODE=K) attaches to node K; the cluster
+joins once GDB lets the nodes run (docs/testing.md, "Debugging with GDB").
+
 As a module, for tests (every console is a pipe, driven by harness.Node):
 
     with Cluster(nodes=4, faults="loss=10") as cluster:
@@ -60,6 +75,7 @@ import ctypes
 import math
 import os
 import re
+import secrets
 import select
 import shutil
 import signal
@@ -80,6 +96,7 @@ DEFAULT_NODES = 4
 # convention, kernel/net/netframe.h, would allow 255.)
 MAX_NODES = 40
 DEFAULT_LOGS = os.path.join(ROOT, "build", "cluster")
+DEFAULT_GDB_DIR = os.path.join(ROOT, "build", "gdb")   # nodeK.sock, as scripts/gdbinit expects
 SWITCH = "vde_switch"
 WIREFILTER = "wirefilter"             # Debian's vde-wirefilter package names it so, not vde_wirefilter
 STOP_GRACE = 5                        # seconds a process has to end after SIGTERM before SIGKILL
@@ -107,6 +124,16 @@ class ClusterError(Exception):
     pass
 
 
+KEY_DIGITS = 32                       # the cluster's key: 16 bytes, as hex (kernel/net/siphash.h)
+
+
+def check_key(key):
+    """`key` if it is KEY_DIGITS hex digits, as the kernel takes it; else ClusterError."""
+    if not re.fullmatch(r"[0-9a-fA-F]{%d}" % KEY_DIGITS, key):
+        raise ClusterError("key: %r is not %d hex digits" % (key, KEY_DIGITS))
+    return key
+
+
 def parse_faults(spec):
     """The faults of a FAULTS specification such as "loss=10 dup=5 delay=2" (keys
     separated by spaces or commas, each at most once, values non-negative numbers)
@@ -128,6 +155,22 @@ def parse_faults(spec):
             raise ClusterError("faults: %s=%s: must be a number %s" % (key, value, allowed))
         faults[key] = number
     return faults
+
+
+def parse_gdb(spec, count):
+    """The nodes a --gdb specification names, as a sorted list: "all", or node
+    numbers below `count` separated by commas or spaces ("1", "0,2");
+    ClusterError names what is wrong."""
+    if spec.strip() == "all":
+        return list(range(count))
+    nodes = set()
+    for item in spec.replace(",", " ").split():
+        if not item.isdigit() or int(item) >= count:
+            raise ClusterError("gdb: %r is not a node number from 0 to %d, nor all" % (item, count - 1))
+        nodes.add(int(item))
+    if not nodes:
+        raise ClusterError("gdb: name the nodes to wait for GDB: a number, a list such as 0,2, or all")
+    return sorted(nodes)
 
 
 def parse_place(spec):
@@ -281,17 +324,27 @@ class Cluster:
     process manager start a filter "fstrace" on K's trace disk before the file
     system and meter the file system's processes into it from the start.
     bootargs_per_node(k): more boot arguments for node k (a string).
+    key: the cluster's key, 32 hex digits (check_key), given to every node as
+    net.key; None makes a fresh one (secrets.token_hex), kept in self.key for
+    a restarted node.
     first_line_timeout: the seconds a node's kernel has to print its first
     line after its QEMU starts; a node that has not, or whose QEMU exits
     first, did not boot (with wait_prompt, Cluster() raises ClusterError
-    naming each such node and why; wait_node0() reports it)."""
+    naming each such node and why; wait_node0() reports it).
+    gdb: node numbers that start stopped, each waiting for GDB on the unix
+    socket gdb_socket(k) in gdb_dir (default: build/gdb with console, else
+    the cluster's private directory); every node then boots with
+    net.patient=1. A node waiting for GDB has no bound on its first line,
+    and wait_prompt does not wait for it."""
 
     def __init__(self, nodes=DEFAULT_NODES, disk=None, logs=None, console=False, extra_per_node=None,
                  kernel=KERNEL, boot_timeout=60, wait_prompt=True, faults=None, place=None, trace_disks=None,
-                 meter_fs=None, disk_service_us=None, bootargs_per_node=None, first_line_timeout=FIRST_LINE_TIMEOUT):
+                 meter_fs=None, disk_service_us=None, bootargs_per_node=None, key=None,
+                 first_line_timeout=FIRST_LINE_TIMEOUT, gdb=(), gdb_dir=None):
         if not 1 <= nodes <= MAX_NODES:
             raise ClusterError(bad_node_count("the node count", nodes))
         self.count = nodes
+        self.key = check_key(key) if key is not None else secrets.token_hex(KEY_DIGITS // 2)
         self.console = console
         self.kernel = kernel
         self.faults = parse_faults(faults) if faults is not None else None
@@ -305,6 +358,7 @@ class Cluster:
         self.qemu_extra = []          # node k's QEMU arguments after qemu_command's own
         self.reported = set()         # nodes whose exit exited() has already returned
         self.first_line_timeout = first_line_timeout
+        self.gdb = set(gdb)           # the nodes that start waiting for GDB
         self.started = []             # when node k's QEMU started (time.monotonic())
         self.log_start = []           # with console: where node k's current boot begins in its log
         self.switches = []            # the central switch, then node k's switch (with faults)
@@ -314,9 +368,12 @@ class Cluster:
         self.cleaner = start_cleaner(self.private)
         self.switch_dir = os.path.join(self.private, "switch")
         self.logs = logs if logs else (DEFAULT_LOGS if console else self.private)
+        self.gdb_dir = gdb_dir if gdb_dir else (DEFAULT_GDB_DIR if console else self.private)
         atexit.register(self.close)
         try:
             os.makedirs(self.logs, exist_ok=True)
+            if self.gdb:
+                os.makedirs(self.gdb_dir, exist_ok=True)
             try:
                 with open(os.path.join(self.logs, "switch.log"), "w") as log:
                     self._start_switch(self.switch_dir, log, self.count + SPARE_PORTS)
@@ -329,7 +386,8 @@ class Cluster:
             if wait_prompt and not console:
                 self._wait_booted()
                 for k in range(self.count):
-                    self._wait_prompt(k, boot_timeout)
+                    if k not in self.gdb:
+                        self._wait_prompt(k, boot_timeout)
         except BaseException:
             self.close()
             raise
@@ -337,7 +395,7 @@ class Cluster:
     def _wait_booted(self):
         """Wait until every node's kernel has printed its first line; then
         ClusterError naming each node that did not boot, and why (boot_failure)."""
-        pending = set(range(self.count))
+        pending = set(range(self.count)) - self.gdb
         failures = []
         while pending:
             for k in sorted(pending):
@@ -366,7 +424,8 @@ class Cluster:
     def boot_failure(self, k):
         """None if node k's kernel has printed its first line; the line saying
         why node k did not boot if its QEMU has exited first or the kernel has
-        printed nothing within first_line_timeout seconds of QEMU's start;
+        printed nothing within first_line_timeout seconds of QEMU's start
+        (unless it waits for GDB, which may take as long as its user likes);
         False while neither is known yet. With console, node 0 (whose console
         is the terminal) counts as booted."""
         if self.console and k == 0:
@@ -377,7 +436,7 @@ class Cluster:
         status = self.procs[k].poll()
         if status is not None:
             cause = "its QEMU exited (%s)%s" % (describe_status(status), qemu_said(text))
-        elif time.monotonic() > self.started[k] + self.first_line_timeout:
+        elif k not in self.gdb and time.monotonic() > self.started[k] + self.first_line_timeout:
             cause = "its kernel printed nothing within %g s of its QEMU's start (QEMU runs, pid %d)%s" % (
                 self.first_line_timeout, self.procs[k].pid, qemu_said(text))
         else:
@@ -514,8 +573,14 @@ class Cluster:
             bootargs.append("disk.service_us=%d" % self.disk_service_us)
         if k != 0:
             bootargs = []
+        if self.gdb:
+            bootargs.append("net.patient=1")
+        bootargs.append("net.key=%s" % self.key)
         bootargs.append(self.bootargs_per_node(k))
-        command = qemu_command(self.kernel, extra=self.qemu_extra[k], bootargs=" ".join(bootargs).strip(),
+        extra = self.qemu_extra[k]
+        if k in self.gdb:
+            extra = extra + ["-gdb", "unix:%s,server=on,wait=off" % self.gdb_socket(k), "-S"]
+        command = qemu_command(self.kernel, extra=extra, bootargs=" ".join(bootargs).strip(),
                                trace_disk=self.trace_disk(k), live=self.live_channel(k, again))
         self.started[k] = time.monotonic()
         if not self.console:
@@ -529,6 +594,22 @@ class Cluster:
                 self.log_start[k] = log.tell()
                 self.procs[k] = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
                                                  stderr=subprocess.STDOUT, preexec_fn=detach_and_end_with_parent)
+
+    def gdb_socket(self, k):
+        """The unix socket on which node k waits for GDB (if it is in gdb)."""
+        return os.path.join(self.gdb_dir, "node%d.sock" % k)
+
+    def wait_gdb_sockets(self):
+        """Wait until every node waiting for GDB has made its socket (QEMU makes
+        it as it starts); ClusterError naming a node whose QEMU exits first or
+        that has none after START_TIMEOUT seconds."""
+        for k in sorted(self.gdb):
+            deadline = time.monotonic() + START_TIMEOUT
+            while not os.path.exists(self.gdb_socket(k)):
+                if self.procs[k].poll() is not None or time.monotonic() > deadline:
+                    raise ClusterError("node %d made no GDB socket %s%s" % (
+                        k, shown_path(self.gdb_socket(k)), qemu_said(self.console_text(k))))
+                time.sleep(0.02)
 
     def log_path(self, k):
         """The file node k's console goes to (with console=True, for k >= 1)."""
@@ -666,6 +747,11 @@ class Cluster:
                             found.append(str(e))
         for proc in self.wirefilters + self.switches[::-1]:
             stop_process(proc)
+        for k in self.gdb:
+            try:
+                os.unlink(self.gdb_socket(k))
+            except FileNotFoundError:
+                pass
         shutil.rmtree(self.private, ignore_errors=True)
         self.cleaner.stdin.close()    # it removes what rmtree could not, and ends
         self.cleaner.wait()
@@ -740,8 +826,17 @@ def parse_arguments(argv):
                              "microseconds of machine time after it started (boot argument "
                              "disk.service_us): a disk whose timing does not depend on the host, "
                              "for measurements")
-    parser.add_argument("--gdb", metavar="SOCKET",
-                        help="start node 0 stopped, waiting for GDB on the unix socket SOCKET")
+    parser.add_argument("--gdb", metavar="NODES",
+                        help="start those nodes (a number, a list such as 0,2, or all) stopped, each "
+                             "waiting for GDB on the unix socket DIR/nodeK.sock (see --gdb-dir); attach "
+                             "with: gdb-multiarch -ex 'set $node = K' -x scripts/gdbinit (make gdb-attach "
+                             "NODE=K). Every node then boots with net.patient=1: no machine stopped in GDB is "
+                             "taken to be down")
+    parser.add_argument("--gdb-dir", default=DEFAULT_GDB_DIR, metavar="DIR",
+                        help="where the GDB sockets go (default build/gdb, where scripts/gdbinit looks)")
+    parser.add_argument("--key", metavar="KEY",
+                        help="the cluster's key, %d hex digits, which seals every frame between kernels "
+                             "(default: a fresh one)" % KEY_DIGITS)
     return parser.parse_args(argv)
 
 
@@ -754,17 +849,20 @@ def main(argv=None):
     if not os.path.exists(args.disk):
         print("cluster: %s: no such disk image" % args.disk, file=sys.stderr)
         return 2
-    if args.faults is not None or args.place:
-        try:
-            parse_faults(args.faults or "")
-            parse_place(args.place or "")
-        except ClusterError as e:
-            print("cluster: %s" % e, file=sys.stderr)
-            return 2
+    gdb_nodes = []
+    try:
+        parse_faults(args.faults or "")
+        parse_place(args.place or "")
+        if args.key is not None:
+            check_key(args.key)
+        if args.gdb is not None:
+            gdb_nodes = parse_gdb(args.gdb, args.nodes)
+    except ClusterError as e:
+        print("cluster: %s" % e, file=sys.stderr)
+        return 2
     if args.meter_fs is not None and (args.trace_disks is None or not 0 <= args.meter_fs < args.nodes):
         print("cluster: --meter-fs K needs --trace-disks and a machine K below --nodes", file=sys.stderr)
         return 2
-    gdb = ["-gdb", "unix:%s,server=on,wait=off" % args.gdb, "-S"] if args.gdb else []
     terminal = None
     if os.isatty(0) and os.tcgetpgrp(0) == os.getpgrp():
         terminal = termios.tcgetattr(0)          # QEMU sets raw mode; put it back however we end
@@ -774,12 +872,17 @@ def main(argv=None):
     status = 1
     try:
         cluster = Cluster(args.nodes, disk=args.disk, logs=args.logs, console=True,
-                          extra_per_node=lambda k: gdb if k == 0 else [], faults=args.faults,
-                          place=args.place, trace_disks=args.trace_disks, meter_fs=args.meter_fs,
-                          disk_service_us=args.disk_service_us)
+                          faults=args.faults, place=args.place, trace_disks=args.trace_disks,
+                          meter_fs=args.meter_fs, disk_service_us=args.disk_service_us, gdb=gdb_nodes,
+                          gdb_dir=args.gdb_dir, key=args.key)
+        cluster.wait_gdb_sockets()
         # One write: node 0's QEMU shares stderr and may report an error at any moment;
         # print() writes the line and its newline separately, and QEMU's text could fall between.
-        sys.stderr.write(cluster.start_line() + "\n")
+        lines = [cluster.start_line()]
+        for k in gdb_nodes:
+            lines.append("cluster: node %d waits for GDB on %s: make gdb-attach NODE=%d" % (
+                k, shown_path(cluster.gdb_socket(k)), k))
+        sys.stderr.write("\n".join(lines) + "\n")
         sys.stderr.flush()
         node0 = cluster.wait_node0(report=report)
         status = node0 if node0 >= 0 else 128 - node0

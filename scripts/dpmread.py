@@ -39,42 +39,41 @@ def placement_args(place):
     return ["--place", ",".join("%s=%d" % item for item in sorted(place.items()))]
 
 
-def parallelism(logs, place=None):
-    """P in DPM's steps for the logs under a placement (placement_args):
-    {"1"|"2"|"3a"|"3": (T, t_max, P)}; "3a" is the thesis's Appendix A, "3"
-    the elapsed-time simulation."""
-    out = run_dpm("parallelism", "--csv", *placement_args(place), *logs)
+def parallelism(logs, place=None, window=(), network=None):
+    """P in DPM's steps for the logs under a placement (placement_args), in
+    a window (dpm's options, e.g. ["--window-of", "1.2.1"]; none: the whole
+    logs) and on a network (a name or file for --network; None: dpm's
+    default): {"1"|"2"|"3a"|"3": (T, t_max, P, outside_ns, t_max_plain,
+    P_plain)}; "3a" is the thesis's Appendix A, "3" the elapsed-time
+    simulation; outside_ns the part of t_max on requests outside the trace
+    (thesis Fig. 5.3B), the last two the plain graph's (Fig. 5.3A)."""
+    options = list(window) + (["--network", network] if network else [])
+    out = run_dpm("parallelism", "--csv", *placement_args(place), *options, *logs)
     steps = {}
     for row in csv.reader(out.splitlines()[1:]):
         name = next((short for prefix, short in STEPS.items() if row[0].startswith(prefix)), None)
         if name is None:
             raise ReadError("dpm parallelism: unknown step %r" % row[0])
-        steps[name] = (int(row[1]), int(row[2]), float(row[3]))
+        steps[name] = (int(row[1]), int(row[2]), float(row[3]), int(row[4]), int(row[5]), float(row[6]))
     if set(steps) != set(STEPS.values()):
         raise ReadError("dpm parallelism: steps %s, not %s" % (sorted(steps), sorted(STEPS.values())))
     return steps
 
 
-def outside_share(logs, step="1"):
-    """(t_max, ns of it on requests to processes outside the trace) from
-    `dpm critpath`: how much of the critical path is waiting outside (for
-    the disk, when the disk interface is traced)."""
-    out = run_dpm("critpath", "--step", step, "--top", "1", *logs)
-    t_max = re.search(r"^t_max = (\d+) ns", out, re.M)
-    outside = re.search(r"^\s+\(outside the trace\)\s+(\d+)", out, re.M)
-    if not t_max or not outside:
-        raise ReadError("dpm critpath: no t_max or outside line")
-    return int(t_max.group(1)), int(outside.group(1))
+def networks():
+    """The names of the networks shipped with dpm (analysis/networks/NAME.tsv)."""
+    folder = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "analysis", "networks")
+    return sorted(f[:-4] for f in os.listdir(folder) if f.endswith(".tsv"))
 
 
-def stats_table(logs, name):
+def stats_table(logs, name, window=()):
     """One table of `dpm stats --csv` over the logs, as a list of dicts
     (numbers as floats): "processes" (a row per process: pid, label, machine,
     traced, sent, cpu, cpu_pct, messages_pct, bytes_pct, queue_max,
     queue_time_mean, ...) or "pairs" (from, from_label, to, to_label,
     messages, bytes, local). A pid (M.S.G) stays a string."""
     with tempfile.TemporaryDirectory(prefix="dpmread-") as tables:
-        run_dpm("stats", "--csv", tables, *logs)
+        run_dpm("stats", *window, "--csv", tables, *logs)
         with open(os.path.join(tables, name + ".csv")) as f:
             rows = list(csv.DictReader(f))
     for row in rows:
@@ -84,9 +83,9 @@ def stats_table(logs, name):
     return rows
 
 
-def processes(logs):
+def processes(logs, window=()):
     """dpm stats's processes table (stats_table)."""
-    return stats_table(logs, "processes")
+    return stats_table(logs, "processes", window)
 
 
 class Causality:

@@ -35,10 +35,16 @@ class Workload:
 class FsRun:
     """The outcome of one run: `log` (the trace log), `counts` (fsstat's
     text), `users` (each user's summary line), `place` {name: machine} of
-    the four processes, `wall` seconds it took on the host."""
+    the four processes, `wall` seconds it took on the host, `user_pids`
+    (each user's pid, M.S.G, as the shell gave it) and `window`: the dpm
+    options that read the workload's window alone, from the users' first
+    request to their last answer (the users are not traced: the file
+    system's records of their requests name them)."""
 
-    def __init__(self, log, counts, users, place, wall):
+    def __init__(self, log, counts, users, place, wall, user_pids):
         self.log, self.counts, self.users, self.place, self.wall = log, counts, users, place, wall
+        self.user_pids = user_pids
+        self.window = ["--window-of", ",".join(user_pids)]
 
 
 def machines(place, users):
@@ -71,7 +77,14 @@ def run(out, users, place, workload, progress=print, disk_service_us=DISK_SERVIC
     with metered_cluster(nodes, out, meter_fs=filter_machine, place=spec, disk_service_us=disk_service_us) as cluster:
         node = cluster.node(0)
         since = len(node.output)
-        type_commands(node, [workload.command(k, m) + " &" for k, m in enumerate(user_machines)], echo=False)
+        started = type_commands(node, [workload.command(k, m) + " &" for k, m in enumerate(user_machines)],
+                                echo=False)
+        user_pids = []
+        for k, said in enumerate(started):
+            pid = re.search(r"\[(\d+\.\d+\.\d+)\] fsrand", said)
+            if not pid:
+                raise DpmrunError("user %d did not start: %s" % (k, said.strip()))
+            user_pids.append(pid.group(1))
         summaries = []
         for k in range(users):
             line = node.expect(r"fsrand /u%d: .*\n" % k, timeout=1800, since=since).group(0).strip()
@@ -87,7 +100,7 @@ def run(out, users, place, workload, progress=print, disk_service_us=DISK_SERVIC
         raise DpmrunError("the filter on machine %d wrote no log" % filter_machine)
     progress("  " + line)
     place = dict(place, di=0)
-    return FsRun(log, counts, summaries, place, time.monotonic() - start)
+    return FsRun(log, counts, summaries, place, time.monotonic() - start, user_pids)
 
 
 def user_instructions(summaries):

@@ -29,6 +29,8 @@ import struct
 import subprocess
 import tempfile
 
+from harness import tracelog_seal
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, "tests", "fuzz", "corpus")
 DMFS = os.path.join(ROOT, "build", "tools", "dmfs")
@@ -61,7 +63,8 @@ def run(*args):
 LOG_HEADER = struct.Struct("<8sIIIIII32s")      # struct tracelog_header
 RECORD_BLOCK = struct.Struct("<IIIIIIQ")         # struct tracelog_block
 ENTRY = struct.Struct("<HHI")                    # struct tracelog_entry
-BLOCK_MAGIC = 0x4B4C4244
+BLOCK_MAGIC = 0x334B4244                         # "DBK3"
+LOG_VERSION = 3
 
 DPM_SAMPLE = (b"header 0.     machine,0,4,16\n"
               b"              traceType,4,4,10\n"
@@ -86,13 +89,13 @@ def sample_log():
     """A log of DPM's sample layouts: two SENDMESSAGE records, one whole
     and one without its last four fields, and 2 records lost."""
     header_blocks = (LOG_HEADER.size + len(DPM_SAMPLE) + BLOCK - 1) // BLOCK
-    head = LOG_HEADER.pack(b"DPMTRACE", 2, BLOCK, header_blocks, len(DPM_SAMPLE), 0, 77, b"sample")
+    head = LOG_HEADER.pack(b"DPMTRACE", LOG_VERSION, BLOCK, header_blocks, len(DPM_SAMPLE), 0, 77, b"sample")
     head = (head + DPM_SAMPLE).ljust(header_blocks * BLOCK, b"\0")
     whole = ENTRY.pack(8 + 40, 1, 0x3FF) + struct.pack("<10I", 0, 1, 500, 250, 0x10, 0x20, 5, 9, 2, 3)
     part = ENTRY.pack(8 + 24, 1, 0x3F) + struct.pack("<6I", 0, 1, 900, 450, 0x10, 0x20)
     entries = whole + part
     block = RECORD_BLOCK.pack(BLOCK_MAGIC, 77, 0, len(entries), 2, 0, 2) + entries
-    return head + block.ljust(BLOCK, b"\0")
+    return bytes(tracelog_seal(bytearray(head + block.ljust(BLOCK, b"\0")), header_blocks))
 
 
 def tracelog_and_rules_seeds():
@@ -276,13 +279,16 @@ ETHERTYPE = 0x88B5
 def frame(kind, machine, epoch, body=b"", node_count=3):
     mac_to = bytes([0x52, 0x54, 0x00, 0x4D, node_count, 1])
     mac_from = bytes([0x52, 0x54, 0x00, 0x4D, node_count, machine])
-    payload = struct.pack("<BBHIII", 2, kind, 0, machine, node_count, epoch) + body
+    payload = struct.pack("<BBIII", 3, kind, machine, node_count, epoch) + body
     return (mac_to + mac_from + struct.pack(">H", ETHERTYPE) + payload).ljust(60, b"\0")
 
 
-def data_frame(sequence, length, offset, stamp, flags=0, machine=0, epoch=7, receiver_epoch=9):
-    piece = min(length - offset, 1460)
-    body = struct.pack("<IIIIHHI", receiver_epoch, sequence, length, offset, piece, flags, stamp)
+FRAGMENT_MAX = 1434
+
+
+def data_frame(sequence, length, offset, stamp, flags=0, machine=0, epoch=7, receiver_epoch=9, ack=0, echo=0):
+    piece = min(length - offset, FRAGMENT_MAX)
+    body = struct.pack("<IIIIIIIHHI", receiver_epoch, sequence, length, offset, stamp, ack, echo, piece, flags, 0)
     return frame(3, machine, epoch, body + bytes((offset + i) % 251 for i in range(piece)))
 
 
@@ -310,18 +316,21 @@ def step_control(queue_full=0, announce=None, epoch=0):
 
 
 def netframe_seeds():
-    seed("netframe", "announce.steps", step_frame(frame(1, 2, 5)) + step_frame(frame(2, 0, 7)))
+    seed("netframe", "announce.steps", step_frame(frame(1, 2, 5, struct.pack("<II", 0, 1))) +
+         step_frame(frame(2, 0, 7, struct.pack("<II", 9, 1))))
     seed("netframe", "receive-in-order.steps",
          step_frame(data_frame(1, 10, 0, 100, flags=1)) + step_frame(data_frame(2, 0, 0, 110)))
     seed("netframe", "receive-fragments-out-of-order.steps",
-         step_frame(data_frame(3, 3000, 2920, 90, flags=1)) + step_frame(data_frame(1, 3000, 1460, 95)) +
-         step_frame(data_frame(1, 3000, 0, 96)) + step_frame(data_frame(1, 3000, 2920, 97, flags=1)) +
+         step_frame(data_frame(3, 3000, 2 * FRAGMENT_MAX, 90, flags=1)) +
+         step_frame(data_frame(1, 3000, FRAGMENT_MAX, 95)) +
+         step_frame(data_frame(1, 3000, 0, 96)) + step_frame(data_frame(1, 3000, 2 * FRAGMENT_MAX, 97, flags=1)) +
          step_frame(data_frame(2, 5, 0, 98)) + step_frame(data_frame(3, 3000, 0, 99)) +
-         step_frame(data_frame(3, 3000, 1460, 120)))
+         step_frame(data_frame(3, 3000, FRAGMENT_MAX, 120)))
     seed("netframe", "send-and-acks.steps",
          step_send(0, 10) + step_send(0, 3000) + step_time(5000) +
          step_frame(ack_frame(1, 5, partial=1, maps=(0b101,))) + step_time(30000) +
-         step_frame(ack_frame(2, 40)) + step_send(2, 1) + step_time(25000))
+         step_frame(ack_frame(2, 40)) + step_send(2, 1) + step_time(25000) + step_send(0, 20) +
+         step_frame(data_frame(1, 7, 0, 60, flags=3, ack=3, echo=30000)) + step_time(2000))
     seed("netframe", "timeouts-and-full-queue.steps",
          step_control(queue_full=1) + step_send(0, 4000) + step_time(2000) + step_control() +
          step_time(20000) + step_time(45000) + step_time(700000) + step_time(900000) + step_time(4000000))

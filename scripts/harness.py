@@ -111,6 +111,39 @@ def fnv1a(data):
     return "%016x" % h
 
 
+TRACELOG_CHECKSUM_SEED = 0x9e3779b97f4a7c15
+TRACELOG_CHECKSUM_PRIME = 4294966187
+
+
+def tracelog_checksum(data):
+    """The checksum of `data` as meter/tracelog.c computes it (meter/tracelog.h,
+    tracelog_checksum): Fletcher's two running sums, modulo 2^64, over its
+    little-endian 64-bit words (the last padded with zero bytes), from the
+    seed plus its length; then (a + 2b) modulo the prime."""
+    mask = (1 << 64) - 1
+    a, b = (TRACELOG_CHECKSUM_SEED + len(data)) & mask, 0
+    for at in range(0, len(data), 8):
+        a = (a + int.from_bytes(data[at:at + 8], "little")) & mask
+        b = (b + a) & mask
+    return ((a + 2 * b) & mask) % TRACELOG_CHECKSUM_PRIME
+
+
+TRACELOG_BLOCK = 4096
+
+
+def tracelog_seal(data, index):
+    """Write record block `index` of the trace log in `data` (a bytearray) its
+    checksum again (meter/tracelog.h: tracelog_checksum of the block with the
+    checksum, bytes 20..23, as 0), as the filter does after changing it: for tests
+    that damage an entry and want the entry checks, not the checksum, to
+    find it. Returns data."""
+    at = index * TRACELOG_BLOCK
+    block = bytearray(data[at:at + TRACELOG_BLOCK])
+    block[20:24] = bytes(4)
+    data[at + 20:at + 24] = tracelog_checksum(bytes(block)).to_bytes(4, "little")
+    return data
+
+
 def report_checks(report, out, prefix, program, least):
     """Report each `ok NAME` / `not ok NAME: why` line an in-OS test program
     printed as the test PREFIX.NAME; assert there were at least `least` and
@@ -184,13 +217,13 @@ class Node:
     in snapshot mode so that tests never change it. With `command`, that whole command
     line is started instead (the cluster launcher passes its own; preexec_fn is run in
     the child before it starts, as subprocess.Popen does; env, its environment,
-    by default this process's)."""
+    by default this process's; bootargs, more boot arguments, as qemu_command takes them)."""
     def __init__(self, extra=(), boot_timeout=20, wait_prompt=True, kernel=KERNEL, command=None,
-                 preexec_fn=None, env=None):
+                 preexec_fn=None, env=None, bootargs=""):
         if command is None:
             if "-drive" not in extra:
                 extra = disk_args(SYSTEM_DISK, 0, snapshot=True) + list(extra)
-            command = qemu_command(kernel, extra=extra)
+            command = qemu_command(kernel, extra=extra, bootargs=bootargs)
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, bufsize=0, preexec_fn=preexec_fn, env=env)
         self.output = ""      # everything the node printed

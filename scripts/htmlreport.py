@@ -185,14 +185,14 @@ class Page:
                     "</head><body>\n%s\n</body></html>\n" % (escape(self.title), style, "\n".join(self.body)))
 
 
-def dpm_report(logs, path):
-    """Write the analyzer's own HTML report of `logs` to `path` when this
-    build's dpm has `dpm report`; return the path, or None (and why) when it
-    has not."""
+def dpm_report(logs, path, window=()):
+    """Write the analyzer's own HTML report of `logs` (in a window: dpm's
+    options) to `path` when this build's dpm has `dpm report`; return the
+    path, or None (and why) when it has not."""
     available = subprocess.run([DPM, "report", "--help"], capture_output=True, text=True)
     if available.returncode != 0:
         return None, "this build's dpm has no report command (%s)" % available.stderr.strip()
-    done = subprocess.run([DPM, "report", "-o", path, *logs], capture_output=True, text=True)
+    done = subprocess.run([DPM, "report", *window, "-o", path, *logs], capture_output=True, text=True)
     if done.returncode != 0:
         return None, "dpm report failed: %s" % done.stderr.strip()
     return path, None

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(qemu-system-misc gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf
-          gdb-multiarch newlib-source python3 xz-utils
+          gdb-multiarch newlib-source patch python3 xz-utils
           vde2 vde-wirefilter
           clang libclang-rt-14-dev)   # libFuzzer and the sanitizers' runtimes (make fuzz)
 
@@ -14,6 +14,11 @@ missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# Node.js and npm run a trace viewer's own parser on dpm export's JSON (scripts/traceviewer.py,
+# which has npm fetch the viewer); any Node from 18 on with its npm will do, Debian's or not.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    missing+=(nodejs npm)
+fi
 if [ ${#missing[@]} -gt 0 ]; then
     echo "setup: installing ${missing[*]}"
     sudo=""

@@ -13,6 +13,12 @@
  *   - causality strings of DPM's Fig. 2 shapes, fan-out, system processes
  *     ignored, and the thesis's Fig. 5.18 counts and probabilities;
  *   - the delivery-time table;
+ *   - vector timestamps against reachability in the graph (brute force, on
+ *     random small traces), and the count of ordered pairs;
+ *   - clock offsets: random traces with a known skew per machine and random
+ *     delays (each true offset within its interval, the estimate within its
+ *     bound, no message backward once corrected), hand cases of three
+ *     machines and of clocks no constant offset explains;
  *   - the ELF symbol reader on a program compiled here (checked against
  *     nm) and on truncated and damaged copies of it;
  * and prints how long parallelism and the critical path take on a trace
@@ -31,10 +37,14 @@
 #include <unistd.h>
 
 #include "load/elfsym.h"
+#include "models/arrivals.h"
 #include "models/causality.h"
+#include "models/clocks.h"
 #include "models/critpath.h"
 #include "models/history.h"
 #include "models/parallel.h"
+#include "models/vclock.h"
+#include "models/timeline.h"
 
 #define TEST_NAME "dpm_graph_test"
 #include "host_check.h"
@@ -157,7 +167,7 @@ static void builder_free(struct builder *b, struct dpm_trace *t)
 
 static struct delay_table constant_delays(uint64_t local, uint64_t remote)
 {
-    struct delay_table d = { 1, { { 1, local, remote } } };
+    struct delay_table d = { .nrows = 1, .row = { { 1, local, remote } } };
     return d;
 }
 
@@ -174,7 +184,7 @@ static uint64_t t_max_of(const struct dpm_trace *t, enum parallel_step step, con
         memcpy(machine, placement, t->nprocesses * sizeof *machine);
     else
         placement_measured(machine, &h);
-    CHECK(parallel_step_run(&r, 0, &h, step, machine, d, err, sizeof err) == 0);
+    CHECK(parallel_step_run(&r, 0, &h, step, GRAPH_ELAPSED_ARCS, machine, d, err, sizeof err) == 0);
     if (parallelism)
         *parallelism = r.parallelism;
     history_free(&h);
@@ -299,21 +309,23 @@ static int model_node(struct model *m, int process, uint64_t cpu, uint64_t time,
     return v;
 }
 
-/* The longest path ending at v, trying every path into it (exponential, so small graphs only). */
+/* The longest path ending at v, trying every path into it (exponential,
+ * so small graphs only); on the plain graph (Fig. 5.3A) when `plain`,
+ * where a request outside the trace is no arc. */
 static uint64_t brute_longest(const struct model *m, int v, const uint32_t *machine, uint64_t local,
-                              uint64_t remote)
+                              uint64_t remote, int plain)
 {
     uint64_t best = 0;
     if (!m->is_start[v]) {
         int u = m->previous[v];
-        best = brute_longest(m, u, machine, local, remote) + (m->cpu[v] - m->cpu[u]);
+        best = brute_longest(m, u, machine, local, remote, plain) + (m->cpu[v] - m->cpu[u]);
     }
     int u = m->cross_from[v];
-    if (u >= 0) {
+    if (u >= 0 && !(plain && m->cross_outside[v])) {
         uint64_t w = m->cross_outside[v]                              ? m->time[v] - m->time[u]
                      : machine[m->process[u]] == machine[m->process[v]] ? local
                                                                         : remote;
-        uint64_t over = brute_longest(m, u, machine, local, remote) + w;
+        uint64_t over = brute_longest(m, u, machine, local, remote, plain) + w;
         if (over > best)
             best = over;
     }
@@ -386,8 +398,10 @@ static void compare_with_brute_force(const struct model *m, const struct dpm_tra
     for (uint32_t p = 0; p < h.nprocesses; p++)
         machine[p] = (uint32_t)(rand_r(seed) % 3);
     CHECK(history_weights_alloc(&w, &h) == 0);
-    for (int step = STEP_UPPER_BOUND; step <= STEP_DELIVERY; step++) {
-        CHECK(parallel_weigh(&w, &h, (enum parallel_step)step, machine, &d, err, sizeof err) == 0);
+    for (int i = 0; i < 4; i++) {
+        enum parallel_step step = i % 2 ? STEP_DELIVERY : STEP_UPPER_BOUND;
+        enum history_graph graph = i < 2 ? GRAPH_ELAPSED_ARCS : GRAPH_PLAIN;
+        CHECK(parallel_weigh(&w, &h, step, graph, machine, &d, err, sizeof err) == 0);
         CHECK(history_longest(&paths, &h, &w) == 0);
         uint64_t local = step == STEP_UPPER_BOUND ? 0 : 3, remote = step == STEP_UPPER_BOUND ? 0 : 50;
         uint64_t t_max = 0;
@@ -395,7 +409,7 @@ static void compare_with_brute_force(const struct model *m, const struct dpm_tra
         for (int v = 0; v < m->nnodes; v++) {
             int p = m->process[v];
             uint32_t hv = h.first_node[p] + (uint32_t)seen[p]++;
-            uint64_t brute = brute_longest(m, v, machine, local, remote);
+            uint64_t brute = brute_longest(m, v, machine, local, remote, graph == GRAPH_PLAIN);
             CHECK(paths.dist[hv] == brute);
             if (brute > t_max)
                 t_max = brute;
@@ -447,7 +461,7 @@ static void check_path_is_a_path(const struct dpm_trace *t)
     struct delay_table d = constant_delays(3, 50);
     CHECK(history_build(&h, t, err, sizeof err) == 0);
     placement_measured(machine, &h);
-    CHECK(critpath_find(&c, &h, STEP_DELIVERY, machine, &d, err, sizeof err) == 0);
+    CHECK(critpath_find(&c, &h, STEP_DELIVERY, GRAPH_ELAPSED_ARCS, machine, &d, err, sizeof err) == 0);
     uint64_t sum = 0, held = c.delivery + c.outside;
     for (uint32_t i = 0; i < c.narcs; i++) {
         uint32_t v = c.arc[i].to;
@@ -461,6 +475,11 @@ static void check_path_is_a_path(const struct dpm_trace *t)
     for (uint32_t p = 0; p < h.nprocesses; p++)
         held += c.held[p];
     CHECK(sum == c.t_max && held == c.t_max);
+    /* Its time outside the trace is all in requests to OUTSIDE_PID. */
+    CHECK(c.outside_by.ns == c.outside && c.outside_by.t_max == c.t_max);
+    CHECK(c.outside_by.nprocesses == (c.outside > 0 || c.outside_by.requests > 0));
+    CHECK(c.outside_by.nprocesses == 0 ||
+          (c.outside_by.named[0].pid == OUTSIDE_PID && c.outside_by.named[0].ns == c.outside));
     critpath_free(&c);
     history_free(&h);
 }
@@ -513,6 +532,27 @@ static void check_outside_arc(void)
     /* The path: 10 CPU, 802 outside, then 8 CPU. */
     check_step(&t, 1, 0, &zero, 820, 20.0 / 820);
     check_step(&t, 3, 0, &zero, 820, 20.0 / 820);
+    /* Its 802 outside are the second request's, to OUTSIDE_PID: 97.8% of
+     * t_max, above the warning's 50%. The plain graph (Fig. 5.3A) has no
+     * outside arc: t_max is the 20 of CPU, P = 1. */
+    struct parallel_steps s;
+    uint32_t machine[1] = { 0 };
+    char advice[2048];
+    CHECK(history_build(&h, &t, err, sizeof err) == 0);
+    CHECK(parallel_steps_run(&s, &h, machine, &zero, err, sizeof err) == 0);
+    for (int i = 0; i < PARALLEL_STEPS; i++) {
+        const struct outside_share *o = &s.elapsed[i].outside;
+        CHECK(o->ns == 802 && o->requests == 1 && o->nprocesses == 1 && o->named[0].pid == OUTSIDE_PID);
+        CHECK(fabs(outside_percent(o) - 100.0 * 802 / 820) < 1e-9);
+        CHECK(s.plain[i].t_max == 20 && s.plain[i].outside.ns == 0 && fabs(s.plain[i].parallelism - 1.0) < 1e-9);
+    }
+    parallel_steps_advice(advice, sizeof advice, &s, &h, 0);
+    CHECK(strncmp(advice, "97.8% of t_max (step 1) is time spent waiting", 45) == 0 && strstr(advice, "P = 1.000:"));
+    /* Both processes outside are in slot 0, kernels: the advice says a
+     * kernel is not metered, and names no requestor for --window-of. */
+    CHECK(outside_requestors(&h, 0, 0) == 0 && strstr(advice, "A kernel is not metered"));
+    CHECK(strstr(advice, "--window-of a process of the workload") != 0);
+    history_free(&h);
     builder_free(&b, &t);
 }
 
@@ -633,7 +673,7 @@ static void check_critical_path(void)
     CHECK(history_build(&h, &t, err, sizeof err) == 0);
     uint32_t machine[2] = { 0, 1 };
     struct delay_table d = constant_delays(0, 7);
-    CHECK(critpath_find(&c, &h, STEP_DELIVERY, machine, &d, err, sizeof err) == 0);
+    CHECK(critpath_find(&c, &h, STEP_DELIVERY, GRAPH_ELAPSED_ARCS, machine, &d, err, sizeof err) == 0);
     CHECK(c.t_max == 34 && c.delivery == 14 && c.outside == 0);
     CHECK(c.held[0] == 10 && c.held[1] == 10);
     CHECK(c.nsegments == 3 && c.segment[0].process == 0 && c.segment[0].held == 5 && c.segment[1].process == 1 &&
@@ -652,6 +692,129 @@ static void check_critical_path(void)
     free(f);
     critpath_free(&c);
     history_free(&h);
+    builder_free(&b, &t);
+}
+
+/* A record's PC is the return address of the kernel call that wrote it,
+ * one past the call: when the call is its function's last instruction (a
+ * call that does not return, as exit's), that is the next function's first
+ * address, and the arc ending there is still charged to the function that
+ * called. A PC where the process was stopped (MESSAGEQUEUED's) is not a
+ * return address, and names the function holding it. */
+static void check_return_addresses_name_the_caller(void)
+{
+    struct builder b = { 0 };
+    struct dpm_trace t;
+    struct history h;
+    struct critpath c;
+    char err[256];
+    add_process(&b, 1, 0, "client");
+    compute(&b, 1, 5);
+    b.pc = 0x1100;          /* client_before's call, its last instruction, returns here */
+    send(&b, 1, OUTSIDE_PID);
+    compute(&b, 1, 3);
+    b.pc = 0x1100;
+    add_event(&b, 1, MT_MESSAGEQUEUED);   /* stopped at client_after's first instruction: its last record */
+    finish(&b, &t);
+    CHECK(history_build(&h, &t, err, sizeof err) == 0);
+    uint32_t machine[1] = { 0 };
+    struct delay_table d = constant_delays(0, 0);
+    CHECK(critpath_find(&c, &h, STEP_DELIVERY, GRAPH_ELAPSED_ARCS, machine, &d, err, sizeof err) == 0);
+    struct critpath_function *f;
+    uint32_t n;
+    CHECK(critpath_functions(&c, &h, test_namer, 0, &f, &n) == 0);
+    CHECK(n == 2 && strcmp(f[0].name, "client_before") == 0 && f[0].held == 5 && f[0].start == 0x1000);
+    CHECK(strcmp(f[1].name, "client_after") == 0 && f[1].held == 3 && f[1].start == 0x1100);
+    free(f);
+    critpath_free(&c);
+    history_free(&h);
+    builder_free(&b, &t);
+}
+
+/* ---- one time axis for every machine (models/timeline.h) ---- */
+
+/* A SEND from `from` at its clock `sent`, received by `to` at its clock `received`. */
+static void message_at(struct builder *b, uint64_t from, uint64_t sent, uint64_t to, uint64_t received)
+{
+    b->clock[find(b, from)] = sent;
+    uint64_t id = send(b, from, to);
+    b->clock[find(b, to)] = received;
+    receive(b, to, from, id);
+}
+
+/* The timeline of trace t: its events added in order. */
+static void build_timeline(struct timeline *tl, const struct dpm_trace *t)
+{
+    timeline_init(tl);
+    for (size_t i = 0; i < t->nevents; i++)
+        timeline_add(tl, &t->events[i], (uint32_t)i);
+    timeline_finish(tl);
+}
+
+/* Only messages sent and received in the trace are paired; machine 1's
+ * clock, 10000 ns ahead of machine 0's, is shifted back by just that when
+ * messages take 40 ns each way; when it then gains 500 ns on machine 0, no
+ * shift suits every message, and the one left arriving before it was sent
+ * is counted. */
+static void check_timeline(void)
+{
+    struct builder b = { 0 };
+    struct dpm_trace t;
+    struct timeline tl;
+    add_process(&b, 1, 0, "a");
+    add_process(&b, 2, 1, "b");
+    message_at(&b, 1, 100, 2, 10140);
+    message_at(&b, 2, 10200, 1, 240);
+    send(&b, 1, OUTSIDE_PID);                        /* to a process not traced */
+    receive(&b, 2, OUTSIDE_PID, 0x777);               /* from one */
+    add_event(&b, 1, MT_SEND)->status = -1;          /* an error at once: sent nothing */
+    finish(&b, &t);
+    build_timeline(&tl, &t);
+    CHECK(tl.nmessages == 2 && tl.between_machines == 2 && tl.backward == 0);
+    CHECK(tl.message[0].send == 2 && tl.message[0].receive == 3 && tl.message[1].send == 4);
+    CHECK(tl.shift[0] == 10000 && tl.shift[1] == 0);
+    CHECK(timeline_time(&tl, &t.events[2]) == 10100 && timeline_time(&tl, &t.events[3]) == 10140);
+    timeline_free(&tl);
+    builder_free(&b, &t);
+
+    add_process(&b, 1, 0, "a");
+    add_process(&b, 2, 1, "b");
+    message_at(&b, 1, 100, 2, 10140);
+    message_at(&b, 2, 10200, 1, 240);
+    message_at(&b, 1, 1000, 2, 11540);
+    message_at(&b, 2, 11600, 1, 1100);
+    finish(&b, &t);
+    build_timeline(&tl, &t);
+    /* Machine 1's shift - machine 0's is bounded below by -10039 and -10539, above by -9961
+     * and -10501: every shift breaks one bound, and the first range that does, -10539 to
+     * -10501, gives its middle. */
+    CHECK(tl.nmessages == 4 && tl.between_machines == 4 && tl.backward == 1);
+    CHECK(tl.shift[0] == 10520 && tl.shift[1] == 0);
+    timeline_free(&tl);
+    builder_free(&b, &t);
+
+    /* A log may hold a RECEIVE before its SEND; an id's first SEND and
+     * first RECEIVE are its message, and no later end of the id pairs. */
+    add_process(&b, 1, 0, "a");
+    add_process(&b, 2, 1, "b");
+    receive(&b, 2, 1, 60);                                   /* 2 */
+    send_id(&b, 1, 2, 60, 1);                                /* 3: pairs with 2 */
+    send_id(&b, 1, 2, 60, 1);                                /* 4: 60 is paired */
+    receive(&b, 2, 1, 60);                                   /* 5 */
+    send_id(&b, 1, 2, 70, 1);                                /* 6 */
+    send_id(&b, 1, 2, 70, 1);                                /* 7: not the first SEND of 70 */
+    receive(&b, 2, 1, 70);                                   /* 8: pairs with 6 */
+    receive(&b, 2, 1, 80);                                   /* 9 */
+    send_id(&b, 1, 2, 90, 1);                                /* 10 */
+    receive(&b, 2, 1, 90);                                   /* 11: pairs with 10 */
+    send_id(&b, 1, 2, 80, 1);                                /* 12: pairs with 9 */
+    finish(&b, &t);
+    build_timeline(&tl, &t);
+    CHECK(tl.nmessages == 4 && tl.between_machines == 4);
+    CHECK(tl.message[0].send == 3 && tl.message[0].receive == 2 && tl.message[1].send == 6 &&
+          tl.message[1].receive == 8 && tl.message[2].send == 12 && tl.message[2].receive == 9 &&
+          tl.message[3].send == 10 && tl.message[3].receive == 11);
+    timeline_free(&tl);
     builder_free(&b, &t);
 }
 
@@ -872,30 +1035,53 @@ static void check_fig5_18(void)
 static void check_delays(void)
 {
     struct delay_table d;
-    char err[256], path[] = "/tmp/dpm_graph_test_delaysXXXXXX";
+    char err[512], path[] = "/tmp/dpm_graph_test_delaysXXXXXX";
+    /* The default is the shipped network `here`, this system's. */
     delay_table_default(&d);
+    CHECK(strcmp(d.name, "here") == 0 && strcmp(d.path, "analysis/networks/here.tsv") == 0 && d.title[0]);
     CHECK(d.nrows == 4 && delay_of(&d, 1, 0) == 760 && delay_of(&d, 1000, 1) == 93100);
     CHECK(delay_of(&d, 0, 1) == 97400 && delay_of(&d, 4096, 0) == 1110);
     CHECK(delay_of(&d, 55, 0) == 800 && delay_of(&d, 550, 1) == 86600);
+    /* Every shipped network parses, has a title, and its sizes rise. */
+    CHECK(shipped_network_count >= 4);
+    for (size_t i = 0; i < shipped_network_count; i++) {
+        CHECK(delay_table_network(&d, shipped_networks[i].name, err, sizeof err) == 0);
+        CHECK(strcmp(d.name, shipped_networks[i].name) == 0 && d.title[0] && d.nrows >= 1);
+    }
+    CHECK(delay_table_network(&d, "vax", err, sizeof err) == 0 && delay_of(&d, 10, 1) == 13000000);
+    CHECK(delay_table_network(&d, "nosuch", err, sizeof err) == -2 && strstr(err, "(gbe, here, infiniband, vax)"));
+    /* A file: rows, comments, a title; and what is wrong in one, by line. */
     int fd = mkstemp(path);
     FILE *f = fdopen(fd, "w");
-    fputs("# size local remote\n\n10 100 1000\n  20 200 3000  # a comment\n", f);
+    fputs("# title: two rows\n# size local remote\n\n10 100 1000\n  20\t200 3000  # a comment\r\n", f);
     fclose(f);
     CHECK(delay_table_read(&d, path, err, sizeof err) == 0 && d.nrows == 2 && delay_of(&d, 15, 1) == 2000);
-    f = fopen(path, "w");
-    fputs("10 100 1000\n10 200 3000\n", f);
-    fclose(f);
-    CHECK(delay_table_read(&d, path, err, sizeof err) == -1 && strstr(err, ":2: size 10") && strstr(err, path));
-    f = fopen(path, "w");
-    fputs("10 100\n", f);
-    fclose(f);
-    CHECK(delay_table_read(&d, path, err, sizeof err) == -1 && strstr(err, ":1: expected"));
-    f = fopen(path, "w");
-    fputs("# nothing\n", f);
-    fclose(f);
-    CHECK(delay_table_read(&d, path, err, sizeof err) == -1 && strstr(err, "no rows"));
+    CHECK(strcmp(d.title, "two rows") == 0 && strcmp(d.name, path) == 0);
+    static const struct {
+        const char *text, *said;
+    } bad[] = {
+        { "10 100 1000\n10 200 3000\n", ":2: size 10 does not follow 10: sizes must rise" },
+        { "10 100\n", ":1: 2 fields; expected 3: SIZE LOCAL_NS REMOTE_NS" },
+        { "1 2 3 4\n", ":1: 4 fields; expected 3: SIZE LOCAL_NS REMOTE_NS" },
+        { "# x\n10 1.5 3\n", ":2: LOCAL_NS `1.5` is not a whole number of ns" },
+        { "+10 1 3\n", ":1: SIZE `+10` is not a whole number of bytes" },
+        { "10 1 99999999999999999999\n", ":1: REMOTE_NS `99999999999999999999` is not a whole number of ns" },
+        { "# nothing\n", ": no rows (lines `SIZE LOCAL_NS REMOTE_NS`)" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char want[512];
+        f = fopen(path, "w");
+        fputs(bad[i].text, f);
+        fclose(f);
+        snprintf(want, sizeof want, "%s%s", path, bad[i].said);
+        CHECK(delay_table_read(&d, path, err, sizeof err) == -1 && strcmp(err, want) == 0);
+    }
+    char rows[64 * 12 + 32] = "";
+    for (int i = 0; i <= DELAY_ROWS_MAX; i++)
+        snprintf(rows + strlen(rows), sizeof rows - strlen(rows), "%d 1 2\n", i + 1);
+    CHECK(delay_table_parse(&d, rows, "many", err, sizeof err) == -1 && strcmp(err, "many:65: more than 64 rows") == 0);
     unlink(path);
-    CHECK(delay_table_read(&d, path, err, sizeof err) == -1 && strstr(err, path));
+    CHECK(delay_table_read(&d, path, err, sizeof err) == -1 && strstr(err, path) && strstr(err, "No such file"));
 }
 
 /* ---- the ELF reader ---- */
@@ -993,6 +1179,340 @@ static void check_elf(void)
     CHECK(system(command) == 0);
 }
 
+/* ---- happens-before and clocks ---- */
+
+/* Every node's vector, collected by a walk. */
+struct vectors {
+    uint32_t width;
+    uint32_t *of;              /* [nnodes * width] */
+    uint32_t visited;
+};
+
+static void keep_vector(void *context, uint32_t v, const uint32_t *vector)
+{
+    struct vectors *all = context;
+    memcpy(&all->of[(size_t)v * all->width], vector, all->width * sizeof *vector);
+    all->visited++;
+}
+
+/* reach[u * n + v]: v can be reached from u over the graph's arcs (u != v). */
+static void reachability(const struct history *h, uint8_t *reach)
+{
+    uint32_t n = h->nnodes, *stack = malloc((n + 1) * sizeof *stack);
+    memset(reach, 0, (size_t)n * n);
+    for (uint32_t u = 0; u < n; u++) {
+        uint32_t depth = 0;
+        stack[depth++] = u;
+        while (depth) {
+            uint32_t x = stack[--depth], next[2] = { HISTORY_NONE, h->cross_to[x] };
+            if (h->kind[x] != HN_END)
+                next[0] = x + 1;
+            for (int k = 0; k < 2; k++)
+                if (next[k] != HISTORY_NONE && !reach[(size_t)u * n + next[k]]) {
+                    reach[(size_t)u * n + next[k]] = 1;
+                    stack[depth++] = next[k];
+                }
+        }
+    }
+    free(stack);
+}
+
+/* e happens before f by the vectors (models/vclock.h). */
+static int happens_before(const struct vectors *all, const struct history *h, uint32_t e, uint32_t f)
+{
+    uint32_t p = h->process[e];
+    return e != f && all->of[(size_t)e * all->width + p] <= all->of[(size_t)f * all->width + p];
+}
+
+/* On random small traces: e happens before f exactly when f is reachable
+ * from e; each node's own component counts its process's nodes; the
+ * ordered pairs vclock_order counts are those reachability gives. */
+static void check_vector_clocks(void)
+{
+    unsigned seed = 777;
+    for (int round = 0; round < 300; round++) {
+        struct builder b = { 0 };
+        struct dpm_trace t;
+        struct model m;
+        struct history h;
+        struct vclock_order order;
+        char err[256];
+        random_trace(&b, &t, &m, &seed);
+        CHECK(history_build(&h, &t, err, sizeof err) == 0);
+        struct vectors all = { h.nprocesses, calloc((size_t)h.nnodes * h.nprocesses + 1, sizeof *all.of), 0 };
+        uint8_t *reach = malloc((size_t)h.nnodes * h.nnodes + 1);
+        CHECK(vclock_walk(&h, keep_vector, &all) == 0 && all.visited == h.nnodes);
+        reachability(&h, reach);
+        uint64_t ordered = 0, pairs = 0;
+        int agree = 1;
+        for (uint32_t e = 0; e < h.nnodes; e++) {
+            CHECK(all.of[(size_t)e * all.width + h.process[e]] == e - h.first_node[h.process[e]] + 1);
+            for (uint32_t f = 0; f < h.nnodes; f++) {
+                agree &= happens_before(&all, &h, e, f) == reach[(size_t)e * h.nnodes + f];
+                if (e < f && h.process[e] != h.process[f]) {
+                    pairs++;
+                    ordered += reach[(size_t)e * h.nnodes + f] || reach[(size_t)f * h.nnodes + e];
+                }
+            }
+        }
+        CHECK(agree);
+        CHECK(vclock_order(&h, &order) == 0 && order.nodes == h.nnodes && order.pairs == pairs &&
+              order.ordered == ordered);
+        free(all.of);
+        free(reach);
+        history_free(&h);
+        builder_free(&b, &t);
+    }
+}
+
+/* The clock model of trace t, with its graph and arrivals kept in *h, *a. */
+static void clocks_of(const struct dpm_trace *t, struct history *h, struct arrivals *a, struct clock_model *c,
+                      uint64_t min_delay)
+{
+    char err[256];
+    CHECK(history_build(h, t, err, sizeof err) == 0);
+    CHECK(arrivals_find(a, h) == 0);
+    CHECK(clocks_estimate(c, h, a, min_delay, -1, err, sizeof err) == 0);
+}
+
+static void clocks_release(struct history *h, struct arrivals *a, struct clock_model *c)
+{
+    clocks_free(c);
+    arrivals_free(a);
+    history_free(h);
+}
+
+/* A record stamped by machine m's skewed clock: true time + skew[m]. */
+static void stamp(struct builder *b, const int64_t *skew)
+{
+    struct dpm_event *ev = &b->events[b->nevents - 1];
+    ev->time = (uint64_t)((int64_t)ev->time + skew[ev->machine]);
+}
+
+/* A random trace on three machines whose records carry TIME = true time
+ * + skew[machine]; each message takes min_delay to min_delay + 300 ns of
+ * true time. The builder's clock of a process is its true time. */
+static void skewed_trace(struct builder *b, struct dpm_trace *t, unsigned *seed, const int64_t *skew,
+                         uint64_t min_delay)
+{
+    int n = 3 + rand_r(seed) % 4;
+    struct { uint64_t id, sent; int from; } inbox[8][64];
+    int ninbox[8] = { 0 };
+    for (int p = 0; p < n; p++) {
+        add_process(b, (uint64_t)p + 1, (uint32_t)(p % 3), "s");
+        stamp(b, skew);
+    }
+    for (int step = 0; step < 40; step++) {
+        int p = rand_r(seed) % n;
+        uint64_t pid = (uint64_t)p + 1;
+        size_t bp = find(b, pid);
+        compute(b, pid, (uint64_t)(rand_r(seed) % 500));
+        if (rand_r(seed) % 2 && ninbox[p] < 64) {
+            int q = rand_r(seed) % n;
+            inbox[q][ninbox[q]].id = send(b, pid, (uint64_t)q + 1);
+            stamp(b, skew);
+            inbox[q][ninbox[q]].sent = b->clock[bp];
+            inbox[q][ninbox[q]++].from = p;
+        } else if (ninbox[p] > 0) {
+            uint64_t arrives = inbox[p][0].sent + min_delay + (uint64_t)(rand_r(seed) % 301);
+            if (b->clock[bp] < arrives)
+                b->clock[bp] = arrives;
+            receive(b, pid, (uint64_t)inbox[p][0].from + 1, inbox[p][0].id);
+            stamp(b, skew);
+            memmove(&inbox[p][0], &inbox[p][1], (size_t)--ninbox[p] * sizeof inbox[p][0]);
+        }
+    }
+    for (int p = 0; p < n; p++) {
+        end(b, (uint64_t)p + 1);
+        stamp(b, skew);
+    }
+    finish(b, t);
+}
+
+/* Whether the estimated offsets make every message arrive no sooner than
+ * min_delay after it was sent (between machines). */
+static int offsets_satisfy(const struct history *h, const struct arrivals *a, const struct clock_model *c,
+                           uint64_t min_delay)
+{
+    for (uint32_t v = 0; v < h->nnodes; v++) {
+        if (h->cross_kind[v] != HX_MESSAGE)
+            continue;
+        uint32_t u = h->cross_from[v];
+        const struct dpm_event *sent = &h->trace->events[h->event[u]];
+        const struct dpm_event *got = &h->trace->events[arrivals_event(a, h, v)];
+        if (sent->machine != got->machine &&
+            clocks_event_time(c, h, h->process[v], arrivals_event(a, h, v)) - clocks_node_time(c, h, u) <
+                (int64_t)min_delay)
+            return 0;
+    }
+    return 1;
+}
+
+/* Random skews and delays: each machine's true offset against machine 0
+ * lies in its interval and within its bound of the estimate; so do the
+ * pairs' direct intervals; nothing is backward once corrected. */
+static void check_skewed_traces(void)
+{
+    unsigned seed = 4242;
+    for (int round = 0; round < 300; round++) {
+        int64_t skew[3];
+        uint64_t min_delay = round % 3 == 0 ? 0 : (uint64_t)(rand_r(&seed) % 1000);
+        for (int m = 0; m < 3; m++)
+            skew[m] = (int64_t)(rand_r(&seed) % 2000000) + 1000000;
+        struct builder b = { 0 };
+        struct dpm_trace t;
+        struct history h;
+        struct arrivals a;
+        struct clock_model c;
+        skewed_trace(&b, &t, &seed, skew, min_delay);
+        clocks_of(&t, &h, &a, &c, min_delay);
+        CHECK(c.slack == 0 && c.backward_after == 0 && c.backward_local == 0);
+        CHECK(c.machine[c.reference].machine == 0 && c.machine[c.reference].offset == 0);
+        for (uint32_t m = 0; m < c.nmachines; m++) {
+            const struct clock_machine *cm = &c.machine[m];
+            int64_t truth = skew[cm->machine] - skew[0];
+            CHECK(cm->low <= truth && truth <= cm->high);
+            CHECK(cm->low <= cm->offset && cm->offset <= cm->high);
+            if (cm->bound != CLOCKS_UNBOUNDED)
+                CHECK(llabs(cm->offset - truth) <= cm->bound);
+        }
+        int64_t least[3][3];                  /* least[a][b]: the least arrival - send from machine a to b */
+        for (int i = 0; i < 9; i++)
+            least[i / 3][i % 3] = INT64_MAX;
+        for (uint32_t v = 0; v < h.nnodes; v++) {
+            if (h.cross_kind[v] != HX_MESSAGE)
+                continue;
+            const struct dpm_event *sent = &t.events[h.event[h.cross_from[v]]], *got = &t.events[h.event[v]];
+            int64_t took = (int64_t)got->time - (int64_t)sent->time;
+            if (took < least[sent->machine][got->machine])
+                least[sent->machine][got->machine] = took;
+        }
+        for (uint32_t i = 0; i < c.npairs; i++) {
+            const struct clock_pair *p = &c.pair[i];
+            uint32_t ma = c.machine[p->a].machine, mb = c.machine[p->b].machine;
+            int64_t truth = skew[mb] - skew[ma];
+            CHECK(p->low <= truth && truth <= p->high);
+            CHECK(p->high == (p->a_to_b ? least[ma][mb] - (int64_t)min_delay : CLOCKS_UNBOUNDED));
+            CHECK(p->low == (p->b_to_a ? (int64_t)min_delay - least[mb][ma] : -CLOCKS_UNBOUNDED));
+            if (p->a == c.reference)          /* a machine's interval is within its direct pair's */
+                CHECK(p->low <= c.machine[p->b].low && c.machine[p->b].high <= p->high);
+        }
+        CHECK(offsets_satisfy(&h, &a, &c, min_delay));
+        clocks_release(&h, &a, &c);
+        builder_free(&b, &t);
+    }
+}
+
+/* A message from process `from` sent at TIME s to process `to` arriving
+ * (received at once) at TIME r, each by its own machine's clock. */
+static void timed_message(struct builder *b, uint64_t from, uint64_t to, uint64_t s, uint64_t r)
+{
+    b->clock[find(b, from)] = s;
+    uint64_t id = send(b, from, to);
+    b->clock[find(b, to)] = r;
+    receive(b, to, from, id);
+}
+
+/* Three machines, the offsets 0, 1000, -500 (in ns, by the clocks below)
+ * and messages taking 10 (0 to 1), 20 (1 to 0), 5 (1 to 2), 7 (2 to 1):
+ *   offset(1) - offset(0) <= 1000 + 10 and >= 1000 - 20: [980, 1010];
+ *   offset(2) - offset(1) <= -1500 + 5 and >= -1500 - 7: [-1507, -1495];
+ *   machine 2, which never talks to machine 0, by the paths through 1:
+ *   [980 - 1507, 1010 - 1495] = [-527, -485].
+ * The estimates: machine 1 the middle, 995 (bound 15); then machine 2 the
+ * middle of what 995 leaves, [995 - 1507, 995 - 1495] = [-512, -500]: -506,
+ * within 21 of either end of [-527, -485]. */
+static void check_three_machines(void)
+{
+    struct builder b = { 0 };
+    struct dpm_trace t;
+    struct history h;
+    struct arrivals a;
+    struct clock_model c;
+    add_process(&b, 1, 0, "zero");
+    add_process(&b, 2, 1, "one");
+    add_process(&b, 3, 2, "two");
+    timed_message(&b, 1, 2, 100000, 100000 + 10 + 1000);     /* true 100000 -> 100010 */
+    timed_message(&b, 2, 1, 200000 + 1000, 200000 + 20);     /* true 200000 -> 200020 */
+    timed_message(&b, 2, 3, 300000 + 1000, 300000 + 5 - 500);
+    timed_message(&b, 3, 2, 400000 - 500, 400000 + 7 + 1000);
+    for (uint64_t p = 1; p <= 3; p++)
+        end(&b, p);
+    finish(&b, &t);
+    clocks_of(&t, &h, &a, &c, 0);
+    CHECK(c.nmachines == 3 && c.slack == 0 && c.remote == 4 && c.backward_before == 2 && c.backward_after == 0);
+    CHECK(c.machine[1].low == 980 && c.machine[1].high == 1010 && c.machine[1].offset == 995 &&
+          c.machine[1].bound == 15);
+    CHECK(c.machine[2].low == -527 && c.machine[2].high == -485 && c.machine[2].offset == -506 &&
+          c.machine[2].bound == 21);
+    CHECK(c.npairs == 2 && c.pair[0].a == 0 && c.pair[0].b == 1 && c.pair[0].low == 980 && c.pair[0].high == 1010);
+    CHECK(c.pair[1].a == 1 && c.pair[1].b == 2 && c.pair[1].low == -1507 && c.pair[1].high == -1495);
+    clocks_release(&h, &a, &c);
+    builder_free(&b, &t);
+
+    /* With --min-delay 5 the same messages narrow machine 1 to [985, 1005]. */
+    add_process(&b, 1, 0, "zero");
+    add_process(&b, 2, 1, "one");
+    timed_message(&b, 1, 2, 100000, 100000 + 10 + 1000);
+    timed_message(&b, 2, 1, 200000 + 1000, 200000 + 20);
+    end(&b, 1);
+    end(&b, 2);
+    finish(&b, &t);
+    clocks_of(&t, &h, &a, &c, 5);
+    CHECK(c.machine[1].low == 985 && c.machine[1].high == 1005 && c.machine[1].offset == 995);
+    clocks_release(&h, &a, &c);
+    builder_free(&b, &t);
+}
+
+/* Clocks no constant offset explains: 0 -> 1 arrives 100 before it was
+ * sent (offset(1) - offset(0) <= -100), 1 -> 0 arrives 50 before
+ * (offset(1) - offset(0) >= 50). With a slack s on each: -100 + s >= 50 -
+ * s, so s = 75 and the offset -25, each message 75 backward. A machine
+ * heard only one way is bounded on one side: its estimate the end nearest
+ * 0, here with the slack: it too is 75 backward. A machine never heard:
+ * unbounded, 0. */
+static void check_inconsistent_clocks(void)
+{
+    struct builder b = { 0 };
+    struct dpm_trace t;
+    struct history h;
+    struct arrivals a;
+    struct clock_model c;
+    add_process(&b, 1, 0, "zero");
+    add_process(&b, 2, 1, "one");
+    add_process(&b, 3, 2, "two");
+    add_process(&b, 4, 3, "three");
+    timed_message(&b, 1, 2, 1000, 900);
+    timed_message(&b, 2, 1, 2000, 1950);
+    timed_message(&b, 1, 3, 5000, 4000);                    /* offset(2) <= -1000 */
+    for (uint64_t p = 1; p <= 4; p++)
+        end(&b, p);
+    finish(&b, &t);
+    clocks_of(&t, &h, &a, &c, 0);
+    CHECK(c.slack == 75 && c.machine[1].offset == -25 && c.backward_before == 3 && c.backward_after == 3);
+    CHECK(c.machine[2].low == -CLOCKS_UNBOUNDED && c.machine[2].offset == -1000 + 75 &&
+          c.machine[2].bound == CLOCKS_UNBOUNDED);
+    CHECK(c.machine[3].low == -CLOCKS_UNBOUNDED && c.machine[3].high == CLOCKS_UNBOUNDED && c.machine[3].offset == 0);
+    clocks_release(&h, &a, &c);
+    builder_free(&b, &t);
+
+    /* Records naming more machines than a pid can (a damaged log): refused. */
+    char err[256];
+    add_process(&b, 1, 0, "many");
+    for (uint32_t m = 0; m < 300; m++) {
+        send(&b, 1, OUTSIDE_PID);
+        b.events[b.nevents - 1].machine = m;
+    }
+    end(&b, 1);
+    finish(&b, &t);
+    CHECK(history_build(&h, &t, err, sizeof err) == 0 && arrivals_find(&a, &h) == 0);
+    CHECK(clocks_estimate(&c, &h, &a, 0, -1, err, sizeof err) == -1 && strstr(err, "a damaged log"));
+    CHECK(clocks_estimate(&c, &h, &a, 0, 999, err, sizeof err) == -1);
+    arrivals_free(&a);
+    history_free(&h);
+    builder_free(&b, &t);
+}
+
 /* ---- a million records ---- */
 
 static double seconds_since(const struct timespec *start)
@@ -1037,11 +1557,12 @@ static void measure_a_million(void)
     placement_measured(machine, &h);
     for (int step = STEP_UPPER_BOUND; step <= STEP_CONTENTION_SIMULATED; step++) {
         struct parallel_result r;
-        CHECK(parallel_step_run(&r, 0, &h, (enum parallel_step)step, machine, &d, err, sizeof err) == 0);
+        CHECK(parallel_step_run(&r, 0, &h, (enum parallel_step)step, GRAPH_ELAPSED_ARCS, machine, &d, err,
+                                sizeof err) == 0);
         CHECK(r.parallelism > 0 && r.parallelism <= N);
     }
     double steps = seconds_since(&start);
-    CHECK(critpath_find(&c, &h, STEP_DELIVERY, machine, &d, err, sizeof err) == 0);
+    CHECK(critpath_find(&c, &h, STEP_DELIVERY, GRAPH_ELAPSED_ARCS, machine, &d, err, sizeof err) == 0);
     double total = seconds_since(&start);
     printf("dpm_graph_test: %zu records: history graph %.3f s, the four steps %.3f s, critical path %.3f s, "
            "all %.3f s%s\n",
@@ -1065,10 +1586,16 @@ int main(int argc, char **argv)
     check_untraced_clients();
     check_odd_traces();
     check_critical_path();
+    check_return_addresses_name_the_caller();
+    check_timeline();
     check_fig2_shapes();
     check_fan_out();
     check_fig5_18();
     check_delays();
+    check_vector_clocks();
+    check_skewed_traces();
+    check_three_machines();
+    check_inconsistent_clocks();
     check_elf();
     if (!(argc > 1 && strcmp(argv[1], "--quick") == 0))
         measure_a_million();

@@ -230,6 +230,201 @@ static void check_log_round_trip(int records, int partial_fields)
     free(sent);
 }
 
+/* Give a record block changed by a test its checksum again, as a writer
+ * would: for damage the entry checks are to find. */
+static void seal(uint8_t *block)
+{
+    ((struct tracelog_block *)block)->checksum = tracelog_block_checksum(block);
+}
+
+/* The checksum by values computed from its definition alone
+ * (scripts/harness.py's tracelog_checksum); every record block written
+ * carries its checksum; a flipped bit anywhere in a record block, its
+ * identity fields included, is damage (TRACELOG_E_CHECKSUM at that block,
+ * none of its records read), while a sound block of another log that
+ * shares two identity fields ends the log. */
+static void check_checksum(void)
+{
+    CHECK(tracelog_checksum((const uint8_t *)"", 0) == 0xe5a861f3u);
+    CHECK(tracelog_checksum((const uint8_t *)"abc", 3) == 0xb2109176u);
+    CHECK(tracelog_checksum((const uint8_t *)"abc", 4) == 0xb2109179u);   /* its NUL too: the length counts */
+    CHECK(tracelog_checksum((const uint8_t *)"Nobody inspects the spammish repetition", 39) == 0x4468586au);
+    static uint8_t block[TRACELOG_BLOCK] __attribute__((aligned(8)));
+    CHECK(tracelog_checksum(block, sizeof block) == 0x59189a25u);
+    CHECK(tracelog_block_checksum(block) == 0x59189a25u);   /* a zero block: not 0, the checksum it says */
+    for (int i = 0; i < TRACELOG_BLOCK; i++)
+        block[i] = (uint8_t)i;
+    CHECK(tracelog_checksum(block, sizeof block) == 0xe8da7432u);
+    free(image);
+    image = 0;
+    image_blocks = 0;
+    static struct tracelog_writer w;
+    tracelog_begin(&w, "f", 0, 9, write_block, 0);
+    struct meter_record rec;
+    int added = 0;
+    for (; added < 200; added++) {
+        random_record(&rec, (uint64_t)added);
+        tracelog_append(&w, &rec, meter_all_fields(rec.header.traceType));
+    }
+    tracelog_flush(&w);
+    uint32_t header_blocks = ((struct tracelog_header *)image)->header_blocks;
+    uint64_t size = image_blocks * TRACELOG_BLOCK;
+    struct tracelog_reader r;
+    CHECK(tracelog_open(&r, image, size) == 0);
+    uint64_t blocks = tracelog_blocks(&r);
+    CHECK(blocks >= header_blocks + 3 && blocks == w.next_index + 1);
+    for (uint64_t i = header_blocks; i < blocks; i++) {
+        const struct tracelog_block *b = (const struct tracelog_block *)(image + i * TRACELOG_BLOCK);
+        CHECK(b->checksum == tracelog_block_checksum(image + i * TRACELOG_BLOCK));
+    }
+    uint64_t second = header_blocks + 1;
+    uint32_t first_records = ((struct tracelog_block *)(image + header_blocks * TRACELOG_BLOCK))->records;
+    static const uint32_t flips[] = { 0, 5, 9, 12, 16, 20, 24, 40, 100, 2049, TRACELOG_BLOCK - 1 };
+    for (size_t k = 0; k < sizeof flips / sizeof flips[0]; k++) {
+        uint8_t *at = image + second * TRACELOG_BLOCK + flips[k];
+        *at ^= 0x04;
+        CHECK(tracelog_open(&r, image, size) == 0);
+        CHECK(tracelog_blocks(&r) == second);
+        int n = 0, status;
+        while ((status = tracelog_next(&r, &rec)) == 1)
+            n++;
+        CHECK(status == TRACELOG_E_CHECKSUM && r.index == second && (uint32_t)n == first_records);
+        *at ^= 0x04;
+    }
+    /* A block of another log numbered as this log's next: the log ends before it. */
+    struct tracelog_block *b = (struct tracelog_block *)(image + second * TRACELOG_BLOCK);
+    b->log_id ^= 0x100;
+    seal((uint8_t *)b);
+    CHECK(tracelog_open(&r, image, size) == 0);
+    int n = 0, status;
+    while ((status = tracelog_next(&r, &rec)) == 1)
+        n++;
+    CHECK(status == 0 && (uint32_t)n == first_records && tracelog_blocks(&r) == second);
+    b->log_id ^= 0x100;
+    seal((uint8_t *)b);
+    CHECK(tracelog_open(&r, image, size) == 0);
+    for (n = 0; tracelog_next(&r, &rec) == 1;)
+        n++;
+    CHECK(n == added);
+}
+
+/* What the checksum is for (meter/tracelog.h, tracelog_checksum). A
+ * change of one byte, or of one aligned 16-bit piece, of a block: a change
+ * of d at word i changes a + 2b by u = d (1 + 2 (512 - i)) modulo 2^64,
+ * and the checksum stays only if u - c 2^64 is a multiple of the prime,
+ * c being 0 or 1 (whether a + 2b wrapped): every such u is tried. Then on
+ * real blocks: such changes at every byte, two words swapped, data zeroed,
+ * the block cut short or extended (`used` and the entries with it); and
+ * the writer's running sums, however the block was filled, agree with the
+ * block's own checksum. */
+static void check_checksum_detects(void)
+{
+    const uint64_t wrap = (uint64_t)(((unsigned __int128)1 << 64) % TRACELOG_CHECKSUM_PRIME);
+    uint64_t unseen = 0;
+    for (uint64_t words_after = 1; words_after <= TRACELOG_BLOCK / 8; words_after++)
+        for (uint32_t piece = 8; piece <= 16; piece += 8)
+            for (uint32_t shift = 0; shift < 64; shift += piece)
+                for (uint64_t d = 1; d < (1ull << piece); d++) {
+                    uint64_t u = (d << shift) * (1 + 2 * words_after);
+                    uint64_t up = u % TRACELOG_CHECKSUM_PRIME, down = (0 - u) % TRACELOG_CHECKSUM_PRIME;
+                    unseen += up == 0 || up == wrap || down == 0 || down == wrap;
+                }
+    CHECK(unseen == 0);
+
+    static uint8_t block[TRACELOG_BLOCK] __attribute__((aligned(8)));
+    uint64_t state = 0x1234;
+    for (int i = 0; i < TRACELOG_BLOCK; i++) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        block[i] = (uint8_t)(state >> 56);
+    }
+    struct tracelog_block *header = (struct tracelog_block *)block;
+    header->checksum = 0;
+    const uint32_t sound = tracelog_block_checksum(block);
+    CHECK(sound == tracelog_checksum(block, TRACELOG_BLOCK));
+    static const uint8_t changes[] = { 0x01, 0x80, 0xff, 0x5a };
+    int missed = 0;
+    for (int at = 0; at < TRACELOG_BLOCK; at++) {
+        if (at >= 20 && at < 24)
+            continue;   /* the checksum field itself, read as 0 */
+        for (size_t k = 0; k < sizeof changes; k++) {
+            block[at] ^= changes[k];
+            missed += tracelog_block_checksum(block) == sound;
+            block[at] ^= changes[k];
+        }
+    }
+    CHECK(missed == 0);
+    uint64_t *words = (uint64_t *)block;
+    for (int i = 4; i < TRACELOG_BLOCK / 8; i += 37)
+        for (int j = i + 1; j < TRACELOG_BLOCK / 8; j += 61) {
+            uint64_t t = words[i];
+            words[i] = words[j];
+            words[j] = t;
+            missed += words[i] != words[j] && tracelog_block_checksum(block) == sound;
+            words[j] = words[i];
+            words[i] = t;
+        }
+    CHECK(missed == 0);
+    static uint8_t copy[TRACELOG_BLOCK] __attribute__((aligned(8)));
+    memcpy(copy, block, sizeof copy);
+    memset(block + 1000, 0, 800);                                   /* data zeroed */
+    CHECK(tracelog_block_checksum(block) != sound);
+    memset(block + 32, 0, TRACELOG_BLOCK - 32);                     /* every entry */
+    CHECK(tracelog_block_checksum(block) != sound);
+    memset(block, 0, sizeof block);                                 /* the whole block, its checksum too */
+    CHECK(tracelog_block_checksum(block) != header->checksum);
+
+    /* A writer's blocks: filled whole, by fields (not word-aligned), and by
+     * both in turn; each block as written (tracelog_flush) and again after
+     * more entries, its checksum what a reader computes. Cut short or
+     * extended, a written block is damage. */
+    free(image);
+    image = 0;
+    image_blocks = writes = 0;
+    static struct tracelog_writer w;
+    CHECK(tracelog_begin(&w, "sums", 0, 5, write_block, 0) == 0);
+    struct meter_record rec;
+    int agree = 1;
+    for (int i = 0; i < 600; i++) {
+        random_record(&rec, (uint64_t)i);
+        uint32_t all = meter_all_fields(rec.header.traceType);
+        uint32_t fields = i % 3 == 1 ? (uint32_t)next_random() & all : all;
+        uint32_t bytes;
+        if (i % 3 == 2 && tracelog_append_whole(&w, (const uint8_t *)&rec, 1, &bytes) == 1)
+            continue;
+        CHECK(tracelog_append(&w, &rec, fields) == 0);
+        if (i % 7 == 0) {
+            CHECK(tracelog_flush(&w) == 0);
+            agree &= ((struct tracelog_block *)w.block)->checksum == tracelog_block_checksum(w.block);
+        }
+    }
+    CHECK(agree);
+    CHECK(tracelog_flush(&w) == 0);
+    struct tracelog_reader r;
+    CHECK(tracelog_open(&r, image, image_blocks * TRACELOG_BLOCK) == 0);
+    uint64_t blocks = tracelog_blocks(&r);
+    CHECK(blocks == w.next_index + 1 && blocks >= r.header->header_blocks + 5);
+    for (uint64_t i = r.header->header_blocks; i < blocks; i++) {
+        memcpy(copy, image + i * TRACELOG_BLOCK, TRACELOG_BLOCK);
+        ((struct tracelog_block *)copy)->checksum = 0;
+        agree &= ((struct tracelog_block *)(image + i * TRACELOG_BLOCK))->checksum ==
+                 tracelog_checksum(copy, TRACELOG_BLOCK);
+    }
+    CHECK(agree);
+    struct tracelog_block *first = (struct tracelog_block *)(image + r.header->header_blocks * TRACELOG_BLOCK);
+    uint8_t *entries = (uint8_t *)(first + 1);
+    uint32_t used = first->used;
+    uint8_t last[8];
+    memcpy(last, entries + used - 8, 8);
+    first->used = used - 8;                                          /* cut short */
+    memset(entries + used - 8, 0, 8);
+    CHECK(tracelog_block_checksum((uint8_t *)first) != first->checksum);
+    memcpy(entries + used - 8, last, 8);
+    first->used = used + 8;                                          /* extended by zeros */
+    CHECK(tracelog_block_checksum((uint8_t *)first) != first->checksum);
+    first->used = used;
+    CHECK(tracelog_block_checksum((uint8_t *)first) == first->checksum);
+}
+
 static void check_damage(void)
 {
     free(image);
@@ -263,10 +458,12 @@ static void check_damage(void)
     memcpy(&e, first, sizeof e);
     e.length = 4000;
     memcpy(first, &e, sizeof e);
+    seal(first - sizeof(struct tracelog_block));   /* the entry checks find it, not the checksum */
     CHECK(tracelog_open(&r, image, image_blocks * TRACELOG_BLOCK) == 0);
     CHECK(tracelog_next(&r, &rec) == TRACELOG_E_ENTRY);
     e.length = 4000 - 4000;
     memcpy(first, &e, sizeof e);
+    seal(first - sizeof(struct tracelog_block));
     CHECK(tracelog_open(&r, image, image_blocks * TRACELOG_BLOCK) == 0);
     CHECK(tracelog_next(&r, &rec) == TRACELOG_E_ENTRY);
     /* A record that is not what its type says is refused by the writer. */
@@ -444,6 +641,7 @@ static void check_foreign_log(void)
     memcpy(p + sizeof e2, some, sizeof some);
     b.used = e1.length + e2.length;
     memcpy(log + TRACELOG_BLOCK, &b, sizeof b);
+    seal(log + TRACELOG_BLOCK);
     struct tracelog_reader r;
     CHECK(tracelog_open(&r, log, sizeof log) == 0);
     CHECK(!r.compiled);
@@ -612,6 +810,8 @@ int main(void)
     check_log_round_trip(5000, 0);
     check_log_round_trip(5000, 1);
     check_damage();
+    check_checksum();
+    check_checksum_detects();
     check_log_identity();
     check_blank();
     check_capacity();

@@ -58,7 +58,8 @@ def test_netbench_prints_the_delivery_table():
     """netbench on two nodes, with few exchanges: a figure for each size, local
     and remote, in guest time, the local instruction count, and the lines
     around each run that the host times (scripts/bench.py); a remote message
-    costs more than a local one."""
+    costs more than a local one, and its instructions on both machines are
+    counted, more for 1000 bytes than for 1."""
     from cluster import Cluster
     with Cluster(2) as cluster:
         cluster.wait_joined()
@@ -72,3 +73,11 @@ def test_netbench_prints_the_delivery_table():
             assert re.search(r"^netbench: end %s %d$" % (where, size), out, re.M), out
     assert 100 < int(figures["deliver_local_1_instr"]) < 100000, out
     assert float(figures["deliver_remote_1_us"]) > float(figures["deliver_local_1_us"]), out
+    for size in (1, 10, 100, 1000):
+        shares = re.search(r"^netbench: remote %d: machine 0 ([\d.]+), machine 1 ([\d.]+) instructions a message$"
+                           % size, out, re.M)
+        assert shares and float(shares.group(1)) > 0 and float(shares.group(2)) > 0, out
+        assert abs(float(shares.group(1)) + float(shares.group(2)) -
+                   int(figures["deliver_remote_%d_instr" % size])) <= 1, out
+    assert int(figures["deliver_local_1_instr"]) < int(figures["deliver_remote_1_instr"]), out
+    assert int(figures["deliver_remote_1_instr"]) < int(figures["deliver_remote_1000_instr"]), out

@@ -358,24 +358,30 @@ def test_cluster_that_fails_to_start_leaves_nothing():
     """A node that cannot boot (no such kernel), or a wirefilter that cannot start,
     makes Cluster() raise, after it has stopped the nodes, switches and wirefilters
     it started and removed its private directory."""
-    before = set(os.listdir(tempfile.gettempdir()))
-    running = set(processes_with("demos-cluster-"))       # other clusters', if any
-    for options, wirefilter, complaint in (
-            ({"kernel": "/nonexistent/kernel.elf"}, "wirefilter", "node 0 did not reach its prompt"),
-            ({"faults": "loss=10"}, "no-such-wirefilter", "no-such-wirefilter: not found")):
-        cluster_module.WIREFILTER = wirefilter
-        try:
-            Cluster(3, boot_timeout=10, **options)
-        except ClusterError as e:
-            assert complaint in str(e), e
-        else:
-            raise AssertionError("Cluster() started with %s" % options)
-        finally:
-            cluster_module.WIREFILTER = "wirefilter"
-        made = [d for d in set(os.listdir(tempfile.gettempdir())) - before if d.startswith("demos-cluster-")]
-        assert made == [], "private directories left: %s" % made
-        left = set(processes_with("demos-cluster-")) - running - {os.getpid()}
-        assert left == set(), "processes left: %s" % left
+    # The clusters made here have a temporary directory of their own, so that
+    # clusters other programs start meanwhile do not count.
+    parent = tempfile.mkdtemp(prefix="demos-test-failing-")
+    saved, tempfile.tempdir = tempfile.tempdir, parent
+    try:
+        for options, wirefilter, complaint in (
+                ({"kernel": "/nonexistent/kernel.elf"}, "wirefilter", "node 0 did not reach its prompt"),
+                ({"faults": "loss=10"}, "no-such-wirefilter", "no-such-wirefilter: not found")):
+            cluster_module.WIREFILTER = wirefilter
+            try:
+                Cluster(3, boot_timeout=10, **options)
+            except ClusterError as e:
+                assert complaint in str(e), e
+            else:
+                raise AssertionError("Cluster() started with %s" % options)
+            finally:
+                cluster_module.WIREFILTER = "wirefilter"
+            made = os.listdir(parent)
+            assert made == [], "private directories left: %s" % made
+            left = set(processes_with(parent)) - {os.getpid()}
+            assert left == set(), "processes left: %s" % left
+    finally:
+        tempfile.tempdir = saved
+        shutil.rmtree(parent, ignore_errors=True)
     try:
         Cluster(0)
     except ClusterError:

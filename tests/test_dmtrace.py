@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import tempfile
 
-from harness import ROOT, SYSTEM_DISK
+from harness import ROOT, SYSTEM_DISK, tracelog_seal
 
 # The sanitized build (address and undefined behaviour), which stops at the
 # first memory error; leaks at exit are not reported (a one-shot tool).
@@ -115,6 +115,7 @@ def test_dump_refuses_bad_rules_and_damaged_logs():
         data = bytearray(f.read())
     entry = BLOCK + 32                       # the first entry, after the record block's header
     data[entry:entry + 2] = (4000).to_bytes(2, "little")
+    tracelog_seal(data, 1)                   # the entry checks find it, not the block's checksum
     with open(path("damaged.log"), "wb") as f:
         f.write(data)
     status, out, err = dmtrace("dump", path("damaged.log"))
@@ -195,3 +196,71 @@ def test_not_a_trace_disk():
     status, _, err = dmtrace("dump", short)
     assert status == 1 and err == "dmtrace: %s: too short to be a trace disk or log (8 bytes)\n" % short, err
     assert not os.path.exists(path("never.log"))
+
+
+def test_an_output_that_is_an_input_or_not_a_regular_file_is_refused():
+    """Issue 18, finding 6: `dmtrace extract T.img T.img` replaced the trace
+    disk. An output that is the input (also through a link) or not a
+    regular file is refused, and nothing is written."""
+    image = path("self.img")
+    assert dmtrace("blank", "--force", image, "2")[0] == 0
+    tracegen("known", "8", image)
+    before = open(image, "rb").read()
+    link = path("self-link.img")
+    if os.path.lexists(link):
+        os.unlink(link)
+    os.symlink(image, link)
+    for command in ("extract", "unstream"):
+        for out in (image, link):
+            status, _, err = dmtrace(command, image, out)
+            assert (status, err) == (1, "dmtrace: %s: is the input %s\n" % (out, image)), (command, out, err)
+        status, _, err = dmtrace(command, image, "/dev/null")
+        assert (status, err) == (1, "dmtrace: /dev/null: is not a regular file\n"), (command, err)
+    status, _, err = dmtrace("blank", "--force", "/dev/null")
+    assert (status, err) == (1, "dmtrace: /dev/null: is not a regular file\n"), err
+    assert open(image, "rb").read() == before, "the trace disk is untouched"
+    assert not os.path.isfile("/dev/null") and not os.path.exists(image + ".partial")
+
+
+def test_a_log_cut_short_is_said_so():
+    """Issue 18, finding 10: a log cut at 10,000 or 4,097 bytes was read to
+    its last whole block without a word. Each reader says the log is cut
+    short, as dpm does; where not one record could be read, the exit
+    status is 1 and no OUT is written."""
+    tracegen("random", "7", "300", path("whole.log"))
+    data = open(path("whole.log"), "rb").read()
+    for size, blocks in ((10000, 2), (4097, 1)):
+        cut = write("cut%d.log" % size, "")
+        with open(cut, "wb") as f:
+            f.write(data[:size])
+        said = "dmtrace: %s: the log is cut short: block %d has only %d of its %d bytes\n" % (
+            cut, blocks, size - blocks * BLOCK, BLOCK)
+        status, out, err = dmtrace("dump", cut)
+        records = int(out.splitlines()[-1].split()[0]) if out else 0
+        assert err == said, (size, err)
+        assert status == (0 if records else 1), (size, status, out[-200:])
+        for command in ("extract", "unstream"):
+            status, out, err = dmtrace(command, cut, path("cut.out"))
+            assert said in err, (command, size, err)
+            assert status == (0 if records else 1), (command, size, status)
+            assert os.path.exists(path("cut.out")) == (records > 0), (command, size)
+            if os.path.exists(path("cut.out")):
+                os.unlink(path("cut.out"))
+
+
+def test_a_flipped_byte_in_a_record_block_is_detected():
+    """Issue 18, finding 10: a byte flipped inside a record was read as data.
+    Each record block carries a checksum of its contents: damage is
+    reported, naming the file and the block, and the block is not read."""
+    tracegen("random", "7", "300", path("flip.log"))
+    data = bytearray(open(path("flip.log"), "rb").read())
+    at = BLOCK + 32 + 8 + 24           # the first record's pc, in block 1
+    data[at] ^= 0x10
+    bad = path("flipped.log")
+    with open(bad, "wb") as f:
+        f.write(data)
+    status, out, err = dmtrace("dump", bad)
+    assert status == 1 and out == "", out[:300]
+    assert err == "dmtrace: %s: block 1: damaged: its checksum does not match its contents\n" % bad, err
+    status, _, err = dmtrace("extract", bad, path("flipped.out"))
+    assert status == 1 and "block 1: damaged" in err and not os.path.exists(path("flipped.out")), err

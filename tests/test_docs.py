@@ -1,4 +1,4 @@
-"""The documents run: every session that README.md and docs/*.md show is
+"""The documents run: every session that README.md and docs/**/*.md show is
 executed, and its output compared with what the document says; every relative
 link and every code reference in them leads somewhere that exists.
 
@@ -24,7 +24,7 @@ A fenced block whose info string is `session` is run:
 2. `$ make run [VAR=VALUE ...]` boots a cluster: it runs the Makefile's `run`
    target, `make run VAR=VALUE ...`, with node 0's console on a pipe, the VARs
    being those the target reads (NODES, FAULTS, PLACE, TRACE, METER_FS,
-   DISK_SERVICE_US, DISK; values with spaces quoted as in a shell:
+   DISK_SERVICE_US, DISK, GDB; values with spaces quoted as in a shell:
    FAULTS="loss=10 dup=5"), and waits until node 0's shell prompt is there and
    every machine has joined (scripts/cluster.py, wait_joined: the `ps` and
    `netstat` it types for that are not shown). Its output is the launcher's
@@ -117,8 +117,8 @@ JOIN_TIMEOUT = 60               # and then every machine to join
 HALT_TIMEOUT = 60               # seconds `halt` may take to end the launcher
 # The variables of the Makefile's run target (and `make run` reads them from
 # the environment too: the commands run without them).
-RUN_VARS = ("NODES", "FAULTS", "PLACE", "TRACE", "METER_FS", "DISK_SERVICE_US", "DISK")
-MAKE_ENVIRONMENT = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")
+RUN_VARS = ("NODES", "FAULTS", "PLACE", "TRACE", "METER_FS", "DISK_SERVICE_US", "DISK", "GDB")
+MAKE_ENVIRONMENT = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "LAB")   # LAB: make grade's
 DEFAULT_NODES = 4               # the Makefile's NODES ?= 4
 # A line a node prints that comes in no fixed order: harness.ASYNC_LINE, or
 # the launcher's own (scripts/cluster.py: its start line, a node that exited).
@@ -272,11 +272,14 @@ def test_sessions(report):
 
 
 def documents():
-    """README.md and docs/*.md, relative to the repository's top."""
+    """README.md and every .md file under docs/ (docs/labs/ too), relative to
+    the repository's top."""
     yield "README.md"
-    for name in sorted(os.listdir(os.path.join(ROOT, "docs"))):
-        if name.endswith(".md"):
-            yield os.path.join("docs", name)
+    for dirpath, dirs, files in os.walk(os.path.join(ROOT, "docs")):
+        dirs.sort()
+        for name in sorted(files):
+            if name.endswith(".md"):
+                yield os.path.relpath(os.path.join(dirpath, name), ROOT)
 
 
 class Block:

@@ -16,7 +16,7 @@ import struct
 import subprocess
 import tempfile
 
-from harness import ROOT
+from harness import ROOT, tracelog_seal
 
 DPM = os.path.join(ROOT, "build", "tools", "dpm-sanitized")
 DMTRACE = os.path.join(ROOT, "build", "tools", "dmtrace")
@@ -68,6 +68,46 @@ C compute 700
 C send A 50
 C send K 40
 """
+
+
+def export_events(*logs):
+    """The trace events of `dpm export --perfetto` of the logs, and its stderr."""
+    status, _, err = dpm("export", "--perfetto", path("e.json"), *logs)
+    assert status == 0, err
+    with open(path("e.json")) as f:
+        return json.load(f)["traceEvents"], err
+
+
+def test_export_follows_each_stream_and_reads_each_record_again():
+    """The export keeps 16 bytes a record and reads each record's fields
+    again from its log when it writes it: P's records, in two logs given
+    in the other order, are laid out in the order of P's stream (a slice
+    at its own record's time, not after the later run's); a merged log
+    grouped by machine, far from the order of time, gives every record's
+    own fields once; events are in the order of time, a flow's finish
+    aside."""
+    late, _ = generate("late", "machine 0 clock 900000\nprocess P machine 0 name p pid 0.40.1\n"
+                               "process Q machine 0 name q pid 0.41.1\nrepeat 5\nP send Q 10\nQ receive\n"
+                               "P compute 100\nend\n")
+    early, _ = generate("early", "process P machine 0 name p pid 0.40.1 attached 100\n"
+                                 "process Q machine 0 name q pid 0.41.1 attached 100\nrepeat 5\nP send Q 10\n"
+                                 "Q receive\nP compute 100\nend\n")
+    events, _ = export_events(late, early)
+    sends = [e for e in events if e["name"] == "SEND"]
+    assert len(sends) == 10 and all(e["ts"] == e["args"]["time"] for e in sends), sends
+    dpm("generate", "--random", "3000", "--seed", "5", path("random.log"))
+    status, _, err = dpm("merge", "-o", path("grouped.log"), path("random.log"))
+    assert status == 0, err
+    events, err = export_events(path("grouped.log"))
+    assert "messages between machines arrive before" in err, err
+    written = sorted((e["name"], e["args"]["time"], e["args"]["procTime"], e["args"]["sequence"])
+                     for e in events if "time" in e.get("args", {}))
+    _, dump, _ = dpm("dump", path("grouped.log"))
+    records = sorted((m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4))) for m in
+                     re.finditer(r"^(\S+) .*? time=(\d+) procTime=(\d+) .*? sequence=(\d+)", dump, re.M))
+    assert len(records) == 3000 and written == records
+    times = [e["ts"] for e in events if e["ph"] not in ("M", "f")]
+    assert times == sorted(times)
 
 
 def teardown():
@@ -209,11 +249,16 @@ def test_stats_csv_and_export():
         events = json.load(f)["traceEvents"]
     starts = [e["id"] for e in events if e["ph"] == "s"]
     ends = [e["id"] for e in events if e["ph"] == "f"]
-    assert len(starts) == 7 and len(ends) == 5 and len(set(starts)) == 7 and set(ends) <= set(starts), events
+    # A flow for each message sent and received in the trace, A's four to B and B's reply; none for
+    # those to the untraced K (A's and C's), whose receipt is not in it: no start without its finish.
+    assert sorted(starts) == sorted(ends) == [1, 2, 3, 4, 5], events
+    assert all(isinstance(e.get(k, 0), int) for e in events for k in ("ts", "dur")), events   # integer ns
     names = {e["args"]["name"] for e in events if e["ph"] == "M"}
     assert {"machine 0", "machine 1", "client 0.17.1", "server 0.18.1", "1.19.1"} <= names, names
+    # A waits 3500..3750 and B 3000..3500 (ns); in the scenario each RECEIVECALL bears the time of
+    # the record before it, whose 1 ns slice the waiting slice follows: the slices are disjoint.
     waits = sorted(e["dur"] for e in events if e["name"] == "waiting")
-    assert waits == [0.25, 0.5], waits
+    assert waits == [249, 499], waits
     with open(path("k.dot")) as f:
         dot = f.read()
     assert dot.startswith("digraph dpm {") and dot.rstrip().endswith("}")
@@ -254,6 +299,47 @@ def test_merge_round_trip():
     assert both == separate.split("\n", 1)[1]
 
 
+# A sends B two messages, at 1000 and 2500 (machine 0's clock); B waits
+# for each. Its records: A's and B's CREATEPROCESS and B's RECEIVECALL at
+# 0; A's SEND and B's RECEIVE at 1000; B's RECEIVECALL at 1500; A's SEND,
+# B's RECEIVE and both DESTROYPROCESS at 2500. The window 1200:2500 holds
+# the last five: one message of 20 bytes.
+TWO_MESSAGES = """\
+process A machine 0 name a
+process B machine 0 name b
+B receive
+A compute 1000
+A send B 10
+B compute 500
+B receive
+A compute 1000
+A send B 20
+A exit
+B exit
+"""
+
+
+def test_every_command_honours_the_window():
+    log, _ = generate("two", TWO_MESSAGES)
+    status, out, err = dpm("dump", "--window", "1200:2500", log)
+    assert status == 0 and err == "" and out.splitlines()[-1] == "5 records, 0 lost, 0 missing in sequence gaps", out
+    times = [int(re.search(r" time=(\d+)", l).group(1)) for l in out.splitlines()[:-1]]
+    assert times == [1500, 2500, 2500, 2500, 2500], times
+    status, out, _ = dpm("stats", "--window=1200:2500", log)
+    assert "1 messages sent, 20 bytes" in out and "window: TIME 1200 to 2500 ns" in out, out
+    status, out, err = dpm("merge", "--window", "1200:", "-o", path("cut.log"), log)
+    assert status == 0 and out == "%s: 5 records from 1 logs, 0 lost\n" % path("cut.log"), (out, err)
+    status, out, _ = dpm("dump", "--window", "1200:2500", path("cut.log"))
+    assert out.splitlines()[-1] == "5 records, 0 lost, 0 missing in sequence gaps", out
+    status, out, err = dpm("export", "--window", ":1200", "--perfetto", path("w.json"), "--csv", path("wcsv"), log)
+    assert status == 0 and err == "", err
+    with open(path("w.json")) as f:
+        events = json.load(f)["traceEvents"]
+    assert len([e for e in events if e["ph"] == "s"]) == 1, events
+    with open(path("wcsv/pairs.csv")) as f:
+        assert [(p["messages"], p["bytes"]) for p in csv.DictReader(f)] == [("1", "10")]
+
+
 def damaged(name, data):
     with open(path(name), "wb") as f:
         f.write(data)
@@ -271,6 +357,7 @@ def test_damaged_and_foreign_files_are_refused():
         at += struct.unpack_from("<H", data, at)[0]
     bad = bytearray(data)
     struct.pack_into("<H", bad, at, 4000)
+    tracelog_seal(bad, h)                          # the entry checks find it, not the block's checksum
     bad_log = damaged("entry.log", bad)
     for command in (("dump",), ("stats",), ("export", "--perfetto", path("x.json")), ("merge", "-o", path("x.log"))):
         status, out, err = dpm(*command, bad_log)
@@ -338,3 +425,60 @@ def test_random_traffic_is_plausible_and_repeatable():
     assert "20000 records, 0 lost (as the logs count them), 0 missing in sequence gaps" in out
     assert re.search(r"  remote: [1-9]\d* messages", out) and re.search(r"\d+ queued messages: min", out), out
     assert "kernel 0.0.1" in out and re.search(r"\d+ receives that waited", out), out
+
+
+def test_an_output_that_is_an_input_or_not_a_regular_file_is_refused():
+    """Issue 18, finding 6: `dpm report -o run.log run.log` replaced the log
+    with HTML, and `dpm merge -o /dev/full` replaced the device node. An
+    output that is one of the inputs (also through a link) or not a regular
+    file is refused, and nothing is written."""
+    log, _ = generate("selfout", KNOWN)
+    before = open(log, "rb").read()
+    link = path("selfout-link.log")
+    if os.path.lexists(link):
+        os.unlink(link)
+    os.symlink(log, link)
+    scenario = path("selfout.scenario")
+    for command, out in ((("report", "-o", log, log), log), (("report", "-o", link, log), link),
+                         (("merge", "-o", log, log), log), (("merge", "-o", link, log), link),
+                         (("export", "--perfetto", log, log), log), (("export", "--dot", log, log), log),
+                         (("causality", "--server", "a,b", "--dot", log, log), log)):
+        status, _, err = dpm(*command)
+        assert status == 1 and err.endswith("%s: is the input %s\n" % (out, log)), (command, status, err)
+    status, _, err = dpm("generate", scenario, scenario)
+    assert status == 1 and err.endswith("%s: is the input %s\n" % (scenario, scenario)), err
+    assert open(log, "rb").read() == before, "the log is untouched"
+    for device in ("/dev/null", "/dev/full"):
+        for command in (("merge", "-o", device, log), ("report", "-o", device, log),
+                        ("generate", "--random", "10", device)):
+            status, _, err = dpm(*command)
+            assert status == 1 and err.endswith("%s: is not a regular file\n" % device), (command, status, err)
+        assert os.path.exists(device) and not os.path.isfile(device), "the device is still a device"
+    assert not os.path.exists(log + ".partial")
+
+
+def test_generate_random_has_an_upper_bound():
+    """Issue 18, finding 12: `dpm generate --random N` wrote 8.7 GB in 30 s.
+    N above the documented bound is a usage error, and nothing is written."""
+    status, out, _ = dpm("generate", "--help")
+    assert "N is at most 10000000" in out, out
+    status, _, err = dpm("generate", "--random", "10000001", path("huge.log"))
+    assert status == 2 and "--random N must be from 1 to 10000000, not 10000001" in err, (status, err)
+    assert not os.path.exists(path("huge.log"))
+
+
+def test_a_flipped_byte_in_a_record_block_is_detected():
+    """Issue 18, finding 10: each record block carries a checksum of its
+    contents; a flipped byte is reported with the file and the block, and
+    nothing of that block is read as data."""
+    big, _ = generate("flip", "process P machine 0\nprocess Q machine 0\nrepeat 200\nP send Q 10\nQ receive\nend\n")
+    data = bytearray(open(big, "rb").read())
+    h = header_blocks(big)
+    first_block_records = struct.unpack_from("<I", data, h * BLOCK + 16)[0]
+    data[(h + 1) * BLOCK + 32 + 8 + 24] ^= 0x01        # a record's pc in the second record block
+    bad = damaged("flip-bad.log", data)
+    for command in (("dump",), ("stats",), ("merge", "-o", path("flip-merged.log"))):
+        status, out, err = dpm(*command, bad)
+        assert status == 1 and err == ("dpm: %s: record %d: block %d is damaged: its checksum does not match its "
+                                       "contents\n" % (bad, first_block_records, h + 1)), (command, err)
+    assert not os.path.exists(path("flip-merged.log"))

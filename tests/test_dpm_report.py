@@ -8,8 +8,9 @@ DPM's Fig. 2 shape ABCBA):
   order), holds each section, the scenario's numbers in its tables, the
   SVG pictures (the communication graph's edges and nodes, the heat map's
   cells, a rate line per machine, the critical path's timeline, the state
-  diagram), the same figures as `dpm parallelism`, `critpath` and
-  `causality` print, escapes a program name full of markup, and refuses a
+  diagram, the space-time diagram's arrows, none backward), the same
+  figures as `dpm parallelism`, `critpath`, `causality`, `clocks` and
+  `waitstates` print, escapes a program name full of markup, and refuses a
   damaged log naming the file and record without leaving a page behind;
 - live: a stream file made as a filter makes one (the header, then each
   record block again and again as it fills) is followed: --once gives the
@@ -19,6 +20,7 @@ DPM's Fig. 2 shape ABCBA):
   starts everything over; a stream growing while dpm live runs is
   followed like tail -f; a damaged stream is refused naming the file and
   record; usage errors."""
+import csv
 import os
 import re
 import shutil
@@ -29,7 +31,7 @@ import tempfile
 import time
 from html.parser import HTMLParser
 
-from harness import ROOT
+from harness import ROOT, tracelog_seal
 
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 import test_dpm  # noqa: E402  (its KNOWN scenario, worked out by hand there)
@@ -150,7 +152,8 @@ def test_report_of_the_known_scenario():
     page, printed = report(log)
     assert printed == "%s: 26 records, 2 lost, 2 missing in sequence gaps\n" % path("page.html"), printed
     assert page.sections == ["summary", "graph", "processes", "matrix", "traffic", "sizes", "queues", "waits",
-                             "blocking", "cpu", "shares", "rate", "parallelism", "critpath"], page.sections
+                             "blocking", "cpu", "shares", "rate", "parallelism", "critpath", "clocks", "spacetime",
+                             "waitstates"], page.sections
     summary = {r[0]: r[1] for r in page.tables["summary-table"]}
     assert summary == {"records": "26", "lost": "2", "missing in sequence gaps": "2", "processes": "4",
                        "traced processes": "3", "messages": "7", "bytes": "752", "sends that failed at once": "1"}
@@ -187,10 +190,12 @@ def test_report_of_the_known_scenario():
 def test_report_agrees_with_the_graph_commands():
     log = generate("abcba", test_dpm_graph.FIGURE_2_ABCBA)
     page, _ = report("--server", "a,b,c", log)
-    assert page.sections[-3:] == ["parallelism", "critpath", "causality"], page.sections
-    _, csv, _ = dpm("parallelism", "--csv", log)
-    want = [[name.strip('"'), t, t_max, "%.3f" % float(p)] for name, t, t_max, p in
-            (line.rsplit(",", 3) for line in csv.splitlines()[1:])]
+    assert page.sections[-6:] == ["parallelism", "critpath", "clocks", "spacetime", "waitstates", "causality"], \
+        page.sections
+    _, out, _ = dpm("parallelism", "--csv", log)
+    want = [[name, t, t_max, "%.3f" % float(p), "%.1f" % (100.0 * int(outside) / int(t_max) if int(t_max) else 0),
+             "%.3f" % float(plain)]
+            for name, t, t_max, p, outside, _, plain in csv.reader(out.splitlines()[1:])]
     assert page.tables["steps"][1:] == want, (page.tables["steps"], want)
     _, out, _ = dpm("critpath", log)
     t_max = re.search(r"t_max = (\d+) ns", out).group(1)
@@ -206,6 +211,70 @@ def test_report_agrees_with_the_graph_commands():
     assert len(states) == 4 and "after A: 100.0% (1)" in labels and "1 requests" in labels
 
 
+def test_report_clocks_spacetime_and_waits():
+    """The skewed call of test_dpm_graph: the offsets as dpm clocks gives
+    them; the space-time diagram, a line per process and an arrow per
+    message, none running backward though the reply did by the clocks as
+    recorded; the waits as dpm waitstates splits them. Then random traffic
+    over three skewed machines: 200 arrows drawn, none backward."""
+    log = generate("skewed", test_dpm_graph.SKEWED_CALL)
+    page, _ = report(log)
+    assert page.sections[-3:] == ["clocks", "spacetime", "waitstates"], page.sections
+    assert page.tables["offsets"][1:] == [["0 (reference)", "0", "0", "0", "0", "1", "1"],
+                                          ["1", "+1000000", "+999900", "+1000100", "100", "1", "1"]]
+    backward = {r[0]: r[1] for r in page.tables["backward"]}
+    assert backward == {"messages": "2", "between machines, timed": "2", "backward by the machines' own clocks": "1",
+                        "backward within one machine": "0", "backward once corrected": "0"}, backward
+    processes = [l for l in page.svg["line"] if l.get("class") == "process"]
+    arrows = [l for l in page.svg["line"] if l.get("class", "").startswith("message")]
+    assert len(processes) == 2 and len(arrows) == 2, page.svg["line"]
+    assert all(float(a["x2"]) >= float(a["x1"]) for a in arrows), arrows
+    assert [a["class"] for a in arrows] == ["message remote", "message remote"], arrows
+    assert "client 0.16.1 -> server 1.17.1: 10 bytes, sent at 500, received at 600 (corrected ns), 100 ns" in \
+        page.titles, page.titles
+    assert page.tables["wait-categories"][1:] == [["late sender", "500", "27.8"], ["delivery", "300", "16.7"],
+                                                  ["queued", "0", "0.0"], ["server's work", "1000", "55.6"],
+                                                  ["outside the trace", "0", "0.0"]], page.tables["wait-categories"]
+    assert page.tables["wait-causes"][1] == ["client 0.16.1", "server's work", "server 1.17.1", "1000", "55.6", "1"]
+    assert page.tables["wait-processes"][1:] == [["client 0.16.1", "1200", "66.7"], ["server 1.17.1", "600", "33.3"]]
+    random_log = path("skewed-random.log")
+    status, _, err = dpm("generate", "--random", "5000", "--seed", "2", "--skew", "1=900000,2=30000", random_log)
+    assert status == 0, err
+    page, _ = report(random_log)
+    arrows = [l for l in page.svg["line"] if l.get("class", "").startswith("message")]
+    assert len(arrows) == 200 and all(float(a["x2"]) >= float(a["x1"]) for a in arrows), len(arrows)
+    backward = {r[0]: int(r[1]) for r in page.tables["backward"]}
+    assert backward["backward by the machines' own clocks"] > 0 and backward["backward once corrected"] == 0
+
+
+def test_report_says_what_is_outside_and_honours_the_window():
+    """test_dpm_graph's OUTSIDE_PREFIX (worked out by hand there): the page
+    gives both graphs' P, the time outside the trace and for whom, the
+    warning, P for each shipped network, and honours --window-of."""
+    log = generate("prefix", test_dpm_graph.OUTSIDE_PREFIX)
+    zero = path("zero.delays")
+    with open(zero, "w") as f:
+        f.write("0 0 0\n")
+    page, _ = report("--delays", zero, log)
+    assert page.tables["steps"][0] == ["step", "T (ns)", "t_max (ns)", "P", "outside %", "P plain"], page.tables
+    assert page.tables["steps"][1] == ["1 upper bound: no delivery time, no contention", "17500", "1011500", "0.017",
+                                       "98.9", "1.522"], page.tables["steps"]
+    assert page.tables["outside"][1] == ["1 upper bound: no delivery time, no contention", "1000000", "98.9", "1",
+                                         "0.18.1 98.9%"], page.tables["outside"]
+    text = "".join(page.text)
+    assert "98.9% of t_max (step 1) is time spent waiting for requests outside the trace" in text, text
+    assert "--window-of 0.19.1" in text and "in requests to 0.18.1" in text
+    networks = page.tables["networks"]
+    assert networks[0] == ["network", "step 2", "step 3 (Appendix A)", "step 3 (elapsed)", "P plain, step 3",
+                           "what it is"], networks
+    assert [r[0] for r in networks[1:]] == ["gbe", "here", "infiniband", "vax"], networks
+    page, printed = report("--window-of", "0.19.1", log)
+    summary = {r[0]: r[1] for r in page.tables["summary-table"]}
+    assert summary["window"] == test_dpm_graph.WINDOW_OF_U, summary
+    assert summary["records"] == "7" and printed.startswith("%s: 7 records" % path("page.html")), (summary, printed)
+    assert "Warning:" not in "".join(page.text)
+
+
 def test_report_escapes_and_refuses():
     log = generate("markup", "process A machine 0 name <i>&\"x'\nprocess B machine 0\nA send B 10\nB receive\n")
     page, _ = report(log)
@@ -217,6 +286,7 @@ def test_report_escapes_and_refuses():
     data = bytearray(open(generate("known", test_dpm.KNOWN), "rb").read())
     h = struct.unpack_from("<I", data, 16)[0]
     struct.pack_into("<H", data, h * BLOCK + 32, 3)                # record 0's length made absurd
+    tracelog_seal(data, h)                                         # found by the entry checks
     open(path("bad.log"), "wb").write(data)
     status, out, err = dpm("report", "-o", path("bad.html"), path("bad.log"))
     assert status == 1 and err == "dpm report: %s: record 0: a damaged entry in block %d\n" % (path("bad.log"), h)
@@ -248,7 +318,7 @@ def partly_filled(block, entries):
     assert offset <= 32 + used
     partial = bytearray(block[:offset]) + bytes(BLOCK - offset)
     struct.pack_into("<II", partial, 12, offset - 32, entries)
-    return bytes(partial)
+    return bytes(tracelog_seal(partial, 0))
 
 
 def stream_of(log, cuts=(1, 3)):
@@ -370,6 +440,7 @@ def test_live_refuses_damaged_streams_and_bad_usage():
                                    "block\n" % (garbage, h + 1)), err
     bad = bytearray(blocks[0])
     struct.pack_into("<H", bad, 32, 3)                  # the first entry's length made absurd
+    tracelog_seal(bad, 0)                               # found by the entry checks, not the checksum
     damaged = write("damaged.bin", header + bytes(bad))
     status, out, err = dpm("live", "--once", damaged)
     assert status == 1 and err == "dpm: %s: record 0: a damaged entry in block %d of the stream\n" % (damaged, h)

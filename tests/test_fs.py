@@ -484,3 +484,52 @@ def test_host_round_trip():
         got = subprocess.run([DMFS, "get", image, path], check=True, stdout=subprocess.PIPE).stdout
         assert got == b"from the host\nand from the OS\n", (path, got)
     assert subprocess.run([DMFS, "check", image], stdout=subprocess.DEVNULL).returncode == 0
+
+
+def test_cp_onto_itself_is_refused_and_keeps_the_file():
+    """Issue 18, finding 3: `cp /f /f` (also `cp /d/g /d`, `cp /g /`)
+    emptied the file and exited 0. The same file as source and destination
+    is refused, with a non-zero status, and its contents kept."""
+    image = os.path.join(workdir, "cpself.img")
+    text = os.path.join(workdir, "cpself.txt")
+    open(text, "wb").write(b"keep me\n")
+    make_image(image, 8, text + "=/f", text + "=/d/g", text + "=/g")
+    with Node(extra=disk_args(image)) as n:
+        for source, dest in (("/f", "/f"), ("/d/g", "/d"), ("/g", "/"), ("/d/g", "/d/../d/g")):
+            out = n.command("cp %s %s" % (source, dest))
+            assert "cp: %s and %s are the same file" % (source, dest) in out, out
+            assert "cp: exit status 1" in out, out
+            assert n.command("cat %s" % source) == "keep me\n", source
+        assert n.command("cp /f /copy") == "" and n.command("cat /copy") == "keep me\n"
+        assert n.halt() == 0
+    for path in ("/f", "/d/g", "/g", "/copy"):
+        got = subprocess.run([DMFS, "get", image, path], check=True, stdout=subprocess.PIPE).stdout
+        assert got == b"keep me\n", path
+    assert subprocess.run([DMFS, "check", image], stdout=subprocess.DEVNULL).returncode == 0
+
+
+def test_a_failed_mkdir_or_create_on_a_full_disk_leaves_no_trace():
+    """Issue 18, finding 5: on a full disk mkdir failed but left an
+    unreachable directory inode each time (and the parent's link count
+    raised); a file whose name needs a new directory block did the same. A
+    failed create leaves nothing behind: `dmfs check` is clean after halt."""
+    image = os.path.join(workdir, "fullcreate.img")
+    empty = os.path.join(workdir, "empty")
+    open(empty, "wb").close()
+    # /many holds "." and ".." and 62 names: its one block is full.
+    make_image(image, 6, *["%s=/many/n%02d" % (empty, i) for i in range(62)])
+    with Node(extra=disk_args(image)) as n:
+        out = n.command("run fstest write /huge 8000000 53 65536", timeout=120)
+        assert "/huge: E_DISKFULL" in out, out
+        for name in ("/d1", "/d2", "/d3", "/many/sub"):
+            out = n.command("mkdir %s" % name)
+            assert out.startswith("mkdir: %s: " % name), out
+        out = n.command("echo x > /many/newfile")
+        assert "/many/newfile" in out, out
+        assert n.halt() == 0
+    check = subprocess.run([DMFS, "check", image], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert check.returncode == 0, check.stdout.decode()
+    listing = subprocess.run([DMFS, "ls", image, "/many"], check=True, stdout=subprocess.PIPE).stdout.decode()
+    assert sorted(listing.split()) == ["n%02d" % i for i in range(62)], listing
+    assert sorted(subprocess.run([DMFS, "ls", image, "/"], check=True, stdout=subprocess.PIPE).stdout.split()) == [
+        b"bin", b"huge", b"many"]

@@ -2,13 +2,15 @@
 success paths and error returns; each of its checks is reported here as one
 test. Then: every error code in kernel/demos.h must have been provoked, and
 processes that break the rules are ended without harm to anything else.
-Last, the harness's side of the check of each request's errors against
+The C library: user/tests/libctest in the OS, and the user library's
+strtold on the host against glibc's binary128 (tests/strtold_test.c). Last, the harness's side of the check of each request's errors against
 demos.h: a node whose kernel printed that it answered a request with an
 error demos.h does not list for it fails the test that ended the node."""
 import os
 import re
 import select
 import shutil
+import subprocess
 import tempfile
 import harness
 from cluster import Cluster
@@ -117,6 +119,18 @@ def test_newlib_programs(report):
             report("libctest." + r.group(2), r.group(1) == "ok", r.group(3) or "")
     assert int(m.group(1)) >= 11 and m.group(2) == "0", m.group(0)
     node.expect(r"\$ ", 10)
+
+
+def test_strtold_against_the_hosts_binary128():
+    """user/lib/strtold.c, compiled for the host (tests/strtold_test.c),
+    reads thousands of hard numbers, halfway cases written out in full among
+    them, to the same bits, end and errno as glibc's strtof128, in every
+    rounding direction; libctest checks the same code in the OS."""
+    run = subprocess.run([os.path.join(ROOT, "build", "tools", "strtold_test")], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr[-3000:]
+    m = re.match(r"strtold_test: (\d+) checks passed", run.stdout)
+    assert m and int(m.group(1)) > 10000, run.stdout
 
 
 def unlisted_error_line():

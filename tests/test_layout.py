@@ -83,13 +83,16 @@ def test_no_two_source_files_share_a_name():
 
 
 def documents():
+    """README.md and every .md file under docs/ (docs/labs/ too)."""
     yield "README.md"
-    for f in sorted(os.listdir(os.path.join(ROOT, "docs"))):
-        if f.endswith(".md"):
-            yield os.path.join("docs", f)
+    for dirpath, dirs, files in os.walk(os.path.join(ROOT, "docs")):
+        dirs.sort()
+        for f in sorted(files):
+            if f.endswith(".md"):
+                yield os.path.relpath(os.path.join(dirpath, f), ROOT)
 
 
-PATH = re.compile(r"(?<![/\w.-])((?:kernel|meter|user|servers|fs|filter|analysis|tools|tests|scripts|docs)"
+PATH = re.compile(r"(?<![/\w.-])((?:kernel|meter|user|servers|fs|filter|analysis|tools|tests|scripts|docs|labs)"
                   r"/[A-Za-z0-9_./-]*[A-Za-z0-9_])")
 
 
@@ -101,13 +104,15 @@ def named_paths(text):
         yield path
 
 
-def exists(named):
+def exists(named, folder):
     """A file of the repository, or a program made from one (tools/dmfs,
-    user/tests/kfuzz, user/programs/hello.elf: built from NAME.c)."""
+    user/tests/kfuzz, user/programs/hello.elf: built from NAME.c), from the
+    repository's top or from `folder`, the naming file's own (a document's
+    links are relative to it: docs/shell.md's labs/links.md)."""
     if "NAME" in named:
         return True
     base = named[:-4] if named.endswith(".elf") else named
-    return any(os.path.exists(os.path.join(ROOT, p)) for p in (named, base + ".c"))
+    return any(os.path.exists(os.path.join(ROOT, top, p)) for top in ("", folder) for p in (named, base + ".c"))
 
 
 def test_every_file_a_comment_or_document_names_exists():
@@ -116,7 +121,7 @@ def test_every_file_a_comment_or_document_names_exists():
         with open(os.path.join(ROOT, path), errors="replace") as f:
             text = f.read()
         for named in named_paths(text):
-            if not exists(named):
+            if not exists(named, os.path.dirname(path)):
                 missing.append("%s names %s" % (path, named))
     assert not missing, "%d missing: %s" % (len(missing), "; ".join(sorted(set(missing))[:40]))
 

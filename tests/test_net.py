@@ -9,6 +9,7 @@ and nodes without a NIC, or with a MAC outside the convention, which are
 machine 0 of 1."""
 import os
 import re
+import secrets
 import shutil
 import signal
 import subprocess
@@ -18,6 +19,7 @@ from harness import Node, ROOT
 
 NETFRAME_TEST = os.path.join(ROOT, "build", "tools", "netframe_test")
 NODES = 3
+KEY = secrets.token_hex(16)   # the cluster's key (net.key), as scripts/cluster.py makes one
 workdir = tempfile.mkdtemp(prefix="dm-net-")
 switch_pid = None
 switch_sock = None
@@ -95,7 +97,7 @@ def boot(k):
     (node 0's shell comes only once every machine has joined); another
     node has no shell (the process manager on machine 0 runs its processes):
     until it says it waits for it."""
-    n = Node(extra=nic_args(switch_sock, node_mac(k, NODES)), wait_prompt=False)
+    n = Node(extra=nic_args(switch_sock, node_mac(k, NODES)), wait_prompt=False, bootargs="net.key=" + KEY)
     if k:
         n.expect(r"machine %d: waiting for the process manager on machine 0\n" % k, 20)
     else:

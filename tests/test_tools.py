@@ -579,3 +579,36 @@ def test_check_a_bad_layout_is_not_repairable():
         struct.pack_into("<I", img.data, 10 * 4, img.sb["data_start"] + 1)
     image, _ = damaged("layout", damage)
     fails(1, r"superblock: data_start is \d+, expected \d+", "check", "--repair", image)
+
+
+def test_an_output_that_is_an_input_or_not_a_regular_file_is_refused():
+    """Issue 18, finding 6: `dmfs get IMG PATH IMG` truncated the image. An
+    output that is one of the inputs (the same file, also through a link)
+    or that is not a regular file is refused, and nothing is written."""
+    data = content(5000, 61)
+    image = path("self.img")
+    ok("mkfs", "--force", image, "4", host_file("self.data", data) + "=/f")
+    before = open(image, "rb").read()
+    link = path("self-link.img")
+    if os.path.lexists(link):
+        os.unlink(link)
+    os.symlink(image, link)
+    hard = path("self-hard.img")
+    if os.path.lexists(hard):
+        os.unlink(hard)
+    os.link(image, hard)
+    for out in (image, link, hard):
+        status, _, err = dmfs("get", image, "/f", out)
+        assert status == 1 and err == "dmfs: %s: is the input %s\n" % (out, image), (out, status, err)
+    status, _, err = dmfs("put", image, image, "/g")
+    assert status == 1 and err == "dmfs: %s: is the input %s\n" % (image, image), (status, err)
+    status, _, err = dmfs("mkfs", "--force", image, "4", hard + "=/g")
+    assert status == 1 and err == "dmfs: %s: is the input %s\n" % (image, hard), (status, err)
+    assert open(image, "rb").read() == before, "the image is untouched"
+    for device in ("/dev/null", workdir):
+        status, _, err = dmfs("get", image, "/f", device)
+        assert status == 1 and err == "dmfs: %s: is not a regular file\n" % device, (device, status, err)
+        status, _, err = dmfs("mkfs", "--force", device, "4")
+        assert status == 1 and err == "dmfs: %s: is not a regular file\n" % device, (device, status, err)
+    assert os.path.exists("/dev/null") and not os.path.isfile("/dev/null")
+    assert ok("get", image, "/f") == data, "standard output is still the default"

@@ -9,7 +9,11 @@ description: dmtrace reads it by that), and a metered program prints what it
 prints unmetered. The filters stream their logs live too (-l): each node's
 stream, read while the cluster runs, already holds the records kept, and
 rebuilt after halt (`dmtrace unstream`) it is the trace disk's log byte for
-byte."""
+byte. On the file system's log, metered from boot, the analyzer's wait states
+add up and agree with its blocking times, and its ShiViz log keeps ShiViz's
+rules; on the session's log, which spans two machines, dpm clocks runs; on
+tsp's log across three machines, whose clocks drift, the waits add up and
+the space-time diagram runs no message backward."""
 import os
 import re
 import shutil
@@ -18,10 +22,15 @@ import sys
 import tempfile
 import time
 
+import traceviewer
 from cluster import Cluster
 from harness import ROOT
 
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import test_dpm_graph  # noqa: E402  (its ShiViz parser and its reader of dpm waitstates)
+
 DMTRACE = os.path.join(ROOT, "build", "tools", "dmtrace")
+DPM = os.path.join(ROOT, "build", "tools", "dpm-sanitized")
 workdir = tempfile.mkdtemp(prefix="dm-trace-")
 traces = os.path.join(workdir, "traces")
 cluster = None
@@ -32,6 +41,7 @@ def teardown():
     if cluster:
         cluster.close()
     shutil.rmtree(workdir, ignore_errors=True)
+    test_dpm_graph.teardown()
 
 
 def session():
@@ -228,6 +238,107 @@ def test_the_file_system_metered_from_boot_into_another_machines_filter():
         assert [int(f["sequence"]) for k, f in recs] == list(range(len(recs))), name
         assert "RECEIVE" in kinds and "SEND" in kinds, (name, kinds[:20])
         assert all(f["machine"] == "0" for k, f in recs), name      # metered where they run
+
+
+def dpm(*args):
+    run = subprocess.run([DPM, *args], capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0"))
+    assert run.returncode == 0 and run.stderr == "", (args, run.stderr)
+    return run.stdout
+
+
+def test_the_analyses_of_real_traces_add_up():
+    """The file system's log of the test above (ri, dm, bm, di from boot):
+    every wait is split, the causes, the rows and the processes each add up
+    to the total, which is dpm stats's blocking time; the servers' CALLs
+    show their work. Its ShiViz log is read back by test_dpm_graph's parser,
+    each clock recomputed from the events. The session's log spans machines
+    0 and 1: dpm clocks leaves no message backward that constant offsets
+    can set right."""
+    log = os.path.join(workdir, "fs.log")
+    assert os.path.exists(log), "the file system's log (made by the test above) is missing"
+    total, causes, pairs, by_process, out = test_dpm_graph.waitstates(log)
+    assert total > 0 and sum(causes.values()) == total == sum(p[3] for p in pairs) == sum(by_process.values()), out
+    assert causes["server's work"] > 0 and "note: " not in out.split("waiting time by process")[1], out
+    csv_dir = os.path.join(workdir, "fs-csv")
+    dpm("stats", "--csv", csv_dir, log)
+    with open(os.path.join(csv_dir, "summary.csv")) as f:
+        summary = dict(line.split(",", 1) for line in f.read().splitlines()[1:])
+    waited = int(summary["waited_receives"])
+    assert re.search(r"^wait states: %d waits" % waited, out, re.M), (summary, out[:300])
+    assert abs(total - waited * float(summary["blocking_mean"])) <= 0.001 * waited + 1, (total, summary)
+    shiviz = os.path.join(workdir, "fs.shiviz")
+    dpm("export", "--shiviz", shiviz, log)
+    with open(shiviz) as f:
+        events = test_dpm_graph.shiviz_parse(f.read())
+    assert len(events) > 100 and test_dpm_graph.recomputed_clocks(events) == [c for _, c, _ in events]
+    out = dpm("clocks", os.path.join(workdir, "t.log"))
+    assert re.search(r"^clocks of 2 machines from \d+ messages between them", out, re.M), out
+    m = re.search(r"backward \(arriving before they were sent\): \d+ by the machines' own clocks \((\d+) within "
+                  r"one machine\), (\d+) corrected", out)
+    assert m and m.group(1) == "0", out
+    assert m.group(2) == "0" or "no constant offsets satisfy every message" in out, out
+
+
+def test_the_analyses_of_a_trace_across_machines():
+    """tsp's controller on machine 0 and its servers on machines 1 and 2,
+    metered into a filter on machine 2: the machines' guest clocks run at
+    their own, varying rates (idle time is skipped under -icount), so
+    messages arrive before they were sent by them, and constant offsets may
+    not explain every message (then dpm clocks says so, with the slack).
+    Whatever the clocks, the waits add up, the ShiViz log keeps ShiViz's
+    rules, and the report's space-time diagram has no arrow backward."""
+    traces_here = os.path.join(workdir, "tsp-traces")
+    with Cluster(3, trace_disks=traces_here) as c:
+        c.wait_joined()
+        node = c.node(0)
+        node.command("filter start @2 x - -")
+        out = node.command("meter -F x run tsp -v sync -b length -s 1 8 2 1,2", timeout=120)
+        assert "optimum" in out, out
+        node.command("filter stop x")
+        node.type("halt\n")
+        node.expect(r"machine 0: halted\n", timeout=30)
+    log = os.path.join(workdir, "tsp.log")
+    extract = subprocess.run([DMTRACE, "extract", os.path.join(traces_here, "trace2.img"), log],
+                             capture_output=True, text=True)
+    assert extract.returncode == 0, extract.stderr
+    out = dpm("clocks", log)
+    m = re.search(r"^clocks of 3 machines from (\d+) messages between them", out, re.M)
+    assert m and int(m.group(1)) > 10, out
+    slack = re.search(r"a message may arrive up to (\d+) ns sooner than the least delay allows", out)
+    after = int(re.search(r"by the machines' own clocks \(0 within one machine\), (\d+) corrected", out).group(1))
+    assert after == 0 if not slack else int(slack.group(1)) > 0, out
+    total, causes, pairs, by_process, out = test_dpm_graph.waitstates(log)
+    assert total > 0 and sum(causes.values()) == total == sum(p[3] for p in pairs) == sum(by_process.values()), out
+    assert causes["late sender"] > 0, out
+    shiviz = os.path.join(workdir, "tsp.shiviz")
+    dpm("export", "--shiviz", shiviz, log)
+    with open(shiviz) as f:
+        events = test_dpm_graph.shiviz_parse(f.read())
+    assert test_dpm_graph.recomputed_clocks(events) == [c for _, c, _ in events]
+    page = os.path.join(workdir, "tsp.html")
+    dpm("report", "-o", page, log)
+    with open(page) as f:
+        arrows = re.findall(r'<line class="message[^"]*" x1="([\d.]+)" y1="[\d.]+" x2="([\d.]+)"', f.read())
+    assert len(arrows) > 10 and all(float(x2) >= float(x1) for x1, x2 in arrows), arrows[:10]
+
+
+def test_the_export_is_what_a_trace_viewer_shows():
+    """`dpm export --perfetto` of the session's log (programs on both
+    machines, talking to processes that are not metered) and of the file
+    system's (its four servers, and the shell and the process manager, not
+    metered), loaded by a real viewer's own parser (scripts/traceviewer.py:
+    Chrome DevTools' trace engine, which the first run installs from npm
+    into build/viewer): a thread per process, on it a slice per SEND and
+    RECEIVE and per wait, none starting inside another and ending after it,
+    and an arrow for each message whose SEND and RECEIVE are both in the
+    log, between their slices; no other flow event, and integer times."""
+    for name in ("t", "fs"):
+        log, out = os.path.join(workdir, name + ".log"), os.path.join(workdir, name + ".json")
+        assert os.path.exists(log), "%s: no log (the test that makes it failed)" % log
+        dpm("export", "--perfetto", out, log)
+        problems = traceviewer.check(log, out)
+        assert not problems, "%s:\n%s" % (log, "\n".join(problems))
 
 
 def test_a_batch_copied_into_a_waiting_filter_gives_its_page_back():

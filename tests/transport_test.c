@@ -79,7 +79,7 @@ struct node {
     int queued;
     uint64_t wire_free_at;
     int called;                         /* transport_send or transport_frame since its last tick */
-    uint8_t nic[NETFRAME_MAX_LEN + 8] __attribute__((aligned(8)));   /* in_place: where DATA frames are built */
+    uint8_t nic[NETFRAME_MAX_LEN + 8] __attribute__((aligned(8)));   /* in_place: where frames are built */
 };
 
 /* A frame on the wire. */
@@ -104,6 +104,7 @@ struct scenario {
 };
 
 static const struct scenario *scenario;
+static int in_place;                    /* runs with sim_hooks_in_place */
 static struct entry log_of[MAX_NODES][MAX_NODES][MAX_MESSAGES];
 static int sent_count[MAX_NODES][MAX_NODES], last_delivered[MAX_NODES][MAX_NODES];
 static struct flight **heap;            /* frames in flight, earliest first */
@@ -197,7 +198,7 @@ static int sim_send_frame(void *context, const uint8_t *frame, uint32_t len)
     n->queued = kept;
     if (n->queued == TX_QUEUE)
         return -1;
-    CHECK(len >= NETFRAME_MIN_LEN && len <= NETFRAME_MAX_LEN);
+    CHECK(len >= NETFRAME_BODY_MIN_LEN && len <= (in_place ? NETFRAME_MAX_LEN : NETFRAME_BODY_MAX_LEN));
     n->wire_free_at = (n->wire_free_at > now_ns ? n->wire_free_at : now_ns) + FRAME_TIME_NS;
     n->departures[n->queued++] = n->wire_free_at;
     int to = frame[5];
@@ -270,29 +271,27 @@ static const struct transport_hooks sim_hooks = {
     .failed = sim_failed, .peer_rebooted = sim_peer_rebooted,
 };
 
-/* The optional hooks, as the kernel's NIC gives them: a DATA frame built
- * in the node's own buffer (2 bytes past a word), then sent from there. */
-static int in_place;                    /* runs with sim_hooks_in_place */
+/* The optional hook, as the kernel's cluster.c gives it: a frame built
+ * and sealed in the node's own buffer (on a word boundary, a DATA frame's
+ * fragment hashed as it is copied in), then sent from there; such frames
+ * are checked and unsealed on arrival (deliver_due_frames). */
 static uint64_t frames_in_place;
+static const struct siphash_key sim_key = { 0x0123456789abcdefull, 0xfedcba9876543210ull };
 
-static uint8_t *sim_frame_buffer(void *context)
+static int sim_send_netframe(void *context, const struct netframe *f)
 {
     struct node *n = context;
-    return n->nic + 2;
-}
-
-static int sim_send_buffer(void *context, uint8_t *frame, uint32_t len)
-{
-    struct node *n = context;
-    CHECK(frame == n->nic + 2 && len <= NETFRAME_MAX_LEN);
-    frames_in_place++;
-    return sim_send_frame(context, frame, len);
+    CHECK(f->type == NETFRAME_DATA || f->type == NETFRAME_ACK);
+    uint32_t len = f->type == NETFRAME_DATA ? netframe_build_data_sealed(n->nic, f, ++frames_in_place, &sim_key)
+                                            : netframe_seal(n->nic, netframe_build_ack(n->nic, f), ++frames_in_place,
+                                                            &sim_key);
+    return sim_send_frame(context, n->nic, len);
 }
 
 static const struct transport_hooks sim_hooks_in_place = {
     .send_frame = sim_send_frame, .now = sim_now, .deliver = sim_deliver,
     .failed = sim_failed, .peer_rebooted = sim_peer_rebooted,
-    .frame_buffer = sim_frame_buffer, .send_buffer = sim_send_buffer,
+    .send_netframe = sim_send_netframe,
 };
 
 /* Start node i in a new boot with a fresh epoch; it hears of every live
@@ -498,9 +497,11 @@ static void hand_start(struct transport *t, uint32_t machine)
 
 /* The receiver keeps fragments of later messages, single-fragment ones
  * too, delivers in order, and says in each ACK what it holds; it answers
- * when a message becomes whole or a frame asks; it drops a fragment
- * beyond its window, a duplicate, and one giving a message another
- * length. */
+ * when a message becomes whole or a frame asks, at once while it holds
+ * fragments after the last message delivered, TRANSPORT_ACK_DELAY_NS
+ * later when it holds none (no DATA frame went back meanwhile); it drops
+ * a fragment beyond its window, a duplicate, and one giving a message
+ * another length. */
 static void test_receive_window(void)
 {
     static struct transport t;
@@ -525,15 +526,63 @@ static void test_receive_window(void)
     feed_data(&t, 1, 10, 0, 0, 120);                                 /* 1: delivered, and 2 after it */
     a = captured_frame(2);
     CHECK(hand_delivered == 2 && a.ack == 2 && a.echo == 120 && a.whole == 0 && a.partial == 1 && a.fragments[0] == 2);
-    feed_data(&t, 3, hand_length[3], 0, 0, 130);
+    feed_data(&t, 3, hand_length[3], 0, 0, 130);                     /* 3 whole, nothing held: it waits */
+    CHECK(hand_delivered == 3 && captured_count == 3 && transport_tick(&t) == TRANSPORT_ACK_DELAY_NS);
+    now_ns = TRANSPORT_ACK_DELAY_NS;
+    CHECK(transport_tick(&t) == TRANSPORT_NO_TIMER);
     a = captured_frame(3);
-    CHECK(hand_delivered == 3 && a.ack == 3 && a.whole == 0 && a.partial == 0 && a.echo == 130);
+    CHECK(captured_count == 4 && a.ack == 3 && a.whole == 0 && a.partial == 0 && a.echo == 130);
 
     feed_data(&t, 2, 5, 0, NETFRAME_DATA_ACK_NOW, 140);              /* a repeat that asks: answered */
-    CHECK(c->duplicates_dropped == 1 && captured_count == 5 && captured_frame(4).ack == 3);
+    CHECK(c->duplicates_dropped == 1 && captured_count == 4);
+    now_ns += TRANSPORT_ACK_DELAY_NS;
+    transport_tick(&t);
+    CHECK(captured_count == 5 && captured_frame(4).ack == 3);
     feed_data(&t, 3, hand_length[3], 0, 0, 150);                     /* one that does not: not */
-    CHECK(c->duplicates_dropped == 2 && captured_count == 5);
+    CHECK(c->duplicates_dropped == 2 && captured_count == 5 && transport_tick(&t) == TRANSPORT_NO_TIMER);
     CHECK(c->messages_delivered == 3 && c->acks_sent == 5 && t.receive_blocks_free == TRANSPORT_RECEIVE_BLOCKS);
+}
+
+/* Acknowledgements carried in DATA frames: a receiver that holds nothing
+ * after the last message delivered sends no ACK frame when a DATA frame
+ * of its goes back within TRANSPORT_ACK_DELAY_NS, and that frame carries
+ * the acknowledgement; it sends an ACK frame at once when
+ * TRANSPORT_ACK_MESSAGES messages have come since the last one; and a
+ * DATA frame that acknowledges a message frees it. */
+static void test_carried_acks(void)
+{
+    static struct transport t;
+    static uint8_t bytes[20];
+    const struct transport_counters *c = transport_counters(&t, 0);
+    hand_start(&t, 1);
+    for (uint32_t k = 1; k <= 10; k++)
+        hand_length[k] = 10 + k;
+    feed_data(&t, 1, hand_length[1], 0, NETFRAME_DATA_ACK_NOW, 100);
+    CHECK(hand_delivered == 1 && captured_count == 0 && transport_tick(&t) == TRANSPORT_ACK_DELAY_NS);
+    now_ns = TRANSPORT_ACK_DELAY_NS / 2;
+    CHECK(transport_send(&t, 0, bytes, sizeof bytes) == 1);
+    struct netframe f = captured_frame(0);
+    CHECK(captured_count == 1 && f.type == NETFRAME_DATA && (f.flags & NETFRAME_DATA_HAS_ACK));
+    CHECK(f.ack == 1 && f.echo == 100);
+    now_ns = 2 * TRANSPORT_ACK_DELAY_NS;
+    transport_tick(&t);
+    CHECK(captured_count == 1 && c->acks_sent == 0 && c->acks_carried == 1);
+
+    for (uint32_t k = 2; k <= 1 + TRANSPORT_ACK_MESSAGES; k++)
+        feed_data(&t, k, hand_length[k], 0, NETFRAME_DATA_ACK_NOW, 100 + k);
+    f = captured_frame(1);
+    CHECK(captured_count == 2 && f.type == NETFRAME_ACK && f.ack == 1 + TRANSPORT_ACK_MESSAGES && c->acks_sent == 1);
+
+    uint8_t payload[32], frame[NETFRAME_MAX_LEN];
+    for (uint32_t i = 0; i < hand_length[10]; i++)
+        payload[i] = message_byte(0, 1, 10, i);
+    struct netframe d = { .machine = 0, .node_count = 2, .epoch = 7, .receiver_epoch = 9, .sequence = 10,
+                          .message_length = hand_length[10], .fragment_length = hand_length[10],
+                          .flags = NETFRAME_DATA_ACK_NOW | NETFRAME_DATA_HAS_ACK, .stamp = 300, .ack = 1,
+                          .echo = captured_frame(0).stamp, .payload = payload };
+    CHECK(transport_pending(&t, 0) == 1);
+    transport_frame(&t, frame, netframe_build_data(frame, &d));
+    CHECK(hand_delivered == 10 && transport_pending(&t, 0) == 0 && t.send_blocks_free == TRANSPORT_SEND_BLOCKS);
 }
 
 /* The sender sends again exactly the fragments an ACK shows missing once
@@ -551,18 +600,20 @@ static void test_selective_retransmit(void)
     for (int i = 0; i < 3; i++) {
         struct netframe f = captured_frame(i);
         CHECK(f.type == NETFRAME_DATA && f.sequence == 1 && f.fragment_offset == (uint32_t)i * NETFRAME_FRAGMENT_MAX);
-        CHECK(f.stamp == 0 && f.flags == (i == 2 ? NETFRAME_DATA_ACK_NOW : 0u));
+        CHECK(f.stamp == 0 && f.flags == (i == 2 ? NETFRAME_DATA_ACK_NOW : 0u) + NETFRAME_DATA_HAS_ACK);
+        CHECK(f.ack == 0 && f.echo == 0);                            /* nothing from machine 1 yet */
     }
     now_ns = 5 * MS;
     CHECK(transport_send(&t, 1, bytes, 1) == 2);
     struct netframe f = captured_frame(3);
-    CHECK(captured_count == 4 && f.sequence == 2 && f.stamp == 5000 && f.flags == NETFRAME_DATA_ACK_NOW);
+    CHECK(captured_count == 4 && f.sequence == 2 && f.stamp == 5000 &&
+          f.flags == (NETFRAME_DATA_ACK_NOW | NETFRAME_DATA_HAS_ACK));
 
     now_ns = 6 * MS;            /* 1 lacks fragment 1, and 2, sent 5 ms after it, arrived: send fragment 1 again */
     feed_ack(&t, 0, 5000, 2, 1, (const uint64_t[]){ 5 });
     f = captured_frame(4);
     CHECK(captured_count == 5 && f.sequence == 1 && f.fragment_offset == NETFRAME_FRAGMENT_MAX);
-    CHECK(f.flags == NETFRAME_DATA_ACK_NOW && f.stamp == 6000 && c->retransmissions == 1);
+    CHECK(f.flags == (NETFRAME_DATA_ACK_NOW | NETFRAME_DATA_HAS_ACK) && f.stamp == 6000 && c->retransmissions == 1);
 
     now_ns = 7 * MS;
     feed_ack(&t, 0, 4000, 0, 0, 0);                                 /* older than the last: nothing changes */
@@ -584,6 +635,30 @@ static void test_selective_retransmit(void)
     feed_ack(&t, 2, 26000, 0, 0, 0);
     CHECK(transport_pending(&t, 1) == 0 && transport_tick(&t) == TRANSPORT_NO_TIMER);
     CHECK(c->frames_sent == 6 && c->acks_received == 7 && t.send_blocks_free == TRANSPORT_SEND_BLOCKS);
+}
+
+/* A patient sender (transport_be_patient) takes a peer silent for a minute
+ * -- a machine stopped at a debugger's breakpoint -- not to be down: no
+ * message fails (hand_failed), it probes every TRANSPORT_RTO_MAX_NS, and
+ * the peer's first ACK after the silence ends the wait. */
+static void test_patient_peer(void)
+{
+    static struct transport t;
+    const struct transport_counters *c = transport_counters(&t, 1);
+    hand_start(&t, 0);
+    transport_be_patient(&t);
+    CHECK(transport_send(&t, 1, "x", 1) == 1 && captured_count == 1);
+    uint64_t next = transport_tick(&t);
+    while (next <= 60000 * MS) {
+        now_ns = next;
+        next = transport_tick(&t);
+        CHECK(next - now_ns <= TRANSPORT_RTO_MAX_NS);
+    }
+    CHECK(c->timeouts > 2 * TRANSPORT_MAX_RETRIES && c->messages_failed == 0 && !t.peers[1].down);
+    CHECK(captured_count == 1 + (int)c->timeouts && transport_pending(&t, 1) == 1);
+    CHECK(transport_send(&t, 1, "y", 1) == 2);                      /* the peer is still open */
+    feed_ack(&t, 2, (uint32_t)(now_ns / 1000), 0, 0, 0);
+    CHECK(transport_pending(&t, 1) == 0 && transport_tick(&t) == TRANSPORT_NO_TIMER);
 }
 
 /* With every receive block taken by later messages, the next message
@@ -632,7 +707,11 @@ static void deliver_due_frames(void)
     while (heap_size && heap[0]->at <= now_ns) {
         struct flight *f = heap_pop();
         if (nodes[f->to].alive) {
-            transport_frame(&nodes[f->to].transport, f->bytes, f->len);
+            uint64_t number;
+            int32_t body = in_place ? netframe_unseal(f->bytes, f->len, &sim_key, &number) : (int32_t)f->len;
+            CHECK(body >= 0);
+            if (body >= 0)
+                transport_frame(&nodes[f->to].transport, f->bytes, (uint32_t)body);
             nodes[f->to].called = 1;
         }
         free(f);
@@ -680,6 +759,7 @@ static struct transport_counters counter_sums(void)
             sum.bad_acks += c->bad_acks;
             sum.queue_full += c->queue_full;
             sum.acks_sent += c->acks_sent;
+            sum.acks_carried += c->acks_carried;
             sum.timeouts += c->timeouts;
         }
     return sum;
@@ -776,13 +856,13 @@ static void check_outcome(uint64_t seed, const struct scenario *sc, int total, i
     }
     printf("transport_test: seed %llu, %d nodes, %u%% loss, %u%% duplication%s: %u messages delivered, "
            "%d failed at a reboot, %d at a dead peer; %u data frames, %u retransmitted, "
-           "%u duplicates, %u held out of order, %u stale, %u without a buffer, %u evicted, %u queue full, %u acks, "
-           "%u timeouts; %.1f s simulated\n",
+           "%u duplicates, %u held out of order, %u stale, %u without a buffer, %u evicted, %u queue full, %u acks "
+           "(%u more in DATA frames), %u timeouts; %.1f s simulated\n",
            (unsigned long long)seed, node_count, sc->loss / 10, sc->duplication / 10,
            sc->faults ? ", a reboot, a dead peer" : "", messages_delivered(), reboot_failures, timeout_failures,
            sum.frames_sent, sum.retransmissions, sum.duplicates_dropped,
            sum.out_of_order_buffered, sum.stale_dropped, sum.no_buffer_dropped, sum.fragments_evicted,
-           sum.queue_full, sum.acks_sent, sum.timeouts, now_ns / 1e9);
+           sum.queue_full, sum.acks_sent, sum.acks_carried, sum.timeouts, now_ns / 1e9);
     if (!sc->faults) {
         double ratio = (double)sum.frames_sent / fragments_needed();
         CHECK(ratio < 1.5);
@@ -802,13 +882,15 @@ int main(void)
                                              .min_length = 1, .start_at = 31 * MS };
     test_send_errors();
     test_receive_window();
+    test_carried_acks();
     test_selective_retransmit();
+    test_patient_peer();
     test_eviction();
     for (uint64_t seed = 1; seed <= 4; seed++)
         run(seed, seed % 2 ? &faulty_3 : &faulty_4);
     run(5, &lossy_3);
     run(6, &lossy_4);
-    in_place = 1;                       /* the same, DATA frames built in the "NIC's" buffer */
+    in_place = 1;                       /* the same, frames built and sealed in the "NIC's" buffer */
     run(7, &faulty_3);
     run(8, &lossy_4);
     CHECK(frames_in_place > 1000);

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "output_check.h"
 #include "fsck.h"
 #include "fsimage.h"
 
@@ -63,6 +64,12 @@ static const char help_text[] =
 "    A PATH inside the image names directories from the root, separated by\n"
 "    '/' (a leading '/' is optional); a name is 1 to 59 bytes. Options may\n"
 "    come anywhere after the command; '--' ends them.\n"
+"\n"
+"    A file dmfs writes (mkfs's IMAGE, get's HOSTFILE, put's IMAGE) must not\n"
+"    be one of the files it reads (the same file, also through a link:\n"
+"    `dmfs: OUT: is the input IN`) and, if it exists, must be a regular\n"
+"    file (`dmfs: OUT: is not a regular file`): both are refused with\n"
+"    status 1 before anything is written.\n"
 "\n"
 "COMMANDS\n"
 "    mkfs [--force] [--inodes N] IMAGE SIZE_MB [HOSTFILE[=PATH] ...]\n"
@@ -706,6 +713,15 @@ static uint64_t parse_count(const char *s, uint64_t max, const char *what)
     return v;
 }
 
+/* Exits (status 1) unless `out` may be written: it must not be one of the
+ * `n` files read (`inputs`) nor anything but a regular file (output_check.h). */
+static void check_output(const char *out, const char *const *inputs, size_t n)
+{
+    char why[4200];
+    if (output_check(out, inputs, n, why, sizeof why) != 0)
+        die(STATUS_FAILED, "%s: %s", out, why);
+}
+
 static void create_temporary(struct fs_image *img, const char *path, uint64_t blocks);
 static void put_host_file(struct fs_image *img, const char *spec);
 
@@ -729,6 +745,17 @@ static int cmd_mkfs(int argc, char **argv)
         die(STATUS_FAILED, "%s: %" PRIu64 " inodes do not fit in %s MiB", path, inodes, args.positional[1]);
     if (!options.force && stat(path, &st) == 0)
         die(STATUS_FAILED, "%s: exists; give --force to replace it", path);
+    const char **hosts = xcalloc((size_t)args.count, sizeof *hosts);
+    for (int i = 2; i < args.count; i++) {
+        char *host = xstrdup(args.positional[i]), *equals = strrchr(host, '=');
+        if (equals)
+            *equals = 0;
+        hosts[i] = host;
+    }
+    check_output(path, hosts, (size_t)args.count);
+    for (int i = 2; i < args.count; i++)
+        free((char *)hosts[i]);
+    free(hosts);
 
     create_temporary(img, path, blocks);
     image_format(img, &sb);   /* the metadata and the root (fs/fsimage.c) */
@@ -899,6 +926,7 @@ static int cmd_get(int argc, char **argv)
             img.name, args.positional[1], ino);
     if (args.count == 3) {
         out_name = args.positional[2];
+        check_output(out_name, (const char *const *)args.positional, 1);
         out = fopen(out_name, "wb");
         if (out == NULL)
             die(STATUS_ERROR, "%s: %s", out_name, strerror(errno));
@@ -919,6 +947,7 @@ static int cmd_put(int argc, char **argv)
 
     args_parse(argc, argv, "put", known, &args);
     args_expect(&args, 3, 3, "dmfs put IMAGE HOSTFILE PATH");
+    check_output(args.positional[0], (const char *const *)args.positional + 1, 1);
     image_open(&img, args.positional[0], 1);
     uint8_t *data = host_read(args.positional[1], &size);
     put_file(&img, args.positional[2], data, size);

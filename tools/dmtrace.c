@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "output_check.h"
 #include "tracelog.h"
 #include "print.h"
 #include "rules.h"
@@ -53,6 +54,16 @@ static const char help_text[] =
 "    of the records its selection rules kept, each record with the fields\n"
 "    the rule kept, and the count of records known lost. A log describes\n"
 "    itself: dmtrace needs nothing else to read it, whatever build wrote it.\n"
+"\n"
+"    Each record block carries a checksum of its contents (Fletcher's sums\n"
+"    of its 64-bit words, modulo a prime; log format version 3): a block\n"
+"    whose checksum does not match is damaged, reported with its number\n"
+"    and never read as records. Logs of format version 2 (no checksums)\n"
+"    are refused, saying their version.\n"
+"\n"
+"    A file dmtrace writes must not be the file it reads (also through a\n"
+"    link) and, if it exists, must be a regular file: both are refused\n"
+"    with status 1 before anything is written.\n"
 "\n"
 "    A filter writes its log on its node's trace disk, a virtio-blk disk\n"
 "    of its own, from block 0; each new filter writes over the last log.\n"
@@ -87,7 +98,7 @@ static const char help_text[] =
 "        written and checked as extract does; one line is printed:\n"
 "            STREAM: N blocks, R records, L lost (of K logs in the stream) -> OUT\n"
 "        A stream cut short (the machine halted mid-block) gives the log up\n"
-"        to its last whole block.\n"
+"        to its last whole block, with the warning below.\n"
 "\n"
 "    dump LOG [RULES]\n"
 "        Print every record of LOG (a log file, or a trace disk image) on a\n"
@@ -106,11 +117,19 @@ static const char help_text[] =
 "        fields the first matching rule drops with '#'. In rules, a field\n"
 "        the log did not keep reads as 0.\n"
 "\n"
+"    A log or stream whose file ends inside a block (cut short) is read up\n"
+"    to its last whole block, and dump, extract and unstream say so:\n"
+"        dmtrace: LOG: the log is cut short: block N has only B of its 4096 bytes\n"
+"    with status 0 when records were read before it, 1 (and no OUT) when\n"
+"    none could be.\n"
+"\n"
 "EXIT STATUS\n"
 "    0  success\n"
 "    1  bad input: a file that cannot be read or written, not a trace disk\n"
-"       or log, a trace disk with no log yet, a damaged log, rules that do\n"
-"       not parse, an existing IMAGE without --force\n"
+"       or log, a trace disk with no log yet, a damaged log, a log cut\n"
+"       short before its first record, rules that do not parse, an existing\n"
+"       IMAGE without --force, an output that is the input or not a\n"
+"       regular file\n"
 "    2  bad usage\n"
 "\n"
 "MESSAGES\n"
@@ -118,6 +137,9 @@ static const char help_text[] =
 "        dmtrace: IMAGE: a trace disk with no log yet\n"
 "        dmtrace: IMAGE: not a trace disk (no DPMTRACE header)\n"
 "        dmtrace: LOG: block 12: a damaged entry\n"
+"        dmtrace: LOG: block 12: damaged: its checksum does not match its contents\n"
+"        dmtrace: OUT: is the input IMAGE\n"
+"        dmtrace: OUT: is not a regular file\n"
 "        dmtrace: RULES:2:9: no such field in the description\n"
 "\n"
 "EXAMPLES\n"
@@ -200,6 +222,38 @@ static void open_log(struct tracelog_reader *r, const char *path, const uint8_t 
     }
 }
 
+/* Exits (status 1) unless `out` may be written: not the input `in`
+ * (nor a link to it), and a regular file if it exists (output_check.h). */
+static void check_output(const char *out, const char *in)
+{
+    char why[4200];
+    if (output_check(out, &in, in ? 1 : 0, why, sizeof why) != 0)
+        die(STATUS_BAD_INPUT, "%s: %s", out, why);
+}
+
+/* Says so on stderr when the file at `path` (`size` bytes) ends inside
+ * block `index`, where reading stopped: the log is cut short, and its
+ * records up to there are all there is. Returns whether it did. */
+static int say_if_cut_short(const char *path, uint64_t index, uint64_t size)
+{
+    if (size <= index * TRACELOG_BLOCK || size >= (index + 1) * TRACELOG_BLOCK)
+        return 0;
+    fflush(stdout);
+    fprintf(stderr, "%s: %s: the log is cut short: block %" PRIu64 " has only %" PRIu64 " of its %d bytes\n",
+            cli_program, path, index, size - index * TRACELOG_BLOCK, TRACELOG_BLOCK);
+    return 1;
+}
+
+/* Exits with status 1 after a damaged block or entry, naming the block. */
+static void die_damaged(const char *path, const struct tracelog_reader *r, int status)
+{
+    fflush(stdout);
+    if (status == TRACELOG_E_CHECKSUM)
+        die(STATUS_BAD_INPUT, "%s: block %" PRIu64 ": damaged: its checksum does not match its contents", path,
+            r->index);
+    die(STATUS_BAD_INPUT, "%s: block %" PRIu64 ": a damaged entry", path, r->index);
+}
+
 /* ---- blank ---- */
 
 static int cmd_blank(int argc, char **argv)
@@ -218,6 +272,7 @@ static int cmd_blank(int argc, char **argv)
             usage("SIZE_MB must be a whole number of MiB from 1 to %d, not '%s'", MAX_SIZE_MB, argv[1]);
         size_mb = n;
     }
+    check_output(path, 0);
     int fd = open(path, O_WRONLY | O_CREAT | (force ? O_TRUNC : O_EXCL), 0644);
     if (fd < 0)
         die(STATUS_BAD_INPUT, errno == EEXIST ? "%s: exists (--force replaces it)" : "%s: %s", path,
@@ -236,7 +291,7 @@ static int cmd_blank(int argc, char **argv)
 /* ---- extract ---- */
 
 /* Every record of the log, read through by its description: how many;
- * exits if an entry is damaged. */
+ * exits if a block or an entry is damaged. */
 static uint64_t read_through(struct tracelog_reader *r, const char *path)
 {
     struct trace_values v;
@@ -244,7 +299,7 @@ static uint64_t read_through(struct tracelog_reader *r, const char *path)
     while ((status = tracelog_next_values(r, &v)) == 1)
         ;
     if (status < 0)
-        die(STATUS_BAD_INPUT, "%s: block %" PRIu64 ": a damaged entry", path, r->index);
+        die_damaged(path, r, status);
     return r->records;
 }
 
@@ -271,6 +326,7 @@ static int cmd_extract(int argc, char **argv)
     if (argc != 2)
         usage("dmtrace extract IMAGE OUT");
     const char *image = argv[0], *out = argv[1];
+    check_output(out, image);
     uint64_t size;
     const uint8_t *disk = map_file(image, &size);
     struct tracelog_reader r;
@@ -278,6 +334,8 @@ static int cmd_extract(int argc, char **argv)
     uint64_t blocks = tracelog_blocks(&r);
     uint64_t records = read_through(&r, image);
     uint64_t lost = r.lost;
+    if (say_if_cut_short(image, r.index, size) && records == 0)
+        exit(STATUS_BAD_INPUT);   /* nothing could be read */
 
     /* Written under a temporary name, checked, then renamed: a failure
      * leaves no half-written OUT behind. */
@@ -312,6 +370,7 @@ static int cmd_unstream(int argc, char **argv)
     if (argc != 2)
         usage("dmtrace unstream STREAM OUT");
     const char *stream = argv[0], *out = argv[1];
+    check_output(out, stream);
     uint64_t size;
     const uint8_t *bytes = map_file(stream, &size);
     uint8_t *log = malloc(size ? size : 1);
@@ -324,6 +383,8 @@ static int cmd_unstream(int argc, char **argv)
     struct tracelog_reader r;
     open_log(&r, stream, log, length);
     uint64_t records = read_through(&r, stream);
+    if (say_if_cut_short(stream, size / TRACELOG_BLOCK, size) && records == 0)
+        exit(STATUS_BAD_INPUT);   /* nothing could be read */
     write_file(out, log, length);
     printf("%s: %" PRIu64 " blocks, %" PRIu64 " records, %" PRIu64 " lost (of %u log%s in the stream) -> %s\n",
            stream, length / TRACELOG_BLOCK, records, r.lost, logs, logs == 1 ? "" : "s", out);
@@ -367,11 +428,11 @@ static int cmd_dump(int argc, char **argv)
         tracelog_print_record(stdout, &r, &v, shown);
         printed++;
     }
-    if (status < 0) {
-        fflush(stdout);
-        die(STATUS_BAD_INPUT, "%s: block %" PRIu64 ": a damaged entry", path, r.index);
-    }
+    if (status < 0)
+        die_damaged(path, &r, status);
     printf("%" PRIu64 " records, %" PRIu64 " lost\n", printed, r.lost);
+    if (say_if_cut_short(path, r.index, size) && r.records == 0)
+        return STATUS_BAD_INPUT;   /* nothing could be read */
     return STATUS_OK;
 }
 

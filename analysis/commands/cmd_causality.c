@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 
 #include "commands/graph_options.h"
+#include "load/window.h"
 #include "models/causality.h"
 
 extern char **environ;
@@ -176,6 +177,8 @@ static int causality_report(const struct causality *c, const struct graph_input 
         printf("%s %c = %s", a ? "," : "", causality_letter(a), label);
     }
     printf("\n%" PRIu64 " requests from requestors, %" PRIu64 " strings\n", c->requests, c->nstrings);
+    if (dpm_window_get())
+        printf("window: %s\n", dpm_window_describe());
     if (c->cut)
         printf("%" PRIu64 " chains went on past %u letters and were cut there (--max-length)\n", c->cut,
                c->max_length);
@@ -198,8 +201,14 @@ static int causality_option(struct causality_options *o, int argc, char **argv, 
         o->servers = value;
     else if ((value = graph_option(argc, argv, i, "--system", &missing)))
         o->system = value;
-    else if ((value = graph_option(argc, argv, i, "--dot", &missing)))
+    else if ((value = graph_option(argc, argv, i, "--dot", &missing))) {
+        struct dpm_error e;
+        if (dpm_output_check(value, &e) != 0) {
+            fprintf(stderr, "dpm causality: %s\n", e.text);
+            exit(EXIT_BAD_INPUT);
+        }
         o->dot = value;
+    }
     else if ((length = graph_option(argc, argv, i, "--max-length", &missing))) {
         o->max_length = strtoul(length, &end, 10);
         if (end == length || *end || o->max_length == 0 || o->max_length > 4096) {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "commands/graph_options.h"
+#include "load/window.h"
 #include "load/programs.h"
 #include "models/critpath.h"
 
@@ -21,7 +22,9 @@ static const char critpath_help[] =
     "\n"
     "SYNOPSIS\n"
     "    dpm critpath [--step 1|2|3|3a] [--place NAME_OR_PID=MACHINE,... | --each-own | --all-one]\n"
-    "                 [--delays FILE] [--elf NAME=FILE]... [--elf-dir DIR] [--top N] [--full] LOG...\n"
+    "                 [--network NAME|FILE | --delays FILE] [--elf NAME=FILE]... [--elf-dir DIR] [--plain]\n"
+    "                 [--top N] [--full]\n"
+    "                 LOG...\n"
     "\n"
     "DESCRIPTION\n"
     "    Finds the longest path through the program history graph (Miller's thesis, section\n"
@@ -30,22 +33,34 @@ static const char critpath_help[] =
     "    the processes on it in order (consecutive arcs within one process merged), how long\n"
     "    each holds it in all and its share of t_max, the time on message deliveries and on\n"
     "    requests outside the trace, and the functions on it: each arc within a process is\n"
-    "    charged to the function holding the PC of the record that ends it (the call that\n"
-    "    ended that computation), named from the program's ELF symbol table when one is given.\n"
-    "    Times are guest nanoseconds.\n"
+    "    charged to the function that made the kernel call ending it. The record that ends it\n"
+    "    holds the return address of the call (the instruction after it, in the caller), and\n"
+    "    the function holding that address - 1 is the caller even when the call was its last\n"
+    "    instruction; records the process did not write by a call of its own (MESSAGEQUEUED,\n"
+    "    STOPPROCESS, ...) hold where it left user mode, whose function is named. Functions are\n"
+    "    named from the program's ELF symbol table when one is given; an address none holds\n"
+    "    shows as `pc 0x...`, the record's PC. Times are guest nanoseconds.\n"
+    "\n"
+    "    The time on requests outside the trace (arcs weighted by the time their answer took,\n"
+    "    thesis Fig. 5.3B) is given by the process each request went to, and when it is more\n"
+    "    than half of t_max a warning says so, what to meter and which window to take\n"
+    "    (--window, --window-of: see dpm --help); t_max and P of the plain history graph,\n"
+    "    without those arcs (Fig. 5.3A), follow the path's own.\n"
     "\n"
     "OPTIONS\n"
     "    --step S     the weights: 1 no delivery time, no contention; 2 (default) delivery\n"
     "                 times for the placement; 3 contention by the elapsed-time simulation;\n"
     "                 3a contention by the thesis's Appendix A algorithm\n"
-    "    --place, --each-own, --all-one, --delays\n"
-    "                 the placement and the delivery-time table, as for dpm parallelism\n"
+    "    --place, --each-own, --all-one, --network, --delays\n"
+    "                 the placement and the network's delivery times, as for dpm parallelism\n"
     "    --elf NAME=FILE\n"
     "                 the program of the processes named NAME (their CREATEPROCESS name) is\n"
     "                 the ELF file FILE; may be repeated\n"
     "    --elf-dir DIR\n"
     "                 look for NAME.elf under DIR, up to 4 levels down (the build puts them in\n"
     "                 build/user, build/fs, build/servers, build/user/tests, build/user/bench)\n"
+    "    --plain      the path of the plain history graph (thesis Fig. 5.3A): requests outside\n"
+    "                 the trace take no time\n"
     "    --top N      list the N functions holding the path longest (default 20; 0: all)\n"
     "    --full       list every segment of the path (default: the first 40)\n"
     "    --help       this text\n"
@@ -57,6 +72,7 @@ struct critpath_options {
     struct placement_options placement;
     struct program_options programs;
     enum parallel_step step;
+    enum history_graph graph;
     long top;
     int full;
 };
@@ -83,6 +99,15 @@ static void print_processes(const struct critpath *c, const struct graph_input *
     }
     printf("  %-28s %16" PRIu64 " %7.1f%%\n", "(message delivery)", c->delivery, share(c->delivery, c->t_max));
     printf("  %-28s %16" PRIu64 " %7.1f%%\n", "(outside the trace)", c->outside, share(c->outside, c->t_max));
+    for (uint32_t k = 0; k < c->outside_by.nprocesses && k < OUTSIDE_NAMED; k++) {
+        char asked[96];
+        snprintf(asked, sizeof asked, "  in requests to %s", dpm_label("", c->outside_by.named[k].pid, label,
+                                                                         sizeof label));
+        printf("  %-28s %16" PRIu64 " %7.1f%% %9" PRIu32 " requests\n", asked, c->outside_by.named[k].ns,
+               share(c->outside_by.named[k].ns, c->t_max), c->outside_by.named[k].requests);
+    }
+    if (c->outside_by.nprocesses > OUTSIDE_NAMED)
+        printf("    ... and %" PRIu32 " other processes outside the trace\n", c->outside_by.nprocesses - OUTSIDE_NAMED);
     printf("\nthe path in order (%u segments)\n", c->nsegments);
     for (uint32_t i = 0; i < c->nsegments && (full || i < SEGMENTS_SHOWN); i++) {
         const struct critpath_segment *s = &c->segment[i];
@@ -143,6 +168,10 @@ static int critpath_option(struct critpath_options *o, int argc, char **argv, in
     char *end;
     if (strcmp(argv[*i], "--full") == 0)
         return o->full = 1;
+    if (strcmp(argv[*i], "--plain") == 0) {
+        o->graph = GRAPH_PLAIN;
+        return 1;
+    }
     if ((value = graph_option(argc, argv, i, "--elf-dir", &missing))) {
         o->programs.elf_dir = value;
         return 1;
@@ -187,27 +216,58 @@ static int critpath_arguments(struct critpath_options *o, int argc, char **argv,
     return graph_arguments("critpath", argc, argv, critpath_take, o, logs, nlogs, help);
 }
 
+/* The path's summary: its step and graph, t_max and P, the window, the
+ * placement, and P on the other graph of Fig. 5.3. 0, or 1 with err. */
+static int print_summary(const struct critpath_options *o, const struct critpath *c, const struct graph_input *in,
+                         const uint32_t *machine, const struct delay_table *d, const char *how, double *p_plain)
+{
+    struct parallel_result plain;
+    char err[512];
+    uint64_t total = history_total_cpu(&in->history);
+    *p_plain = c->t_max ? (double)total / (double)c->t_max : 0.0;
+    printf("critical path (thesis 5.2.3) under step %s%s\n", parallel_step_name(o->step),
+           o->graph == GRAPH_PLAIN ? ", on the plain history graph (thesis Fig. 5.3A)" : "");
+    printf("t_max = %" PRIu64 " ns over %u arcs; T = %" PRIu64 " ns; P = %.3f\n", c->t_max, c->narcs, total, *p_plain);
+    if (dpm_window_get())
+        printf("window: %s\n", dpm_window_describe());
+    if (o->step != STEP_UPPER_BOUND)
+        printf("placement: %s\n", how);
+    if (o->graph == GRAPH_PLAIN || !in->history.outside_arcs)
+        return EXIT_OK;
+    if (parallel_step_run(&plain, 0, &in->history, o->step, GRAPH_PLAIN, machine, d, err, sizeof err) < 0) {
+        fprintf(stderr, "dpm critpath: %s\n", err);
+        return EXIT_BAD_INPUT;
+    }
+    printf("on the plain history graph (thesis Fig. 5.3A, requests outside the trace left out): t_max = %" PRIu64
+           " ns, P = %.3f\n", plain.t_max, plain.parallelism);
+    *p_plain = plain.parallelism;
+    return EXIT_OK;
+}
+
 /* Find the path and print it all. */
 static int critpath_report(const struct critpath_options *o, struct graph_input *in, const uint32_t *machine,
                            const struct delay_table *d, const char *how)
 {
     struct critpath c;
     struct program_symbols programs = { 0 };
-    char err[512];
+    char err[512], advice[2048];
+    double p_plain;
     int status = programs_load(&programs, &o->programs, &in->trace, "critpath");
-    if (status == EXIT_OK && critpath_find(&c, &in->history, o->step, machine, d, err, sizeof err) < 0) {
+    if (status == EXIT_OK && critpath_find(&c, &in->history, o->step, o->graph, machine, d, err, sizeof err) < 0) {
         fprintf(stderr, "dpm critpath: %s\n", err);
         status = EXIT_BAD_INPUT;
     } else if (status == EXIT_OK) {
-        uint64_t total = history_total_cpu(&in->history);
-        printf("critical path (thesis 5.2.3) under step %s\n", parallel_step_name(o->step));
-        printf("t_max = %" PRIu64 " ns over %u arcs; T = %" PRIu64 " ns; P = %.3f\n", c.t_max, c.narcs, total,
-               c.t_max ? (double)total / (double)c.t_max : 0.0);
-        if (o->step != STEP_UPPER_BOUND)
-            printf("placement: %s\n", how);
-        print_processes(&c, in, o->full);
-        status = print_functions(&c, in, &programs, o->top);
-        graph_print_notes(in);
+        status = print_summary(o, &c, in, machine, d, how, &p_plain);
+        if (status == EXIT_OK) {
+            print_processes(&c, in, o->full);
+            uint64_t total = history_total_cpu(&in->history);
+            outside_advice(advice, sizeof advice, &c.outside_by, parallel_step_short(o->step),
+                           c.t_max ? (double)total / (double)c.t_max : 0.0, p_plain, &in->history, dpm_window_asked());
+            if (advice[0])
+                printf("\nwarning: %s\n", advice);
+            status = print_functions(&c, in, &programs, o->top);
+            graph_print_notes(in);
+        }
         critpath_free(&c);
     }
     programs_free(&programs);

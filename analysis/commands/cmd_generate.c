@@ -18,8 +18,8 @@ static const char generate_help[] =
 "    dpm generate - write a trace log from a scenario, or of random traffic\n"
 "\n"
 "SYNOPSIS\n"
-"    dpm generate [--repeat N] SCENARIO OUT\n"
-"    dpm generate --random N [--seed S] OUT\n"
+"    dpm generate [--repeat N] [--skew M=NS,...] SCENARIO OUT\n"
+"    dpm generate --random N [--seed S] [--skew M=NS,...] OUT\n"
 "\n"
 "DESCRIPTION\n"
 "    Writes OUT, a trace log in this build's record layouts, with meter/'s\n"
@@ -43,6 +43,9 @@ static const char generate_help[] =
 "SCENARIO LANGUAGE\n"
 "    One statement per line; '#' starts a comment. Declarations:\n"
 "      machine M clock T     machine M's clock starts at T ns (default 0)\n"
+"      machine M skew NS     machine M's records carry TIME NS more than its\n"
+"                            clock (default 0): a clock that far ahead of\n"
+"                            the others, for dpm clocks to find again\n"
 "      delay N               messages between machines take N ns (default 0)\n"
 "      process A machine M [name PROG] [pid M.S.G] [parent B] [untraced]\n"
 "                            [attached PROCTIME]\n"
@@ -82,9 +85,14 @@ static const char generate_help[] =
 "                 servers (ri, dm, bm, di on machines 0, 1, 1, 2, each\n"
 "                 serving calls, ri and dm calling bm, bm calling di),\n"
 "                 four clients calling and sending to them, and an\n"
-"                 untraced kernel on machine 0 that clients send to\n"
+"                 untraced kernel on machine 0 that clients send to;\n"
+"                 N is at most 10000000 (a log of about 1 GB)\n"
 "    --seed S     the random mode's seed (default 1): the same N and S\n"
 "                 give the same log\n"
+"    --skew M=NS,...\n"
+"                 machine M's records carry TIME NS more than its clock, as\n"
+"                 `machine M skew NS` does (a scenario's own declaration\n"
+"                 wins)\n"
 "\n"
 "EXIT STATUS\n"
 "    0 success, 1 a scenario that does not parse or run (FILE:LINE: what),\n"
@@ -215,17 +223,44 @@ static char *read_scenario(const char *path, size_t *len)
     return text;
 }
 
-/* The log's identity: made from what it holds (the scenario and its
- * numbers), so that two different logs written over each other on one
- * disk are told apart, and one command always writes the same log. */
-static uint32_t log_id(const char *text, size_t len, uint64_t number, uint64_t seed)
+/* The log's identity: made from what it holds (the scenario, the skews
+ * and its numbers), so that two different logs written over each other on
+ * one disk are told apart, and one command always writes the same log. */
+static uint32_t log_id(const char *text, size_t len, const char *skews, uint64_t number, uint64_t seed)
 {
     uint32_t h = 2166136261u;                      /* FNV-1a */
     for (size_t i = 0; i < len; i++)
         h = (h ^ (uint8_t)text[i]) * 16777619u;
+    for (; skews && *skews; skews++)
+        h = (h ^ (uint8_t)*skews) * 16777619u;
     for (int i = 0; i < 8; i++)
         h = (h ^ (uint8_t)(number >> (8 * i)) ^ (uint8_t)(seed >> (8 * i))) * 16777619u;
     return h;
+}
+
+/* The most records --random writes: about 1 GB of log (a record and its
+ * entry take about 100 bytes), ten times what the benchmarks read. */
+#define RANDOM_RECORDS_MAX 10000000ull
+
+/* --skew M=NS,...: each machine's skew into skew[]; a usage error if it does not parse. */
+static void skew_option(const char *value, uint64_t *skew)
+{
+    const char *at = value;
+    while (*at) {
+        char *end;
+        errno = 0;
+        unsigned long long machine = strtoull(at, &end, 10), ns = 0;
+        int ok = !errno && end != at && *end == '=' && machine < SIM_MACHINES && at[0] != '-';
+        if (ok) {
+            at = end + 1;
+            ns = strtoull(at, &end, 10);
+            ok = !errno && end != at && (*end == ',' || *end == 0) && at[0] != '-';
+        }
+        if (!ok)
+            dpm_usage("generate", "--skew %s: expected MACHINE=NS,... (machines 0 to %d)", value, SIM_MACHINES - 1);
+        skew[machine] = ns;
+        at = *end ? end + 1 : end;
+    }
 }
 
 /* A whole positive number option, or a usage error. */
@@ -243,29 +278,39 @@ int cmd_generate(int argc, char **argv)
 {
     if (dpm_help_asked(argc, argv, generate_help))
         return DPM_OK;
-    uint64_t repeat = 1, records = 0, seed = 1;
+    uint64_t repeat = 1, records = 0, seed = 1, skew[SIM_MACHINES] = { 0 };
+    const char *skews = 0;
     int random = 0, i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
         if (i + 1 == argc)
             dpm_usage("generate", "%s needs a value", argv[i]);
         if (strcmp(argv[i], "--repeat") == 0)
             repeat = count_option("--repeat", argv[++i]);
-        else if (strcmp(argv[i], "--random") == 0)
+        else if (strcmp(argv[i], "--random") == 0) {
             random = 1, records = count_option("--random", argv[++i]);
-        else if (strcmp(argv[i], "--seed") == 0)
+            if (records < 1 || records > RANDOM_RECORDS_MAX)
+                dpm_usage("generate", "--random N must be from 1 to %llu, not %s", RANDOM_RECORDS_MAX, argv[i]);
+        } else if (strcmp(argv[i], "--seed") == 0)
             seed = count_option("--seed", argv[++i]);
+        else if (strcmp(argv[i], "--skew") == 0)
+            skew_option(skews = argv[++i], skew);
         else
             dpm_usage("generate", "unknown option '%s'", argv[i]);
     }
     if (argc - i != (random ? 1 : 2))
-        dpm_usage("generate", "dpm generate [--repeat N] SCENARIO OUT, or dpm generate --random N [--seed S] OUT");
+        dpm_usage("generate", "dpm generate [--repeat N] [--skew M=NS,...] SCENARIO OUT, or dpm generate --random N "
+                              "[--seed S] [--skew M=NS,...] OUT");
     const char *out = argv[argc - 1];
+    struct dpm_error refused;
+    if (dpm_output_check(out, &refused) != 0)
+        dpm_fail("%s", refused.text);
     size_t len = 0;
     char *text = random ? 0 : read_scenario(argv[i], &len);
     static struct simulation s;
     struct dpm_error e;
-    if (sim_begin(&s, out, log_id(text, len, random ? records : repeat, seed)) != 0)
+    if (sim_begin(&s, out, log_id(text, len, skews, random ? records : repeat, seed)) != 0)
         dpm_fail("%s: %s", out, s.error);
+    memcpy(s.skew, skew, sizeof s.skew);
     int status;
     if (random) {
         status = random_traffic(&s, records, seed);

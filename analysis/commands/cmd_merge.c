@@ -216,6 +216,9 @@ int cmd_merge(int argc, char **argv)
     if (argc < 4 || strcmp(argv[1], "-o") != 0)
         dpm_usage("merge", "dpm merge -o OUT LOG...");
     const char *out = argv[2];
+    struct dpm_error refused;
+    if (dpm_output_check(out, &refused) != 0)
+        dpm_fail("%s", refused.text);
     struct merged *all = 0;
     size_t n = 0, capacity = 0;
     uint64_t lost = 0;

@@ -2,8 +2,9 @@
  * analysis/commands/cmd_report.c — `dpm report`: one self-contained HTML
  * page of a trace: every table of `dpm stats`, the communication graph, the
  * traffic matrix, the message rate over time, parallelism's steps, the
- * critical path on a timeline and, with --server, the paths of causality
- * and their state diagram. Inline CSS and inline SVG drawn by dpm itself:
+ * critical path on a timeline, the clocks with a space-time diagram, why
+ * processes waited and, with --server, the paths of causality and their
+ * state diagram. Inline CSS and inline SVG drawn by dpm itself:
  * the page needs nothing else to be read, and no Graphviz to be made.
  */
 #define _POSIX_C_SOURCE 200809L   /* unlink, rename */
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "load/window.h"
 #include "report/html.h"
 #include "report/sections.h"
 
@@ -24,8 +26,10 @@ static const char report_help[] =
     "\n"
     "SYNOPSIS\n"
     "    dpm report [--server NAME_OR_PID,...] [--system NAME_OR_PID,...]\n"
-    "               [--place NAME_OR_PID=MACHINE,... | --each-own | --all-one] [--delays FILE]\n"
-    "               [--elf NAME=FILE]... [--elf-dir DIR] -o OUT.html LOG...\n"
+    "               [--place NAME_OR_PID=MACHINE,... | --each-own | --all-one]\n"
+    "               [--network NAME|FILE | --delays FILE]\n"
+    "               [--elf NAME=FILE]... [--elf-dir DIR] [--min-delay NS] [--reference MACHINE]\n"
+    "               -o OUT.html LOG...\n"
     "\n"
     "DESCRIPTION\n"
     "    Reads the logs once, as one trace, and writes OUT.html: a page that holds all it\n"
@@ -46,6 +50,14 @@ static const char report_help[] =
     "                    row per process (those on the path first, 48 at most), its\n"
     "                    computing in grey as early as the graph allows, the path in red and\n"
     "                    its messages as lines; who holds it; the 20 functions holding it longest\n"
+    "      clocks        each machine's clock offset against the reference machine, its\n"
+    "                    interval and bound, and the messages backward before and after the\n"
+    "                    correction (dpm clocks)\n"
+    "      spacetime     a space-time diagram: a line per process grouped by machine, an arrow\n"
+    "                    per message (red: between machines) on the corrected clocks, moved so\n"
+    "                    that no arrow runs backward; the first 300 messages by their SEND\n"
+    "      waitstates    why processes waited (dpm waitstates): the waits by cause, the 20\n"
+    "                    largest causes and functions charged, each process's waiting time\n"
     "      causality     with --server: the strings, the paths, the branching\n"
     "                    probabilities (dpm causality) and the state diagram: the requestors\n"
     "                    (U) and the servers, each transition labelled with its probabilities\n"
@@ -57,10 +69,13 @@ static const char report_help[] =
     "    -o OUT.html  the page to write (required)\n"
     "    --server, --system\n"
     "                 the servers and system processes, as for dpm causality\n"
-    "    --place, --each-own, --all-one, --delays\n"
-    "                 the placement and delivery-time table, as for dpm parallelism\n"
+    "    --place, --each-own, --all-one, --network, --delays\n"
+    "                 the placement and the network's delivery times, as for dpm parallelism\n"
     "    --elf NAME=FILE, --elf-dir DIR\n"
-    "                 the programs, to name the critical path's functions, as for dpm critpath\n"
+    "                 the programs, to name the functions of the critical path and of the\n"
+    "                 waits, as for dpm critpath\n"
+    "    --min-delay NS, --reference MACHINE\n"
+    "                 the clock model, as for dpm clocks\n"
     "    --help       this text\n"
     "\n"
     "EXIT STATUS\n"
@@ -81,7 +96,7 @@ static const char page_style[] =
     "g.node circle{fill:#e8eef8;stroke:#335;stroke-width:1.5}g.untraced circle{fill:#fff;stroke-dasharray:4 3}"
     "g.machine text{font-weight:bold;fill:#666}g.on-dark text{fill:#fff}"
     "g.state circle{fill:#fdf3d8;stroke:#765;stroke-width:1.5}g.state text{font-weight:bold}"
-    "ul.notes{color:#845}";
+    "ul.notes{color:#845}p.warning{background:#fdecea;border-left:4px solid #c0392b;padding:6px 10px}";
 
 struct report_options {
     const char *out;
@@ -94,6 +109,8 @@ static int report_option(struct report_options *o, struct report_input *r, int a
 {
     int missing = 0, taken = placement_option(&o->placement, "report", argc, argv, i);
     const char *value;
+    if (!taken)
+        taken = clock_option(&r->clock_options, "report", argc, argv, i);
     if (taken)
         return taken;
     if ((value = graph_option(argc, argv, i, "-o", &missing)))
@@ -136,6 +153,11 @@ static int report_arguments(struct report_options *o, struct report_input *r, in
         fprintf(stderr, "dpm report: -o OUT.html names the page to write (see --help)\n");
         return EXIT_USAGE;
     }
+    struct dpm_error e;
+    if (dpm_output_check(o->out, &e) != 0) {
+        fprintf(stderr, "dpm report: %s\n", e.text);
+        return EXIT_BAD_INPUT;
+    }
     return EXIT_OK;
 }
 
@@ -166,11 +188,16 @@ static void page_start(FILE *f, const struct report_input *r)
             "<tr><th>missing in sequence gaps</th><td>%" PRIu64 "</td></tr>\n"
             "<tr><th>processes</th><td>%zu</td></tr>\n<tr><th>traced processes</th><td>%zu</td></tr>\n"
             "<tr><th>messages</th><td>%" PRIu64 "</td></tr>\n<tr><th>bytes</th><td>%" PRIu64 "</td></tr>\n"
-            "<tr><th>sends that failed at once</th><td>%" PRIu64 "</td></tr>\n</table>\n"
-            "<p>Lost: records the logs count as lost on the way to the filter. Missing: records absent from the "
-            "processes' numbering. Times are guest ns on each machine's own clock; CPU times are instructions."
-            "</p>\n</section>\n", st->records, st->lost, st->gaps, st->nprocesses, r->graph.trace.nprocesses,
-            st->messages, st->bytes, st->failed_sends);
+            "<tr><th>sends that failed at once</th><td>%" PRIu64 "</td></tr>\n", st->records, st->lost, st->gaps,
+            st->nprocesses, r->graph.trace.nprocesses, st->messages, st->bytes, st->failed_sends);
+    if (dpm_window_get()) {
+        fputs("<tr><th>window</th><td>", f);
+        html_text(f, dpm_window_describe());
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table>\n<p>Lost: records the logs count as lost on the way to the filter. Missing: records absent from "
+          "the processes' numbering. Times are guest ns on each machine's own clock; CPU times are instructions."
+          "</p>\n</section>\n", f);
 }
 
 /* The whole page into f. 0, or an exit status after saying why. */
@@ -189,6 +216,12 @@ static int write_page(FILE *f, const struct report_input *r)
     int status = report_parallelism(f, r);
     if (status == EXIT_OK)
         status = report_critical_path(f, r);
+    if (status == EXIT_OK)
+        status = report_clocks(f, r);
+    if (status == EXIT_OK)
+        status = report_spacetime(f, r);
+    if (status == EXIT_OK)
+        status = report_waitstates(f, r);
     if (status == EXIT_OK && r->servers)
         status = report_causality(f, r);
     fputs("</body>\n</html>\n", f);
@@ -224,6 +257,11 @@ static int report_run(const struct report_options *o, struct report_input *r)
     if (status != EXIT_OK)
         return status;
     compute_stats(r);
+    if ((status = clock_load(&r->clocks, &r->graph, &r->clock_options, "report")) != EXIT_OK) {
+        stats_free(&r->stats);
+        graph_input_free(&r->graph);
+        return status;
+    }
     r->machine = malloc((r->graph.history.nprocesses + 1) * sizeof *r->machine);
     status = r->machine ? placement_choose(&o->placement, "report", &r->graph, r->machine, r->placement,
                                            sizeof r->placement, &r->delays) : EXIT_BAD_INPUT;
@@ -234,6 +272,7 @@ static int report_run(const struct report_options *o, struct report_input *r)
                r->stats.records, r->stats.lost, r->stats.gaps);
     programs_free(&r->programs);
     free(r->machine);
+    clock_input_free(&r->clocks);
     stats_free(&r->stats);
     graph_input_free(&r->graph);
     return status;
@@ -245,6 +284,7 @@ int cmd_report(int argc, char **argv)
     struct report_options o = { 0 };
     struct report_input r = { 0 };
     int help = 0, status;
+    r.clock_options.reference = -1;
     r.logs = calloc((size_t)argc + 1, sizeof *r.logs);
     o.programs.elf = calloc((size_t)argc + 1, sizeof *o.programs.elf);
     status = r.logs && o.programs.elf ? report_arguments(&o, &r, argc, argv, &help) : EXIT_BAD_INPUT;

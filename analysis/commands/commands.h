@@ -25,6 +25,8 @@ int cmd_generate(int argc, char **argv);
 int cmd_causality(int argc, char **argv);
 int cmd_parallelism(int argc, char **argv);
 int cmd_critpath(int argc, char **argv);
+int cmd_clocks(int argc, char **argv);
+int cmd_waitstates(int argc, char **argv);
 
 /* The HTML report and the live view of a filter's stream. */
 int cmd_report(int argc, char **argv);

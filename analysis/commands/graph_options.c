@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "commands/graph_options.h"
+#include "load/window.h"
 
 /* The value of option `name` at argv[*i] (commands/graph_options.h). */
 const char *graph_option(int argc, char **argv, int *i, const char *name, int *missing)
@@ -66,9 +67,40 @@ int placement_option(struct placement_options *o, const char *command, int argc,
         o->place = value;
     else if ((value = graph_option(argc, argv, i, "--delays", &missing)))
         o->delays = value;
+    else if ((value = graph_option(argc, argv, i, "--network", &missing)))
+        o->network = value;
     if (missing)
         fprintf(stderr, "dpm %s: %s needs a value (see --help)\n", command, argv[*i]);
     return missing ? -1 : value != 0;
+}
+
+/* Take a clock option (commands/graph_options.h). */
+int clock_option(struct clock_options *o, const char *command, int argc, char **argv, int *i)
+{
+    int missing = 0, reference = 0;
+    const char *name = argv[*i], *value = graph_option(argc, argv, i, "--min-delay", &missing);
+    char *end;
+    if (!value && !missing) {
+        value = graph_option(argc, argv, i, "--reference", &missing);
+        reference = 1;
+    }
+    if (!value) {
+        if (missing)
+            fprintf(stderr, "dpm %s: %s needs a value (see --help)\n", command, name);
+        return missing ? -1 : 0;
+    }
+    errno = 0;
+    unsigned long long n = strtoull(value, &end, 10);
+    if (errno || end == value || *end || value[0] == '-' || (reference && n > UINT32_MAX)) {
+        fprintf(stderr, "dpm %s: %s %s: expected %s\n", command, reference ? "--reference" : "--min-delay", value,
+                reference ? "a machine number" : "a time in ns");
+        return -1;
+    }
+    if (reference)
+        o->reference = (int64_t)n;
+    else
+        o->min_delay = n;
+    return 1;
 }
 
 /* Load the logs and build the history graph (commands/graph_options.h). */
@@ -97,6 +129,31 @@ void graph_input_free(struct graph_input *in)
 {
     history_free(&in->history);
     dpm_trace_free(&in->trace);
+}
+
+/* The arrivals and clock offsets (commands/graph_options.h). */
+int clock_load(struct clock_input *c, const struct graph_input *in, const struct clock_options *o,
+               const char *command)
+{
+    char err[512];
+    memset(c, 0, sizeof *c);
+    if (arrivals_find(&c->arrivals, &in->history) < 0) {
+        fprintf(stderr, "dpm %s: no memory for the arrivals of %u nodes\n", command, in->history.nnodes);
+        return EXIT_BAD_INPUT;
+    }
+    int status = clocks_estimate(&c->clocks, &in->history, &c->arrivals, o->min_delay, o->reference, err, sizeof err);
+    if (status < 0) {
+        fprintf(stderr, "dpm %s: %s\n", command, err);
+        arrivals_free(&c->arrivals);
+        return status == -2 ? EXIT_USAGE : EXIT_BAD_INPUT;
+    }
+    return EXIT_OK;
+}
+
+void clock_input_free(struct clock_input *c)
+{
+    clocks_free(&c->clocks);
+    arrivals_free(&c->arrivals);
 }
 
 /* Whether `what` names process p: its program name, its label as dpm
@@ -141,6 +198,8 @@ static int apply_place(const char *spec, const char *command, const struct dpm_t
         if (!equals || end == equals + 1 || *end || m > UINT32_MAX) {
             fprintf(stderr, "dpm %s: --place: `%s`: expected NAME_OR_PID=MACHINE\n", command, item);
             ok = -1;
+        } else if (n < 0 && dpm_window_left_out(item)) {
+            fprintf(stderr, "dpm %s: --place: `%s` has no record in the window: nothing to place\n", command, item);
         } else if (n < 0) {
             fprintf(stderr, "dpm %s: --place: no traced process is named `%s`\n", command, item);
             ok = -1;
@@ -175,12 +234,18 @@ int placement_choose(const struct placement_options *o, const char *command, con
             return EXIT_USAGE;
         snprintf(how, cap, "--place %s (the others as measured)", o->place);
     }
-    delay_table_default(d);
-    if (o->delays && delay_table_read(d, o->delays, err, sizeof err) < 0) {
-        fprintf(stderr, "dpm %s: %s\n", command, err);
-        return EXIT_BAD_INPUT;
+    if (o->delays && o->network) {
+        fprintf(stderr, "dpm %s: --delays and --network exclude one another\n", command);
+        return EXIT_USAGE;
     }
-    return EXIT_OK;
+    int status = o->delays    ? delay_table_read(d, o->delays, err, sizeof err)
+                 : o->network ? delay_table_network(d, o->network, err, sizeof err)
+                              : (delay_table_default(d), 0);
+    if (status == -2)
+        fprintf(stderr, "dpm %s: --network %s: %s\n", command, o->network, err);
+    else if (status < 0)
+        fprintf(stderr, "dpm %s: %s\n", command, err);
+    return status == -2 ? EXIT_USAGE : status < 0 ? EXIT_BAD_INPUT : EXIT_OK;
 }
 
 /* A process outside the trace written M.S.G (machine, slot, generation),

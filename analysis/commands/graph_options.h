@@ -17,13 +17,17 @@
 #include <stdint.h>
 
 #include "load/event.h"
+#include "models/arrivals.h"
 #include "models/causality.h"
+#include "models/clocks.h"
 #include "models/history.h"
 #include "models/parallel.h"
 
 int cmd_parallelism(int argc, char **argv);
 int cmd_critpath(int argc, char **argv);
 int cmd_causality(int argc, char **argv);
+int cmd_clocks(int argc, char **argv);
+int cmd_waitstates(int argc, char **argv);
 
 /* Exit statuses. */
 enum { EXIT_OK = 0, EXIT_BAD_INPUT = 1, EXIT_USAGE = 2 };
@@ -50,6 +54,7 @@ struct placement_options {
     const char *place;         /* --place NAME_OR_PID=MACHINE,... */
     int each_own, all_one;     /* --each-own, --all-one */
     const char *delays;        /* --delays FILE */
+    const char *network;       /* --network NAME|FILE */
 };
 /* If argv[*i] is one of those options, take it: 1; 0 if it is not one; -1
  * if its value is missing (said on stderr). */
@@ -83,6 +88,27 @@ int placement_choose(const struct placement_options *o, const char *command, con
 int causality_roles_choose(struct causality_roles *r, const struct dpm_trace *t, const char *command,
                            const char *servers, const char *system);
 void causality_roles_release(struct causality_roles *r);
+
+/* The clock model's options of clocks, waitstates and report:
+ * --min-delay NS and --reference MACHINE (models/clocks.h). */
+struct clock_options {
+    uint64_t min_delay;        /* 0 unless given */
+    int64_t reference;         /* -1: the lowest machine */
+};
+/* If argv[*i] is one of those options, take it: 1; 0 if it is not one; -1
+ * if its value is missing or not a number (said on stderr). */
+int clock_option(struct clock_options *o, const char *command, int argc, char **argv, int *i);
+
+/* The arrivals and clock offsets of a loaded graph. */
+struct clock_input {
+    struct arrivals arrivals;
+    struct clock_model clocks;
+};
+/* Find them for the options; on failure say why (`dpm COMMAND: ...`) and
+ * return the exit status. */
+int clock_load(struct clock_input *c, const struct graph_input *in, const struct clock_options *o,
+               const char *command);
+void clock_input_free(struct clock_input *c);
 
 /* Print what the graph could not take from the trace (unmatched messages, records without PROCTIME). */
 void graph_print_notes(const struct graph_input *in);

@@ -25,7 +25,10 @@ struct elf_symbols {
 /* Read the functions of the ELF file `path`. 0, or -1 with err saying
  * "FILE: what is wrong". */
 int elfsym_load(struct elf_symbols *s, const char *path, char *err, size_t cap);
-/* The function holding `pc`, or NULL. */
+/* The function holding the address `pc`, or NULL. A return address lies
+ * one past its call, past the caller's end when the call is the caller's
+ * last instruction: to name the caller, look up the return address - 1
+ * (models/critpath.c does). */
 const struct elf_function *elfsym_lookup(const struct elf_symbols *s, uint64_t pc);
 void elfsym_free(struct elf_symbols *s);
 

@@ -82,20 +82,35 @@ struct dpm_error {
 /* Set e's text, printf-style (cut at its size). */
 void dpm_error_set(struct dpm_error *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Whether dpm may write the file `out`: 0, or -1 with *e saying "OUT: is
+ * the input IN" (IN, another argument of this run, names the same file,
+ * also through a link) or "OUT: is not a regular file" (tools/output_check.h).
+ * Every command asks it before it creates or replaces a file. */
+int dpm_output_check(const char *out, struct dpm_error *e);
+
 /* ---- streaming: one log, record by record, in bounded memory ----
  * Used by dump and stats, whose memory must not grow with the log. */
 struct dpm_stream;
 /* Open the log `path` (a log file, or a trace disk image); NULL with *e
  * set if it is not a readable trace log. `file` is put in each event. */
 struct dpm_stream *dpm_stream_open(const char *path, uint16_t file, struct dpm_error *e);
-/* The next event: 1, 0 at the log's end, -1 with *e set on a damaged
- * record (the records before it were delivered; nothing after it is). */
+/* The next event (in the window, when one was asked for: load/window.h):
+ * 1, 0 at the log's end, -1 with *e set on a damaged record (the records
+ * before it were delivered; nothing after it is). */
 int dpm_stream_next(struct dpm_stream *s, struct dpm_event *ev, struct dpm_error *e);
 /* The caller reads only events (not dpm_stream_values): then records kept
  * whole are decoded straight into them, several times faster. */
 void dpm_stream_events_only(struct dpm_stream *s);
 /* Records the log itself counts lost (its blocks' `lost`), so far. */
 uint64_t dpm_stream_lost(const struct dpm_stream *s);
+/* The block of the log that held the record dpm_stream_next delivered
+ * last (a record lies in one block). */
+uint64_t dpm_stream_block(const struct dpm_stream *s);
+/* Go back (or on) to the first record of `block`, which is the log's
+ * record number `record`, both as a reading of the log found them: the
+ * next dpm_stream_next delivers that record. For a reader that comes back
+ * to a block it has read (dpm export). */
+void dpm_stream_seek(struct dpm_stream *s, uint64_t block, uint64_t record);
 void dpm_stream_close(struct dpm_stream *s);
 
 /* The log as meter/ reads it (its header, description and parsed
@@ -128,7 +143,8 @@ struct dpm_sequence {
     uint8_t  ended;          /* its last record was DESTROYPROCESS */
 };
 /* The records missing before `ev` in its process's numbering (0 when the
- * log did not keep the sequence field). */
+ * log did not keep the sequence field, and at a process's first record in
+ * a window: load/window.h). */
 uint64_t dpm_sequence_gap(struct dpm_sequence *q, const struct dpm_event *ev);
 
 /* ---- a whole trace in memory, for the analyses that need the graph ---- */

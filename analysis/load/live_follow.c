@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "load/live_follow.h"
+#include "load/window.h"
 
 #define MAX_HEADER_BLOCKS 64       /* as for a log file (load/stream.c) */
 
@@ -106,18 +107,26 @@ static int open_log(struct live_follower *l, const struct live_sink *sink, struc
 /* Hand on the entries of l->block past those taken. 0, or -1 with *e. */
 static int read_entries(struct live_follower *l, const struct live_sink *sink, struct dpm_error *e)
 {
+    const struct dpm_window *window = dpm_window_get();
     struct trace_values values;
     struct dpm_event ev;
     int status;
     l->reader.index = l->header_blocks + (uint64_t)l->sequence;
     l->reader.offset = l->consumed;
+    l->reader.verified = 0;              /* l->block has new contents: its checksum is checked again */
     while ((status = tracelog_next_values(&l->reader, &values)) == 1) {
         l->consumed = l->reader.offset;
         dpm_field_map_event(&l->map, &l->reader.layouts, &values, &ev);
         ev.record = l->records++;
-        sink->record(sink->context, &ev);
+        if (!window || dpm_window_holds(window, &ev))
+            sink->record(sink->context, &ev);
     }
     l->lost = ((const struct tracelog_block *)l->block)->lost;
+    if (status == TRACELOG_E_CHECKSUM) {
+        dpm_error_set(e, "%s: record %" PRIu64 ": block %" PRIu64 " of the stream is damaged: its checksum does not "
+                      "match its contents", l->path, l->records, l->blocks_read);
+        return -1;
+    }
     if (status < 0) {
         dpm_error_set(e, "%s: record %" PRIu64 ": a damaged entry in block %" PRIu64 " of the stream", l->path,
                       l->records, l->blocks_read);

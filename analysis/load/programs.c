@@ -89,10 +89,10 @@ void programs_free(struct program_symbols *s)
 }
 
 /* critpath_namer over the programs' symbols (load/programs.h). */
-const char *programs_name_pc(void *context, uint32_t process, uint64_t pc, uint64_t *start)
+const char *programs_name_pc(void *context, uint32_t process, uint64_t address, uint64_t *start)
 {
     const struct program_symbols *s = context;
-    const struct elf_function *f = s->of[process] ? elfsym_lookup(s->of[process], pc) : 0;
+    const struct elf_function *f = s->of[process] ? elfsym_lookup(s->of[process], address) : 0;
     if (!f)
         return 0;
     *start = f->start;

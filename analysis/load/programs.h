@@ -33,6 +33,6 @@ int programs_load(struct program_symbols *s, const struct program_options *o, co
 void programs_free(struct program_symbols *s);
 
 /* A critpath_namer (models/critpath.h) over the symbols: context is the struct program_symbols. */
-const char *programs_name_pc(void *context, uint32_t process, uint64_t pc, uint64_t *start);
+const char *programs_name_pc(void *context, uint32_t process, uint64_t address, uint64_t *start);
 
 #endif

@@ -18,6 +18,7 @@
 
 #include "load/event.h"
 #include "load/fields.h"
+#include "load/window.h"
 #include "tracelog.h"
 
 #define CHUNK_BLOCKS 32          /* blocks read at once: 128 KiB */
@@ -32,6 +33,7 @@ struct dpm_stream {
     struct dpm_field_map map;              /* the log's fields as event members */
     struct trace_values values;            /* the record delivered last */
     int events_only;                       /* dpm_stream_events_only: `values` is not kept */
+    const struct dpm_window *window;       /* the records delivered are those in it (NULL: all) */
     uint64_t records;                      /* delivered so far */
     char problem[160];                     /* damage found while fetching blocks, or "" */
     int failed;
@@ -47,9 +49,9 @@ static void check_block(struct dpm_stream *s, uint64_t index, const uint8_t *blo
 {
     const struct tracelog_block *b = (const struct tracelog_block *)block;
     uint64_t expected = index - s->reader.header->header_blocks;
-    if (n < 2 * sizeof(uint32_t) || b->magic != TRACELOG_BLOCK_MAGIC || b->log_id != s->reader.header->log_id)
+    if (n >= 2 * sizeof(uint32_t) && (b->magic != TRACELOG_BLOCK_MAGIC || b->log_id != s->reader.header->log_id))
         return;                                   /* not this log's: the log ended before it */
-    if (n < TRACELOG_BLOCK)
+    if (n < TRACELOG_BLOCK)                       /* too short to say whose: the file was cut */
         snprintf(s->problem, sizeof s->problem, "the log is cut short: block %" PRIu64 " has only %zu of its %d bytes",
                  index, n, TRACELOG_BLOCK);
     else if (b->sequence != expected)
@@ -196,6 +198,7 @@ struct dpm_stream *dpm_stream_open(const char *path, uint16_t file, struct dpm_e
     }
     s->path = path;
     s->file = file;
+    s->window = dpm_window_get();
     s->fd = open(path, O_RDONLY);
     struct stat st;
     if (s->fd < 0 || fstat(s->fd, &st) < 0) {
@@ -213,7 +216,19 @@ struct dpm_stream *dpm_stream_open(const char *path, uint16_t file, struct dpm_e
 
 /* ---- reading ---- */
 
+static int next_record(struct dpm_stream *s, struct dpm_event *ev, struct dpm_error *e);
+
 int dpm_stream_next(struct dpm_stream *s, struct dpm_event *ev, struct dpm_error *e)
+{
+    int status;
+    while ((status = next_record(s, ev, e)) == 1 && s->window && !dpm_window_holds(s->window, ev))
+        if (ev->type == MT_CREATEPROCESS)
+            dpm_window_note_name(ev);
+    return status;
+}
+
+/* The log's next record, in the window or not. */
+static int next_record(struct dpm_stream *s, struct dpm_event *ev, struct dpm_error *e)
 {
     if (s->failed) {
         dpm_error_set(e, "%s: record %" PRIu64 ": the log cannot be read past here", s->path, s->records);
@@ -240,6 +255,9 @@ int dpm_stream_next(struct dpm_stream *s, struct dpm_event *ev, struct dpm_error
     s->failed = 1;
     if (status == 0)
         dpm_error_set(e, "%s: record %" PRIu64 ": %s", s->path, s->records, s->problem);
+    else if (status == TRACELOG_E_CHECKSUM)
+        dpm_error_set(e, "%s: record %" PRIu64 ": block %" PRIu64 " is damaged: its checksum does not match its "
+                      "contents", s->path, s->records, s->reader.index);
     else
         dpm_error_set(e, "%s: record %" PRIu64 ": a damaged entry in block %" PRIu64, s->path, s->records,
                   s->reader.index);
@@ -254,6 +272,19 @@ void dpm_stream_events_only(struct dpm_stream *s)
 uint64_t dpm_stream_lost(const struct dpm_stream *s)
 {
     return s->reader.lost;
+}
+
+uint64_t dpm_stream_block(const struct dpm_stream *s)
+{
+    return s->reader.index;
+}
+
+void dpm_stream_seek(struct dpm_stream *s, uint64_t block, uint64_t record)
+{
+    s->reader.index = block;
+    s->reader.offset = 0;
+    s->reader.records = record;
+    s->records = record;
 }
 
 const struct tracelog_reader *dpm_stream_reader(const struct dpm_stream *s)

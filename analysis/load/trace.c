@@ -2,8 +2,8 @@
  * analysis/load/trace.c — a whole trace in memory (load/event.h): every
  * record of one or more logs as events, the processes seen, each process's
  * events in the order of its own stream, and the records lost and missing.
- * Also the small helpers every analysis shares: pids as text, and sequence
- * gaps.
+ * Also the small helpers every analysis shares: errors, sequence gaps, and
+ * a traced process's label (load/pids.c writes pids as text).
  */
 #define _DEFAULT_SOURCE   /* MAP_NORESERVE, madvise */
 
@@ -17,13 +17,8 @@
 
 #include "load/event.h"
 #include "load/table.h"
+#include "load/window.h"
 #include "tracelog.h"
-
-const char *dpm_pid_string(uint64_t pid, char out[24])
-{
-    snprintf(out, 24, "%" PRIu32 ".%" PRIu32 ".%" PRIu32, DPM_PID_MACHINE(pid), DPM_PID_SLOT(pid), DPM_PID_GEN(pid));
-    return out;
-}
 
 void dpm_error_set(struct dpm_error *e, const char *fmt, ...)
 {
@@ -37,7 +32,9 @@ uint64_t dpm_sequence_gap(struct dpm_sequence *q, const struct dpm_event *ev)
 {
     uint64_t missing = 0;
     if (ev->present & EV_SEQUENCE) {
-        if (!q->started || q->ended || ev->sequence == 0)
+        if (!q->started && dpm_window_get())
+            missing = 0;                       /* the records before the window are not missing */
+        else if (!q->started || q->ended || ev->sequence == 0)
             missing = ev->sequence;            /* a stream starts at 0 */
         else if (ev->sequence > q->next)
             missing = ev->sequence - q->next;
@@ -127,6 +124,11 @@ static void find_processes(struct dpm_trace *t)
             memcpy(p->name, ev->name, sizeof p->name);
     }
     table_free(&seen);
+    for (size_t p = 0; p < t->nprocesses; p++) {
+        const char *name = t->processes[p].name[0] ? 0 : dpm_window_name_of(t->processes[p].pid);
+        if (name)
+            memcpy(t->processes[p].name, name, sizeof t->processes[p].name);
+    }
     if (t->nprocesses)
         qsort(t->processes, t->nprocesses, sizeof *t->processes, by_pid);
 }
@@ -250,19 +252,6 @@ void dpm_trace_free(struct dpm_trace *t)
     free(t->processes);
     free(t->by_process);
     memset(t, 0, sizeof *t);
-}
-
-const char *dpm_label(const char *name, uint64_t pid, char *out, size_t cap)
-{
-    char id[24];
-    dpm_pid_string(pid, id);
-    if (name[0])
-        snprintf(out, cap, "%s %s", name, id);
-    else if (DPM_PID_SLOT(pid) == 0)
-        snprintf(out, cap, "kernel %s", id);   /* slot 0 of every machine (kernel/demos.h) */
-    else
-        snprintf(out, cap, "%s", id);
-    return out;
 }
 
 const char *dpm_process_label(const struct dpm_trace *t, uint64_t pid, char *out, size_t cap)

@@ -63,9 +63,9 @@ static int sum_up(struct critpath *c, const struct history *h)
     return 0;
 }
 
-/* The critical path under `step` (models/critpath.h). */
-int critpath_find(struct critpath *c, const struct history *h, enum parallel_step step, const uint32_t *machine,
-                  const struct delay_table *d, char *err, size_t cap)
+/* The critical path under `step` on `graph` (models/critpath.h). */
+int critpath_find(struct critpath *c, const struct history *h, enum parallel_step step, enum history_graph graph,
+                  const uint32_t *machine, const struct delay_table *d, char *err, size_t cap)
 {
     struct history_weights w;
     struct history_paths paths = { 0 };
@@ -75,8 +75,9 @@ int critpath_find(struct critpath *c, const struct history *h, enum parallel_ste
         snprintf(err, cap, "no memory for the weights of %u nodes", h->nnodes);
         return -1;
     }
-    if (parallel_weigh(&w, h, step, machine, d, err, cap) == 0) {
-        if (history_longest(&paths, h, &w) == 0 && walk_back(c, h, &w, &paths) == 0 && sum_up(c, h) == 0) {
+    if (parallel_weigh(&w, h, step, graph, machine, d, err, cap) == 0) {
+        if (history_longest(&paths, h, &w) == 0 && walk_back(c, h, &w, &paths) == 0 && sum_up(c, h) == 0 &&
+            outside_share_of(&c->outside_by, h, &w, &paths) == 0) {
             c->t_max = paths.t_max;
             ok = 0;
         } else {
@@ -114,6 +115,14 @@ static int by_time_held(const void *a, const void *b)
     return by_process_and_start(a, b);
 }
 
+/* The address whose function a record names: one before its pc when the
+ * pc is a return address (meter/record.h), which lies past the call, and
+ * past the caller's end when the call is its last instruction. */
+static uint64_t code_address(const struct dpm_event *ev)
+{
+    return meter_pc_is_return_address(ev->type, ev->kind) && ev->pc ? ev->pc - 1 : ev->pc;
+}
+
 /* The path's time per function (models/critpath.h): one entry per arc
  * within a process, sorted by (process, function) and merged, then sorted
  * by time. */
@@ -129,9 +138,10 @@ int critpath_functions(const struct critpath *c, const struct history *h, critpa
         if (a->cross != HX_NONE)
             continue;
         uint32_t p = h->process[a->to];
-        uint64_t pc = h->trace->events[h->event[a->to]].pc, start = pc;
-        const char *name = namer ? namer(context, p, pc, &start) : 0;
-        f[count++] = (struct critpath_function){ p, name ? start : pc, name, a->weight };
+        const struct dpm_event *ev = &h->trace->events[h->event[a->to]];
+        uint64_t start = ev->pc;
+        const char *name = namer ? namer(context, p, code_address(ev), &start) : 0;
+        f[count++] = (struct critpath_function){ p, name ? start : ev->pc, name, a->weight };
     }
     qsort(f, count, sizeof *f, by_process_and_start);
     for (uint32_t i = 0; i < count; i++) {

@@ -38,24 +38,28 @@ struct critpath {
     uint64_t *held;            /* [nprocesses]: each process's time on the path */
     uint64_t delivery;         /* on message arcs */
     uint64_t outside;          /* on outside arcs (requests to processes not traced) */
+    struct outside_share outside_by;   /* those by the untraced process asked */
 };
 
-/* The critical path under `step` for the placement and delivery table
- * (models/parallel.h). 0, or -1 with err. */
-int critpath_find(struct critpath *c, const struct history *h, enum parallel_step step, const uint32_t *machine,
-                  const struct delay_table *d, char *err, size_t cap);
+/* The critical path under `step` on `graph` for the placement and delivery
+ * table (models/parallel.h). 0, or -1 with err. */
+int critpath_find(struct critpath *c, const struct history *h, enum parallel_step step, enum history_graph graph,
+                  const uint32_t *machine, const struct delay_table *d, char *err, size_t cap);
 void critpath_free(struct critpath *c);
 
-/* Names a PC of process p: sets *start (the function's first address)
- * and returns its name, or returns NULL if unknown. */
-typedef const char *critpath_namer(void *context, uint32_t process, uint64_t pc, uint64_t *start);
+/* Names an address in process p's program: sets *start (the first
+ * address of the function holding it) and returns its name, or returns
+ * NULL if unknown. */
+typedef const char *critpath_namer(void *context, uint32_t process, uint64_t address, uint64_t *start);
 
 /* Time on the path per function: each arc within a process is charged to
- * the function holding the PC of its end record (the call that ended the
- * computation, thesis §5.2.3 "where in the program"). */
+ * the function that made the call ending it (thesis §5.2.3 "where in the
+ * program"): the function holding the PC of its end record, or, when that
+ * PC is a return address (meter/record.h: the records of the process's own
+ * kernel calls), the one holding PC - 1, the call itself. */
 struct critpath_function {
     uint32_t process;
-    uint64_t start;            /* the function's address, or the PC itself if unnamed */
+    uint64_t start;            /* the function's address, or the record's PC itself if unnamed */
     const char *name;          /* NULL if unnamed */
     uint64_t held;
 };

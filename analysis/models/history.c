@@ -345,12 +345,15 @@ uint64_t history_outside_time(const struct history *h, uint32_t v)
 }
 
 /* Step 1's weights (thesis §5.2.3): CPU along processes, outside arcs
- * their measured TIME, message arcs 0. */
-void history_weights_measured(struct history_weights *w, const struct history *h)
+ * their measured TIME, message arcs 0. An arc of weight 0 from a SEND to a
+ * later RECEIVE of the same process never lengthens a path, nor delays the
+ * RECEIVE in the contention simulations: so the plain graph is this one
+ * with its outside arcs weighing 0. */
+void history_weights_measured(struct history_weights *w, const struct history *h, enum history_graph graph)
 {
     for (uint32_t v = 0; v < h->nnodes; v++) {
         w->chain[v] = h->cpu[v];
-        w->cross[v] = h->cross_kind[v] == HX_OUTSIDE ? history_outside_time(h, v) : 0;
+        w->cross[v] = h->cross_kind[v] == HX_OUTSIDE && graph == GRAPH_ELAPSED_ARCS ? history_outside_time(h, v) : 0;
     }
 }
 

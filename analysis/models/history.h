@@ -55,6 +55,12 @@ struct history {
     uint64_t cpu_backwards;        /* PROCTIME that went down between two nodes (weighed 0) */
 };
 
+/* Which program history graph (thesis Fig. 5.3): with each request to a
+ * process outside the trace an arc weighted by the time its answer took
+ * (B, the thesis's own), or the plain graph without them (A: that time is
+ * lost, the process going on as if answered at once). */
+enum history_graph { GRAPH_ELAPSED_ARCS, GRAPH_PLAIN };
+
 /* Arc weights for one analysis: chain[v] weighs the arc from node v-1 of
  * v's process to v (0 at a start node); cross[v] weighs the cross arc
  * into v (unused where there is none). */
@@ -85,8 +91,8 @@ uint32_t history_process_index(const struct dpm_trace *t, uint64_t pid);
 int history_weights_alloc(struct history_weights *w, const struct history *h);
 void history_weights_free(struct history_weights *w);
 /* The measured weights: chain arcs their CPU, outside arcs their TIME
- * difference, message arcs 0 (thesis §5.2.3, step 1). */
-void history_weights_measured(struct history_weights *w, const struct history *h);
+ * difference (0 on the plain graph), message arcs 0 (thesis §5.2.3, step 1). */
+void history_weights_measured(struct history_weights *w, const struct history *h, enum history_graph graph);
 /* The TIME an outside arc into node v took (its SEND and RECEIVE are
  * records of the same process, so of the same machine's clock). */
 uint64_t history_outside_time(const struct history *h, uint32_t v);

@@ -20,9 +20,10 @@ static uint64_t delivery_time(const struct history *h, uint32_t v, const uint32_
 
 /* The weights of `step` (models/parallel.h). */
 int parallel_weigh(struct history_weights *w, const struct history *h, enum parallel_step step,
-                   const uint32_t *machine, const struct delay_table *d, char *err, size_t cap)
+                   enum history_graph graph, const uint32_t *machine, const struct delay_table *d, char *err,
+                   size_t cap)
 {
-    history_weights_measured(w, h);
+    history_weights_measured(w, h, graph);
     if (step == STEP_UPPER_BOUND)
         return 0;
     for (uint32_t v = 0; v < h->nnodes; v++)
@@ -35,10 +36,11 @@ int parallel_weigh(struct history_weights *w, const struct history *h, enum para
     return 0;
 }
 
-/* Run one step: weigh, find the longest path, divide (models/parallel.h). */
+/* Run one step: weigh, find the longest path, divide, and sum the path's
+ * time outside the trace (models/parallel.h). */
 int parallel_step_run(struct parallel_result *r, struct history_paths *paths, const struct history *h,
-                      enum parallel_step step, const uint32_t *machine, const struct delay_table *d, char *err,
-                      size_t cap)
+                      enum parallel_step step, enum history_graph graph, const uint32_t *machine,
+                      const struct delay_table *d, char *err, size_t cap)
 {
     struct history_weights w;
     struct history_paths mine;
@@ -47,11 +49,13 @@ int parallel_step_run(struct parallel_result *r, struct history_paths *paths, co
         snprintf(err, cap, "no memory for the weights of %u nodes", h->nnodes);
         return -1;
     }
-    if (parallel_weigh(&w, h, step, machine, d, err, cap) < 0) {
+    if (parallel_weigh(&w, h, step, graph, machine, d, err, cap) < 0) {
         history_weights_free(&w);
         return -1;
     }
     int ok = history_longest(p, h, &w);
+    if (ok == 0)
+        ok = outside_share_of(&r->outside, h, &w, p);
     history_weights_free(&w);
     if (ok < 0) {
         snprintf(err, cap, "no memory for the longest paths of %u nodes", h->nnodes);
@@ -78,6 +82,38 @@ const char *parallel_step_name(enum parallel_step step)
         return "3 contention, elapsed-time simulation";
     }
     return "?";
+}
+
+const char *parallel_step_short(enum parallel_step step)
+{
+    static const char *const names[] = { "?", "step 1", "step 2", "step 3a", "step 3" };
+    return step >= STEP_UPPER_BOUND && step <= STEP_CONTENTION_SIMULATED ? names[step] : names[0];
+}
+
+/* Every step on both graphs (models/parallel.h). */
+int parallel_steps_run(struct parallel_steps *s, const struct history *h, const uint32_t *machine,
+                       const struct delay_table *d, char *err, size_t cap)
+{
+    for (int i = 0; i < PARALLEL_STEPS; i++) {
+        enum parallel_step step = (enum parallel_step)(STEP_UPPER_BOUND + i);
+        if (parallel_step_run(&s->elapsed[i], 0, h, step, GRAPH_ELAPSED_ARCS, machine, d, err, cap) < 0)
+            return -1;
+        if (!h->outside_arcs)
+            s->plain[i] = s->elapsed[i];
+        else if (parallel_step_run(&s->plain[i], 0, h, step, GRAPH_PLAIN, machine, d, err, cap) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The advice for the first step mostly outside the trace (models/parallel.h). */
+void parallel_steps_advice(char *out, size_t cap, const struct parallel_steps *s, const struct history *h,
+                           const char *window)
+{
+    out[0] = 0;
+    for (int i = 0; i < PARALLEL_STEPS && !out[0]; i++)
+        outside_advice(out, cap, &s->elapsed[i].outside, parallel_step_short((enum parallel_step)(STEP_UPPER_BOUND + i)),
+                       s->elapsed[i].parallelism, s->plain[i].parallelism, h, window);
 }
 
 /* Each process on the machine its records came from. */

@@ -16,7 +16,7 @@
 #define MAX_DEPTH 16             /* repeat blocks inside each other */
 
 enum op {
-    OP_MACHINE, OP_DELAY, OP_PROCESS, OP_LOSE, OP_IDLE, OP_REPEAT, OP_END,
+    OP_MACHINE, OP_SKEW, OP_DELAY, OP_PROCESS, OP_LOSE, OP_IDLE, OP_REPEAT, OP_END,
     OP_COMPUTE, OP_SEND, OP_CALL, OP_REPLY, OP_RECEIVE, OP_ARECEIVE, OP_EXIT, OP_SKIP,
 };
 
@@ -199,8 +199,9 @@ static int parse_line(struct parser *ps, char *line, struct statement *st)
         st->op = OP_PROCESS;
         status = parse_process(ps, st);
     } else if (strcmp(w, "machine") == 0) {
-        st->op = OP_MACHINE;
-        status = ps->nwords != 4 || strcmp(ps->words[2], "clock") != 0 ? wrong(ps, "expected: machine M clock T")
+        st->op = ps->nwords == 4 && strcmp(ps->words[2], "skew") == 0 ? OP_SKEW : OP_MACHINE;
+        status = ps->nwords != 4 || (strcmp(ps->words[2], "clock") != 0 && strcmp(ps->words[2], "skew") != 0)
+                     ? wrong(ps, "expected: machine M clock T, or machine M skew NS")
                  : number(ps, 1, "a machine number", &st->m, 0) || number(ps, 3, "a time in ns", &st->n, 0) ? -1 : 0;
     } else if (strcmp(w, "idle") == 0) {
         st->op = OP_IDLE;
@@ -276,7 +277,7 @@ static int named(struct simulation *s, const char *path, const struct statement 
     return p;
 }
 
-/* A declaration: a machine's clock, the delay, a process. Only on the first pass. */
+/* A declaration: a machine's clock or skew, the delay, a process. Only on the first pass. */
 static int declare(struct simulation *s, const struct statement *st, const char *path, struct dpm_error *e)
 {
     if (st->op == OP_DELAY) {
@@ -289,6 +290,10 @@ static int declare(struct simulation *s, const struct statement *st, const char 
     }
     if (st->op == OP_MACHINE) {
         s->clock[st->m] = st->n;
+        return 0;
+    }
+    if (st->op == OP_SKEW) {
+        s->skew[st->m] = st->n;
         return 0;
     }
     int parent = st->to[0] ? named(s, path, st, st->to, e) : -1;
@@ -331,6 +336,7 @@ static int execute(struct simulation *s, const struct statement *st, int first, 
     s->pc = 0x10000 + 4 * (uint64_t)st->line;       /* a pc per line: dumps show where a record came from */
     switch (st->op) {
     case OP_MACHINE:
+    case OP_SKEW:
     case OP_DELAY:
     case OP_PROCESS:
         status = first ? declare(s, st, path, e) : 0;

@@ -76,7 +76,7 @@ static uint32_t load_of(const struct simulation *s, uint32_t m)
 }
 
 /* Write a record of process p (if it is traced): the header from p and
- * its machine's clock now, then the body. */
+ * its machine's clock now (read with its skew), then the body. */
 static void record(struct simulation *s, struct sim_process *p, uint32_t type, const void *body, size_t size)
 {
     if (!p->traced)
@@ -84,8 +84,8 @@ static void record(struct simulation *s, struct sim_process *p, uint32_t type, c
     struct meter_record r;
     memset(&r, 0, sizeof r);
     r.header = (struct meter_header){
-        .machine = p->machine, .traceType = type, .time = s->clock[p->machine], .procTime = p->proctime,
-        .pc = s->pc, .load = load_of(s, p->machine),
+        .machine = p->machine, .traceType = type, .time = s->clock[p->machine] + s->skew[p->machine],
+        .procTime = p->proctime, .pc = s->pc, .load = load_of(s, p->machine),
         .length = (uint32_t)(sizeof r.header + meter_body_layout(type)->size), .pid = p->pid,
         .sequence = p->sequence++,
     };

@@ -14,7 +14,9 @@
  * another machine arrives `delay` ns after it was sent, by the sender's
  * clock: the receiver's machine clock is moved on to then if it is
  * behind, so clocks of different machines stay plausible but are never
- * the same clock.
+ * the same clock. A machine's `skew` is added to the TIME its records
+ * carry, not to its clock: the records then read as from a clock that is
+ * that far ahead, which `dpm clocks` should find again.
  */
 #ifndef ANALYSIS_MODELS_SIMULATE_H
 #define ANALYSIS_MODELS_SIMULATE_H
@@ -54,6 +56,7 @@ struct simulation {
     uint32_t nprocesses;
     size_t capacity;
     uint64_t clock[SIM_MACHINES];
+    uint64_t skew[SIM_MACHINES];  /* ns added to the TIME of each record of the machine */
     uint64_t message_counter[SIM_MACHINES];
     uint64_t delay;              /* ns a message takes between machines */
     uint64_t pc;                 /* the pc the next records carry */

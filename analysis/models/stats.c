@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "load/window.h"
 #include "models/stats.h"
 
 /* ---- histograms ---- */
@@ -277,7 +278,10 @@ void stats_finish(struct stats *st)
 {
     for (size_t i = 0; i < st->nprocesses; i++) {
         struct stats_process *p = &st->processes[i];
+        const char *name = p->name[0] ? 0 : dpm_window_name_of(p->pid);
         p->queue_area += (double)p->queue * (double)(p->last_time - p->queue_time);
+        if (name)
+            memcpy(p->name, name, sizeof p->name);
     }
     if (st->nprocesses)
         qsort(st->processes, st->nprocesses, sizeof *st->processes, process_by_pid);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "load/window.h"
 #include "models/stats_output.h"
 
 #define LABEL 32
@@ -36,7 +37,10 @@ static void text_heading(FILE *out, const struct stats *st, char *const *paths, 
     fputs("dpm stats:", out);
     for (int i = 0; i < npaths; i++)
         fprintf(out, " %s", paths[i]);
-    fprintf(out, "\n%" PRIu64 " records, %" PRIu64 " lost (as the logs count them), %" PRIu64
+    fputc('\n', out);
+    if (dpm_window_get())
+        fprintf(out, "window: %s\n", dpm_window_describe());
+    fprintf(out, "%" PRIu64 " records, %" PRIu64 " lost (as the logs count them), %" PRIu64
             " missing in sequence gaps\n", st->records, st->lost, st->gaps);
     fprintf(out, "%" PRIu64 " messages sent, %" PRIu64 " bytes (SEND records of status 0); %" PRIu64
             " sends failed at once\n", st->messages, st->bytes, st->failed_sends);
@@ -304,6 +308,8 @@ static int csv_file(const char *dir, const char *name, const struct stats *st, c
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (dpm_output_check(path, e) != 0)
+        return -1;
     FILE *f = fopen(path, "w");
     if (!f) {
         dpm_error_set(e, "%s: %s", path, strerror(errno));

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "load/window.h"
 #include "models/critpath.h"
 #include "report/html.h"
 #include "report/sections.h"
@@ -55,27 +56,120 @@ static void graph_notes(FILE *f, const struct history *h)
 
 /* ---- parallelism ---- */
 
-int report_parallelism(FILE *f, const struct report_input *r)
+/* The steps on both graphs of Fig. 5.3: T, t_max, P and the share of t_max
+ * outside the trace on graph B, and P on graph A. */
+static void steps_table(FILE *f, const struct parallel_steps *s)
+{
+    fputs("<table id=\"steps\">\n<tr><th>step</th><th>T (ns)</th><th>t_max (ns)</th><th>P</th><th>outside %</th>"
+          "<th>P plain</th></tr>\n", f);
+    for (int i = 0; i < PARALLEL_STEPS; i++) {
+        const struct parallel_result *e = &s->elapsed[i];
+        fputs("<tr><td class=\"name\">", f);
+        html_text(f, parallel_step_name((enum parallel_step)(i + 1)));
+        fprintf(f, "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%.3f</td><td>%.1f</td><td>%.3f</td></tr>\n",
+                e->total_cpu, e->t_max, e->parallelism, outside_percent(&e->outside), s->plain[i].parallelism);
+    }
+    fputs("</table>\n", f);
+}
+
+/* Each step's time outside the trace, and the processes asked. */
+static void outside_table(FILE *f, const struct parallel_steps *s)
+{
+    char label[64];
+    fputs("<table id=\"outside\">\n<tr><th>step</th><th>outside (ns)</th><th>% of t_max</th><th>requests</th>"
+          "<th>in requests to (share of t_max)</th></tr>\n", f);
+    for (int i = 0; i < PARALLEL_STEPS; i++) {
+        const struct outside_share *o = &s->elapsed[i].outside;
+        fputs("<tr><td class=\"name\">", f);
+        html_text(f, parallel_step_name((enum parallel_step)(i + 1)));
+        fprintf(f, "</td><td>%" PRIu64 "</td><td>%.1f</td><td>%" PRIu32 "</td><td class=\"name\">", o->ns,
+                outside_percent(o), o->requests);
+        for (uint32_t k = 0; k < o->nprocesses && k < OUTSIDE_NAMED; k++) {
+            fputs(k ? ", " : "", f);
+            html_text(f, dpm_label("", o->named[k].pid, label, sizeof label));
+            fprintf(f, " %.1f%%", percent(o->named[k].ns, o->t_max));
+        }
+        fprintf(f, "%s</td></tr>\n", o->nprocesses > OUTSIDE_NAMED ? ", ..." : "");
+    }
+    fputs("</table>\n", f);
+}
+
+/* The advice when most of t_max is outside the trace (models/outside.h). */
+static void outside_warning(FILE *f, const char *advice)
+{
+    if (!advice[0])
+        return;
+    fputs("<p class=\"warning\"><b>Warning:</b> ", f);
+    html_text(f, advice);
+    fputs("</p>\n", f);
+}
+
+/* P for the placement under each network shipped with dpm: steps 2 and 3
+ * on graph B, and step 3 on the plain graph A. 0, or 1 (said). */
+static int networks_table(FILE *f, const struct report_input *r)
 {
     const struct history *h = &r->graph.history;
+    static const enum parallel_step steps[] = { STEP_DELIVERY, STEP_CONTENTION_THESIS, STEP_CONTENTION_SIMULATED };
     char err[512];
-    fprintf(f, "<section id=\"parallelism\">\n<h2>Parallelism (thesis 5.2.3)</h2>\n<p>P = T / t_max over the "
-            "program history graph of %" PRIu32 " processes, %" PRIu64 " message arcs and %" PRIu64 " requests "
-            "outside the trace. Placement: ", h->nprocesses, h->message_arcs, h->outside_arcs);
-    html_text(f, r->placement);
-    fputs(".</p>\n<table id=\"steps\">\n<tr><th>step</th><th>T (ns)</th><th>t_max (ns)</th><th>P</th></tr>\n", f);
-    for (int step = STEP_UPPER_BOUND; step <= STEP_CONTENTION_SIMULATED; step++) {
+    fputs("<table id=\"networks\">\n<tr><th>network</th><th>step 2</th><th>step 3 (Appendix A)</th>"
+          "<th>step 3 (elapsed)</th><th>P plain, step 3</th><th>what it is</th></tr>\n", f);
+    for (size_t i = 0; i < shipped_network_count; i++) {
+        struct delay_table d;
         struct parallel_result result;
-        if (parallel_step_run(&result, 0, h, (enum parallel_step)step, r->machine, &r->delays, err, sizeof err) < 0) {
+        if (delay_table_network(&d, shipped_networks[i].name, err, sizeof err) < 0) {
             fprintf(stderr, "dpm report: %s\n", err);
             return EXIT_BAD_INPUT;
         }
         fputs("<tr><td class=\"name\">", f);
-        html_text(f, parallel_step_name((enum parallel_step)step));
-        fprintf(f, "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%.3f</td></tr>\n", result.total_cpu,
-                result.t_max, result.parallelism);
+        html_text(f, d.name);
+        fputs("</td>", f);
+        for (int k = 0; k < 4; k++) {
+            enum parallel_step step = k < 3 ? steps[k] : STEP_CONTENTION_SIMULATED;
+            enum history_graph graph = k < 3 || !h->outside_arcs ? GRAPH_ELAPSED_ARCS : GRAPH_PLAIN;
+            if (parallel_step_run(&result, 0, h, step, graph, r->machine, &d, err, sizeof err) < 0) {
+                fprintf(stderr, "dpm report: %s\n", err);
+                return EXIT_BAD_INPUT;
+            }
+            fprintf(f, "<td>%.3f</td>", result.parallelism);
+        }
+        fputs("<td class=\"name\">", f);
+        html_text(f, d.title);
+        fputs("</td></tr>\n", f);
     }
-    fputs("</table>\n<table id=\"placement\">\n<tr><th>process</th><th>measured machine</th><th>placed on</th></tr>\n", f);
+    fputs("</table>\n", f);
+    return EXIT_OK;
+}
+
+int report_parallelism(FILE *f, const struct report_input *r)
+{
+    const struct history *h = &r->graph.history;
+    static struct parallel_steps s;
+    char err[512], advice[2048];
+    if (parallel_steps_run(&s, h, r->machine, &r->delays, err, sizeof err) < 0) {
+        fprintf(stderr, "dpm report: %s\n", err);
+        return EXIT_BAD_INPUT;
+    }
+    fprintf(f, "<section id=\"parallelism\">\n<h2>Parallelism (thesis 5.2.3)</h2>\n<p>P = T / t_max over the "
+            "program history graph of %" PRIu32 " processes, %" PRIu64 " message arcs and %" PRIu64 " requests "
+            "outside the trace. Placement: ", h->nprocesses, h->message_arcs, h->outside_arcs);
+    html_text(f, r->placement);
+    fputs(". Delivery times: network ", f);
+    html_text(f, r->delays.name);
+    fputs(" (", f);
+    html_text(f, r->delays.title[0] ? r->delays.title : r->delays.path);
+    fputs("). P is given on both graphs of the thesis's Fig. 5.3: with each request to a process outside the trace "
+          "an arc weighted by the time its answer took (B: T, t_max, P and the share of t_max on such arcs), and "
+          "the plain graph without them (A: P plain).</p>\n", f);
+    steps_table(f, &s);
+    if (h->outside_arcs)
+        outside_table(f, &s);
+    parallel_steps_advice(advice, sizeof advice, &s, h, dpm_window_asked());
+    outside_warning(f, advice);
+    fputs("<p>The same placement under each network shipped with dpm (their delivery times: analysis/networks/, "
+          "dpm parallelism --network):</p>\n", f);
+    if (networks_table(f, r) != EXIT_OK)
+        return EXIT_BAD_INPUT;
+    fputs("<table id=\"placement\">\n<tr><th>process</th><th>measured machine</th><th>placed on</th></tr>\n", f);
     for (uint32_t p = 0; p < h->nprocesses; p++) {
         fputs("<tr>", f);
         process_cell(f, r, p);
@@ -188,7 +282,7 @@ static int timeline(FILE *f, const struct report_input *r, const struct critpath
     char err[512], when[32], label[96];
     int *row = malloc((h->nprocesses + 1) * sizeof *row), rows, status = EXIT_BAD_INPUT;
     if (row && history_weights_alloc(&w, h) == 0) {
-        if (parallel_weigh(&w, h, STEP_DELIVERY, r->machine, &r->delays, err, sizeof err) == 0 &&
+        if (parallel_weigh(&w, h, STEP_DELIVERY, GRAPH_ELAPSED_ARCS, r->machine, &r->delays, err, sizeof err) == 0 &&
             history_longest(&paths, h, &w) == 0) {
             double scale = TIMELINE_WIDTH / (double)(paths.t_max ? paths.t_max : 1);
             rows = timeline_rows(c, h, row);
@@ -232,8 +326,36 @@ static void path_holders(FILE *f, const struct report_input *r, const struct cri
                 percent(c->held[p], c->t_max), segments);
     }
     fprintf(f, "<tr><td>(message delivery)</td><td>%" PRIu64 "</td><td>%.1f</td><td></td></tr>\n"
-            "<tr><td>(outside the trace)</td><td>%" PRIu64 "</td><td>%.1f</td><td></td></tr>\n</table>\n",
+            "<tr><td>(outside the trace)</td><td>%" PRIu64 "</td><td>%.1f</td><td></td></tr>\n",
             c->delivery, percent(c->delivery, c->t_max), c->outside, percent(c->outside, c->t_max));
+    for (uint32_t k = 0; k < c->outside_by.nprocesses && k < OUTSIDE_NAMED; k++) {
+        char label[64];
+        fputs("<tr><td class=\"name\">in requests to ", f);
+        html_text(f, dpm_label("", c->outside_by.named[k].pid, label, sizeof label));
+        fprintf(f, "</td><td>%" PRIu64 "</td><td>%.1f</td><td></td></tr>\n", c->outside_by.named[k].ns,
+                percent(c->outside_by.named[k].ns, c->t_max));
+    }
+    fputs("</table>\n", f);
+}
+
+/* The warning when most of the path is outside the trace, with P of the
+ * plain graph (Fig. 5.3A) under the same step. 0, or 1 (said). */
+static int path_advice(FILE *f, const struct report_input *r, const struct critpath *c)
+{
+    const struct history *h = &r->graph.history;
+    struct parallel_result plain;
+    char err[512], advice[2048];
+    if (outside_percent(&c->outside_by) <= OUTSIDE_WARN_PERCENT)
+        return EXIT_OK;
+    if (parallel_step_run(&plain, 0, h, STEP_DELIVERY, GRAPH_PLAIN, r->machine, &r->delays, err, sizeof err) < 0) {
+        fprintf(stderr, "dpm report: %s\n", err);
+        return EXIT_BAD_INPUT;
+    }
+    uint64_t total = history_total_cpu(h);
+    outside_advice(advice, sizeof advice, &c->outside_by, "step 2", c->t_max ? (double)total / (double)c->t_max : 0,
+                   plain.parallelism, h, dpm_window_asked());
+    outside_warning(f, advice);
+    return EXIT_OK;
 }
 
 /* The functions on the path, most time first. 0, or 1 (no memory). */
@@ -269,7 +391,7 @@ int report_critical_path(FILE *f, const struct report_input *r)
     const struct history *h = &r->graph.history;
     struct critpath c;
     char err[512];
-    if (critpath_find(&c, h, STEP_DELIVERY, r->machine, &r->delays, err, sizeof err) < 0) {
+    if (critpath_find(&c, h, STEP_DELIVERY, GRAPH_ELAPSED_ARCS, r->machine, &r->delays, err, sizeof err) < 0) {
         fprintf(stderr, "dpm report: %s\n", err);
         return EXIT_BAD_INPUT;
     }
@@ -282,8 +404,10 @@ int report_critical_path(FILE *f, const struct report_input *r)
     int status = timeline(f, r, &c);
     if (status == EXIT_OK) {
         path_holders(f, r, &c);
-        status = path_functions(f, r, &c);
+        status = path_advice(f, r, &c);
     }
+    if (status == EXIT_OK)
+        status = path_functions(f, r, &c);
     fputs("</section>\n", f);
     critpath_free(&c);
     return status;

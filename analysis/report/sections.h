@@ -5,7 +5,8 @@
  * report/tables.c: the statistics' tables; report/pictures.c: the
  * communication graph, the traffic matrix and the message rate;
  * report/parallelism.c: parallelism and the critical path;
- * report/causality_paths.c: causality).
+ * report/causality_paths.c: causality; report/spacetime.c: the clocks and
+ * the space-time diagram; report/waiting.c: why processes waited).
  */
 #ifndef ANALYSIS_REPORT_SECTIONS_H
 #define ANALYSIS_REPORT_SECTIONS_H
@@ -21,6 +22,8 @@ struct report_input {
     char **logs;
     int nlogs;
     struct graph_input graph;      /* the trace and its history graph */
+    struct clock_options clock_options;   /* --min-delay, --reference */
+    struct clock_input clocks;     /* the arrivals and the clock offsets */
     struct stats stats;            /* the statistics, from the trace's events in log order */
     uint32_t *machine;             /* the placement for parallelism's steps 2 and 3 and the path */
     char placement[512];           /* how it was chosen */
@@ -42,5 +45,8 @@ void report_message_rate(FILE *f, const struct dpm_trace *t);
 int report_parallelism(FILE *f, const struct report_input *r);
 int report_critical_path(FILE *f, const struct report_input *r);
 int report_causality(FILE *f, const struct report_input *r);
+int report_clocks(FILE *f, const struct report_input *r);
+int report_spacetime(FILE *f, const struct report_input *r);
+int report_waitstates(FILE *f, const struct report_input *r);
 
 #endif

@@ -25,10 +25,11 @@
 #define NET_HEADER  12                  /* struct virtio_net_hdr with num_buffers (VERSION_1) */
 #define BUFFER_SIZE (NET_HEADER + NETFRAME_MAX_LEN)
 /* Each buffer begins SLACK bytes into a word-aligned slot, so that the frame
- * after the header starts 2 bytes past a word boundary and a DATA frame's
- * payload (54 bytes in) on one, like the transport's own frames and
- * blocks: fragments are then copied a word at a time (netframe_copy). */
-#define SLACK       6
+ * after the header starts on a word boundary, and with it every field and
+ * a DATA frame's payload (netframe.h), like the transport's own frames and
+ * blocks: fields are read with one load, fragments copied and frames
+ * hashed a word at a time. */
+#define SLACK       4
 #define BUFFER_STRIDE 1536
 #define DRAIN_LIMIT_NS 1000000000ULL    /* 1 s */
 
@@ -42,7 +43,8 @@ static uint8_t tx_slots[VIRTQ_SIZE][BUFFER_STRIDE] __attribute__((aligned(8)));
 #define rx_buffer(i) (rx_slots[i] + SLACK)
 #define tx_buffer(i) (tx_slots[i] + SLACK)
 _Static_assert(SLACK + BUFFER_SIZE <= BUFFER_STRIDE && BUFFER_STRIDE % 8 == 0, "buffer slots");
-_Static_assert((SLACK + NET_HEADER + NETFRAME_ETH_LEN + NETFRAME_DATA_HEADER_LEN) % 8 == 0, "payloads word-aligned");
+_Static_assert((SLACK + NET_HEADER) % 8 == 0 && (NETFRAME_ETH_LEN + NETFRAME_DATA_HEADER_LEN) % 8 == 0,
+               "frames and payloads word-aligned");
 static uint8_t tx_busy[VIRTQ_SIZE];     /* buffer given to the device, not yet used */
 static uint32_t tx_in_flight;
 
@@ -133,14 +135,14 @@ int net_send(const void *frame, uint32_t len)
     return net_send_buffer(buffer, len);
 }
 
-/* Send the frame of len bytes built in net_frame_buffer's buffer. */
+/* Send the frame of len bytes built in net_frame_buffer's buffer. Its
+ * virtio-net header is all zeros: static storage that nothing writes. */
 int net_send_buffer(uint8_t *frame, uint32_t len)
 {
     uintptr_t at = (uintptr_t)(frame - NET_HEADER - SLACK) - (uintptr_t)tx_slots;
     uint32_t id = (uint32_t)(at / BUFFER_STRIDE);
     if (!nic_base || len > NETFRAME_MAX_LEN || at % BUFFER_STRIDE != 0 || id >= VIRTQ_SIZE || tx_busy[id])
         return E_BADREQ;
-    memset(tx_buffer(id), 0, NET_HEADER);
     tx_queue.desc[id] = (struct virtq_desc){ (uint64_t)tx_buffer(id), NET_HEADER + len, 0, 0 };
     tx_busy[id] = 1;
     tx_in_flight++;

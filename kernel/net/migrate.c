@@ -9,9 +9,9 @@
  *  1. The process is taken out of execution (HELD_MIGRATING). What arrives
  *     for it meanwhile is delivered as usual, to be taken when it runs
  *     again. It moves once it waits for no other machine's kernel: a SEND
- *     or MOVEDATA of its own under way, the send half of a CALL not yet
- *     answered, and meter batches its filter has not taken are waited for
- *     (at_rest), up to REST_WAIT_NS.
+ *     or MOVEDATA of its own under way, the send half of a CALL that has
+ *     not left yet, and meter batches its filter has not taken are waited
+ *     for (at_rest), up to REST_WAIT_NS.
  *  2. The destination is asked to take it (RM_MIGRATE): it keeps a process
  *     slot (PS_ARRIVING) and, until the process has arrived, sends back to
  *     the source what comes for it (location.c, LOCATION_ARRIVING).
@@ -240,12 +240,14 @@ int64_t migrate_request(struct dm_kreq *q, struct link *reply, int *later)
 }
 
 /* Whether p waits for no other machine's kernel, and its filter has taken
- * every batch it sealed: then what it is doing can go on elsewhere. */
+ * every batch it sealed: then what it is doing can go on elsewhere. A CALL
+ * whose message has left is: its answer, and the failure answer that
+ * comes in its place if it was not taken, follow it (remote.c). */
 static int at_rest(struct proc *p)
 {
     if (p->state == PS_SENDING || p->state == PS_MOVING)
         return 0;
-    if (p->state == PS_CALLING && p->remote.active && !p->remote.answered)
+    if (p->state == PS_CALLING && p->remote.active && !p->remote.sent)
         return 0;
     return p->meter.waiting == 0;
 }
@@ -721,7 +723,7 @@ static void arrive(struct arrival *a, const struct rm_header *h)
     p->remote = s->remote;
     if (s->state == PS_CALLING && !p->remote.active)   /* its CALL was to the source's machine */
         p->remote = (struct remote_wait){ .active = 1, .machine = a->from, .machine2 = NO_MACHINE, .sent = 1,
-                                          .answered = 1, .via_slot = -1, .pass_slot = -1, .op = p->wait_reply_id };
+                                          .via_slot = -1, .pass_slot = -1, .op = p->wait_reply_id };
     p->queue_head = a->queue_head;
     p->queue_tail = a->queue_tail;
     p->queue_len = a->queue_len;

@@ -11,6 +11,7 @@
  * locally and answers. Kernel messages (struct rm_*, below) are:
  *
  *   RM_SEND     a message for process `dest`, with its links   -> RM_RESULT
+ *               (for a CALL only if it failed: its answer says it arrived)
  *   RM_RESULT   "the message is delivered or queued", or the error
  *   RM_NOREPLY  a CALL's reply link was destroyed unused
  *   RM_READ     send me bytes of process `target`'s memory     -> RM_DATA
@@ -52,7 +53,8 @@
  * Nothing waits forever: while a process waits on a machine, its kernel
  * pings that machine every PING_INTERVAL_NS when nothing else is under way
  * to it; the transport declares a machine that acknowledges nothing down
- * (after about 4 s), and then every wait on it ends with E_NODE. A machine
+ * (after about 4 s; never with the boot argument net.patient), and then
+ * every wait on it ends with E_NODE. A machine
  * announced in a new epoch has lost its processes: waits on it end with
  * E_DEAD, and links to its former processes give E_DEAD from then on.
  *
@@ -69,14 +71,15 @@
 #include "remote.h"
 #include "transport.h"
 
-struct rm_send {                /* RM_SEND, then `length` bytes of data */
+struct rm_send {                /* RM_SEND, then the links it has (a struct link
+                                   each: the passed link, then the CALL's reply
+                                   link), then `length` bytes of data */
     struct rm_header h;
     dm_pid   dest, sender;
     uint64_t code, reply_id;    /* of the link sent over */
     uint32_t channel, flags, length;
     uint8_t  has_link, has_reply, reserved[2];
     uint64_t msgid;             /* the meter's message id, or 0 */
-    struct link link, reply;    /* the passed link, the CALL's reply link */
 };
 
 struct rm_result {              /* RM_RESULT */
@@ -158,6 +161,9 @@ static uint64_t halt_at = TRANSPORT_NO_TIMER;    /* KOP_HALT from another machin
  * announces again every second meanwhile, and the machine answers). */
 #define UNHEARD_WAIT_NS   5000000000ull
 static uint64_t unheard_deadline[NETFRAME_MAX_NODES];   /* TRANSPORT_NO_TIMER: nothing waits */
+/* No unheard_deadline is earlier (one may have been cleared since: the
+ * tick then finds nothing due, and looks again). */
+static uint64_t unheard_soonest = TRANSPORT_NO_TIMER;
 static int halt_code;
 static struct {
     uint64_t intents_lost;       /* kernel messages (answers) dropped: no free intent */
@@ -189,19 +195,13 @@ static void fail_machine(uint32_t machine, int error);
 static int hook_send_frame(void *context, const uint8_t *frame, uint32_t len)
 {
     (void)context;
-    return net_send(frame, len);
+    return cluster_send(frame, len);
 }
 
-static uint8_t *hook_frame_buffer(void *context)
+static int hook_send_netframe(void *context, const struct netframe *f)
 {
     (void)context;
-    return net_frame_buffer();
-}
-
-static int hook_send_buffer(void *context, uint8_t *frame, uint32_t len)
-{
-    (void)context;
-    return net_send_buffer(frame, len);
+    return cluster_send_netframe(f);
 }
 
 static uint64_t hook_now(void *context)
@@ -243,12 +243,21 @@ static void hook_rebooted(void *context, uint32_t machine, uint32_t epoch)
 }
 
 static const struct transport_hooks hooks = {
-    hook_send_frame, hook_now, hook_deliver, hook_failed, hook_rebooted, hook_frame_buffer, hook_send_buffer,
+    hook_send_frame, hook_now, hook_deliver, hook_failed, hook_rebooted, hook_send_netframe,
 };
 
+/* Start the transport. With the boot argument net.patient=1 (the cluster
+ * launcher gives it to every node when any waits for GDB) it takes no
+ * machine to be down for its silence: one stopped at a breakpoint is
+ * waited for (kernel/net/transport.h, transport_be_patient). */
 void remote_init(void)
 {
     transport_init(&net, this_machine, node_count, boot_epoch, &hooks, 0);
+    uint64_t patient;
+    if (bootarg_number("net.patient", &patient) && patient) {
+        transport_be_patient(&net);
+        kprintf("machine %u: a silent machine is waited for, never taken to be down (net.patient)\n", this_machine);
+    }
     for (int i = 0; i < NINTENTS; i++) {
         intents[i].next = free_intents;
         free_intents = &intents[i];
@@ -438,32 +447,45 @@ static void send_left(struct intent *i)
 }
 
 /* Intent i as the transport takes it: *head, then *tail_len bytes at
- * *tail (a page of data, not copied again here: the transport copies it
- * into its fragments). Returns the whole length, or 0 if it is not to be
- * sent after all. Data in a process's memory is read into message[]. */
+ * *tail (a page of data, or a process's data that lies within one page,
+ * where the kernel sees it: not copied here, the transport copies it into
+ * its fragments at once). Returns the whole length, or 0 if it is not to
+ * be sent after all. Other data in a process's memory is read into
+ * message[] with the fixed part, and so are a copy's pages and a moving
+ * process's next part (migrate.c). */
 static uint32_t build(struct intent *i, const uint8_t **head, const uint8_t **tail, uint32_t *tail_len)
 {
     *tail = 0;
     *tail_len = 0;
+    *head = i->m.bytes;
     if (i->data_kind == DATA_INLINE || i->data_kind == DATA_PAGE) {
-        *head = i->m.bytes;
         if (i->data_kind == DATA_PAGE) {
             *tail = i->page;
             *tail_len = i->data_length;
         }
         return i->length + *tail_len;
     }
-    *head = message;
-    if (i->data_kind == DATA_DEPARTURE)
+    if (i->data_kind == DATA_DEPARTURE) {
+        *head = message;
         return migrate_build(i->departure, message);
-    memcpy(message, i->m.bytes, i->length);
+    }
     if (i->data_kind == DATA_COPY) {
+        *head = message;
+        memcpy(message, i->m.bytes, i->length);
         for (uint32_t done = 0, k = 0; done < i->data_length; done += PAGE_SIZE, k++)
             memcpy(message + i->length + done, i->pages[k],
                    i->data_length - done < PAGE_SIZE ? i->data_length - done : PAGE_SIZE);
         return i->length + i->data_length;
     }
     struct proc *p = proc_lookup(i->data_pid);
+    void *in_place;
+    if (p && user_range_ok(p, i->data_address, i->data_length, 0, &in_place) && in_place) {
+        *tail = in_place;
+        *tail_len = i->data_length;
+        return i->length + i->data_length;
+    }
+    *head = message;
+    memcpy(message, i->m.bytes, i->length);
     int err = !p ? E_DEAD : copy_in(p, message + i->length, i->data_address, i->data_length) ? E_FAULT : 0;
     if (err) {
         switch (i->m.h.type) {
@@ -497,6 +519,8 @@ static void flush(void)
             if (outbox[m].head && net.peers[m].epoch == 0) {   /* not heard of yet: wait, for a while */
                 if (unheard_deadline[m] == TRANSPORT_NO_TIMER)
                     unheard_deadline[m] = machine_clock_ns() + UNHEARD_WAIT_NS;
+                if (unheard_deadline[m] < unheard_soonest)
+                    unheard_soonest = unheard_deadline[m];
                 continue;
             }
             while (outbox[m].head) {
@@ -601,9 +625,19 @@ void remote_wait_started(void)
 
 /* ---- sending ---- */
 
+/* The length of o's RM_SEND without its data: the fixed part and the
+ * links it passes. */
+static uint32_t send_length(const struct outgoing *o)
+{
+    return sizeof(struct rm_send) + (o->message.link ? sizeof(struct link) : 0) +
+           (o->message.reply ? sizeof(struct link) : 0);
+}
+
+/* Write o's RM_SEND but for its data at r (send_length bytes). */
 static void fill_send(struct rm_send *r, const struct outgoing *o)
 {
     const struct message *m = &o->message;
+    struct link *links = (struct link *)(r + 1);
     r->dest = o->via->dest;
     r->sender = m->sender;
     r->code = m->code;
@@ -613,9 +647,9 @@ static void fill_send(struct rm_send *r, const struct outgoing *o)
     r->length = m->length;
     r->msgid = m->msgid;
     if ((r->has_link = m->link != 0))
-        r->link = *m->link;
+        *links++ = *m->link;
     if ((r->has_reply = m->reply != 0))
-        r->reply = *m->reply;
+        *links = *m->reply;
 }
 
 /* msg_send for a destination on another machine. A process now waits
@@ -631,7 +665,7 @@ __attribute__((noinline)) int remote_send(struct outgoing *o)
     const struct message *m = &o->message;
     struct proc *p = o->from;
     if (p == kernel_proc) {
-        struct intent *i = intent_new(machine, RM_SEND, 0, 0, sizeof(struct rm_send), 0);
+        struct intent *i = intent_new(machine, RM_SEND, 0, 0, send_length(o), 0);
         if (!i)
             return E_NOMEM;
         fill_send((struct rm_send *)&i->m.h, o);
@@ -655,7 +689,7 @@ __attribute__((noinline)) int remote_send(struct outgoing *o)
 
     struct remote_wait *w = &p->remote;
     uint64_t op = m->reply ? m->reply->reply_id : new_reply_id();
-    struct intent *i = intent_new(machine, RM_SEND, p->pid, op, sizeof(struct rm_send), 1);
+    struct intent *i = intent_new(machine, RM_SEND, p->pid, op, send_length(o), 1);
     if (!i)
         return E_NOMEM;
     fill_send((struct rm_send *)&i->m.h, o);
@@ -1013,13 +1047,14 @@ union received {
 };
 
 static int receive_send(const struct rm_send *m, const uint8_t *message_bytes, uint32_t len);
-static int receive_result(const struct rm_result *r, uint32_t len);
+static int receive_result(const struct rm_result *r, const uint8_t *message_bytes, uint32_t len);
 static int receive_noreply(const struct rm_noreply *n, const uint8_t *message_bytes, uint32_t len);
 static int receive_read(const struct rm_access *a, const uint8_t *message_bytes, uint32_t len);
 static int receive_write(const struct rm_access *a, const uint8_t *message_bytes, uint32_t len);
 static int receive_data(const struct rm_data *d, const uint8_t *message_bytes, uint32_t len);
 static int receive_location(const struct rm_location *l, uint32_t len);
 static int forward(const uint8_t *message_bytes, uint32_t len, dm_pid pid);
+static void follow_waiter(const uint8_t *message_bytes, uint32_t len, dm_pid waiter);
 static int copy_into_intent(struct intent *i, const uint8_t *bytes, uint32_t len);
 
 /* A kernel message from `machine` (the transport's deliver hook), to the
@@ -1039,7 +1074,7 @@ static void receive(uint32_t machine, const uint8_t *message_bytes, uint32_t len
         well_formed = receive_send(&fixed.send, message_bytes, len);
         break;
     case RM_RESULT:
-        well_formed = receive_result(&fixed.result, len);
+        well_formed = receive_result(&fixed.result, message_bytes, len);
         break;
     case RM_NOREPLY:
         well_formed = receive_noreply(&fixed.noreply, message_bytes, len);
@@ -1076,10 +1111,19 @@ static void receive(uint32_t machine, const uint8_t *message_bytes, uint32_t len
  * a request), and answer whether it was taken. */
 static int receive_send(const struct rm_send *m, const uint8_t *message_bytes, uint32_t len)
 {
-    if (len < sizeof *m || m->length > DM_MSG_MAX || len != sizeof *m + m->length)
+    uint32_t fixed = sizeof *m + (m->has_link ? sizeof(struct link) : 0) + (m->has_reply ? sizeof(struct link) : 0);
+    if (len < sizeof *m || m->length > DM_MSG_MAX || len != fixed + m->length)
         return 0;
     const uint8_t *data = message_bytes + sizeof *m;
-    struct link link = m->link, reply = m->reply;
+    struct link link, reply;
+    if (m->has_link) {
+        memcpy(&link, data, sizeof link);
+        data += sizeof link;
+    }
+    if (m->has_reply) {
+        memcpy(&reply, data, sizeof reply);
+        data += sizeof reply;
+    }
     struct message message = {
         .sender = m->sender, .code = m->code, .channel = m->channel, .flags = m->flags & DM_MSG_FROM_KERNEL,
         .length = m->length, .msgid = m->msgid, .data = data,
@@ -1097,13 +1141,14 @@ static int receive_send(const struct rm_send *m, const uint8_t *message_bytes, u
     } else {
         status = msg_deliver(r, &message, m->reply_id);
     }
-    remote_answer(&m->h, status);
+    if (status < 0 || !m->has_reply)      /* a CALL taken is answered by its answer */
+        remote_answer(&m->h, status);
     return 1;
 }
 
 /* An RM_RESULT: the answer to a meter batch's message, to a SEND or CALL,
  * or to a chunk of a MOVEDATA. */
-static int receive_result(const struct rm_result *r, uint32_t len)
+static int receive_result(const struct rm_result *r, const uint8_t *message_bytes, uint32_t len)
 {
     if (len != sizeof *r)
         return 0;
@@ -1114,17 +1159,17 @@ static int receive_result(const struct rm_result *r, uint32_t len)
         return 1;
     }
     struct proc *p = waiting_process(h->waiter, h->op);
-    if (!p)
+    if (!p) {
+        follow_waiter(message_bytes, len, h->waiter);
         return 1;
+    }
     if (p->state == PS_MOVING)
         move_answered(p, r->status);
     else if (r->status < 0)
         send_failed(p, (int)r->status);
     else if (p->state == PS_SENDING)
         wake(p, 0);
-    else
-        p->remote.answered = 1;         /* a CALL goes on waiting for its answer */
-    return 1;
+    return 1;                           /* a CALL goes on waiting for its answer */
 }
 
 /* An RM_NOREPLY: a CALL's reply link to a process here died unused. */
@@ -1211,6 +1256,8 @@ static int receive_data(const struct rm_data *d, const uint8_t *message_bytes, u
         return 1;
     }
     struct proc *p = waiting_process(h->waiter, h->op);
+    if (!p)
+        follow_waiter(message_bytes, len, h->waiter);
     if (!p || p->state != PS_MOVING)
         return 1;
     struct move *m = &p->remote.move;
@@ -1300,9 +1347,19 @@ static int forward(const uint8_t *message_bytes, uint32_t len, dm_pid pid)
         .h = { .type = RM_LOCATION, .waiter = h.waiter, .op = h.op },
         .pid = pid, .machine = machine, .moves = kind == LOCATION_ARRIVING ? 0 : moves, .replaces = this_machine,
     };
-    if (update.moves || update.h.waiter)
-        remote_post(h.answer_to, &update.h, sizeof update, 0);
+    if ((update.moves || update.h.waiter) && h.type != RM_RESULT && h.type != RM_DATA)
+        remote_post(h.answer_to, &update.h, sizeof update, 0);   /* an answer's waiter knows */
     return 0;
+}
+
+/* An answer (RM_RESULT, RM_DATA) for `waiter`, a process that does not
+ * wait here: if it has left this machine, the answer follows it (a
+ * failed CALL's answer, which comes to the machine it was sent from). */
+static void follow_waiter(const uint8_t *message_bytes, uint32_t len, dm_pid waiter)
+{
+    uint32_t machine, moves, kind;
+    if (!proc_lookup(waiter) && location_lookup(waiter, &machine, &moves, &kind) && kind == LOCATION_FORWARD)
+        forward(message_bytes, len, waiter);
 }
 
 /* The `len` bytes at `bytes` as the data of intent i (DATA_COPY), in
@@ -1323,11 +1380,11 @@ static int copy_into_intent(struct intent *i, const uint8_t *bytes, uint32_t len
 
 /* ---- the network and the clock ---- */
 
-/* A DATA or ACK frame arrived (cluster.c). */
-void remote_frame(const uint8_t *frame, uint32_t len)
+/* A DATA or ACK frame arrived (cluster.c), parsed. */
+void remote_frame(const struct netframe *f)
 {
     inside_transport = 1;
-    transport_frame(&net, frame, len);
+    transport_frame_parsed(&net, f);
     inside_transport = 0;
     flush();
 }
@@ -1389,11 +1446,16 @@ void remote_tick(void)
     if (now >= halt_at)
         kernel_halt(halt_code);
     cluster_tick(now);
-    for (uint32_t m = 0; m < node_count; m++) {
-        if (now >= unheard_deadline[m]) {        /* never heard of: what waited for it fails */
-            unheard_deadline[m] = TRANSPORT_NO_TIMER;
-            if (net.peers[m].epoch == 0)
-                fail_machine(m, E_NODE);
+    if (now >= unheard_soonest) {
+        unheard_soonest = TRANSPORT_NO_TIMER;
+        for (uint32_t m = 0; m < node_count; m++) {
+            if (now >= unheard_deadline[m]) {    /* never heard of: what waited for it fails */
+                unheard_deadline[m] = TRANSPORT_NO_TIMER;
+                if (net.peers[m].epoch == 0)
+                    fail_machine(m, E_NODE);
+            }
+            if (unheard_deadline[m] < unheard_soonest)
+                unheard_soonest = unheard_deadline[m];
         }
     }
     if (now >= next_ping)          /* set by remote_wait_started while something waits */
@@ -1415,9 +1477,8 @@ uint64_t remote_next_time(void)
         t = next_ping;
     if (cluster_next_time() < t)
         t = cluster_next_time();
-    for (uint32_t m = 0; m < node_count; m++)
-        if (unheard_deadline[m] < t)
-            t = unheard_deadline[m];
+    if (unheard_soonest < t)
+        t = unheard_soonest;
     if (halt_at < t)
         t = halt_at;
     if (migrate_next_time() < t)
@@ -1443,6 +1504,7 @@ uint32_t remote_netstat(struct dm_kpeer *out, uint32_t max)
             .duplicates_dropped = c->duplicates_dropped, .out_of_order_dropped = c->out_of_order_dropped,
             .stale_dropped = c->stale_dropped,
         };
+        cluster_auth_counters(m, &out[n].forged, &out[n].replayed);
         n++;
     }
     return n;

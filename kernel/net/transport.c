@@ -17,13 +17,13 @@ _Static_assert(TRANSPORT_BLOCKS < TRANSPORT_NO_BLOCK, "block numbers are 16 bits
 
 #define REORDER_US (TRANSPORT_REORDER_NS / 1000)
 
-/* Where frames are built: 2 bytes past a word boundary, so that a DATA
- * frame's payload (54 bytes in) starts on one. */
+/* Where frames are built: on a word boundary, as are their fields and a
+ * DATA frame's payload (netframe.h). */
 static uint8_t *frame_of(struct transport *t)
 {
-    return t->frame_space + 2;
+    return t->frame_space;
 }
-_Static_assert((2 + NETFRAME_ETH_LEN + NETFRAME_DATA_HEADER_LEN) % 8 == 0, "a frame's payload is word-aligned");
+_Static_assert((NETFRAME_ETH_LEN + NETFRAME_DATA_HEADER_LEN) % 8 == 0, "a frame's payload is word-aligned");
 
 /* Copy n bytes (netframe.h: in words where the ends allow). */
 static void copy_bytes(uint8_t *to, const uint8_t *from, uint32_t n)
@@ -172,6 +172,8 @@ static void peer_reset(struct transport *t, uint32_t machine)
     p->latest_stamp = 0;
     p->echo = stamp_of(t->hooks->now(t->context));      /* every ACK of a frame sent from now on echoes more */
     p->retransmit_at = TRANSPORT_NO_TIMER;
+    p->ack_due = TRANSPORT_NO_TIMER;
+    p->reported = 0;
     p->rto = TRANSPORT_RTO_INITIAL_NS;
     p->retries = 0;
 }
@@ -182,6 +184,7 @@ void transport_init(struct transport *t, uint32_t machine, uint32_t node_count, 
     t->machine = machine;
     t->node_count = node_count;
     t->epoch = epoch;
+    t->patient = 0;
     t->hooks = hooks;
     t->context = context;
     for (uint32_t i = 0; i < TRANSPORT_BLOCKS; i++)
@@ -199,6 +202,11 @@ void transport_init(struct transport *t, uint32_t machine, uint32_t node_count, 
     }
 }
 
+void transport_be_patient(struct transport *t)
+{
+    t->patient = 1;
+}
+
 void transport_peer_up(struct transport *t, uint32_t machine, uint32_t epoch)
 {
     struct transport_peer *p = peer_of(t, machine);
@@ -212,25 +220,59 @@ void transport_peer_up(struct transport *t, uint32_t machine, uint32_t epoch)
         t->hooks->peer_rebooted(t->context, machine, epoch);
 }
 
-/* The header fields every frame from this node to `machine` has. */
-static struct netframe frame_to(const struct transport *t, uint32_t machine)
+/* Set the header fields every frame of `type` (DATA or ACK) from this node
+ * to `machine` has, and zero the fields of DATA and ACK frames;
+ * fragments[] is left alone (the ACK builder reads only the maps that
+ * partial names). */
+static void frame_to(const struct transport *t, uint32_t machine, uint8_t type, struct netframe *f)
 {
-    struct netframe f = { .machine = t->machine, .node_count = t->node_count, .epoch = t->epoch,
-                          .receiver_epoch = t->peers[machine].epoch };
-    const uint8_t prefix[4] = { NETFRAME_MAC_PREFIX0, NETFRAME_MAC_PREFIX1, NETFRAME_MAC_PREFIX2,
-                                NETFRAME_MAC_PREFIX3 };
-    copy_bytes(f.destination, prefix, 4);
-    copy_bytes(f.source, prefix, 4);
-    f.destination[4] = f.source[4] = (uint8_t)t->node_count;
-    f.destination[5] = (uint8_t)machine;
-    f.source[5] = (uint8_t)t->machine;
-    return f;
+    const uint8_t mac[6] = { NETFRAME_MAC_PREFIX0, NETFRAME_MAC_PREFIX1, NETFRAME_MAC_PREFIX2,
+                             NETFRAME_MAC_PREFIX3, (uint8_t)t->node_count, (uint8_t)machine };
+    copy_bytes(f->destination, mac, 6);
+    copy_bytes(f->source, mac, 5);
+    f->source[5] = (uint8_t)t->machine;
+    f->version = NETFRAME_VERSION;
+    f->type = type;
+    f->machine = t->machine;
+    f->node_count = t->node_count;
+    f->epoch = t->epoch;
+    f->receiver_epoch = t->peers[machine].epoch;
+    f->sequence = f->message_length = f->fragment_offset = f->fragment_length = f->flags = f->stamp = 0;
+    f->payload = 0;
+    f->ack = f->echo = f->whole = f->partial = 0;
+}
+
+/* Send the DATA or ACK frame f: built by the environment where it sends
+ * from, if it says how (send_netframe), else in frame_of(t). Returns what
+ * the hook returned. */
+static int put_on_wire(struct transport *t, const struct netframe *f)
+{
+    if (t->hooks->send_netframe)
+        return t->hooks->send_netframe(t->context, f);
+    uint32_t len = f->type == NETFRAME_DATA ? netframe_build_data(frame_of(t), f) : netframe_build_ack(frame_of(t), f);
+    return t->hooks->send_frame(t->context, frame_of(t), len);
+}
+
+/* Does this node hold nothing of peer p's after the last message
+ * delivered, so that "every message up to `delivered`, none after" is the
+ * whole acknowledgement? (A message held has a block: none is held while
+ * every receive block is free.) */
+static int holds_nothing(const struct transport *t, const struct transport_peer *p)
+{
+    if (t->receive_blocks_free == TRANSPORT_RECEIVE_BLOCKS)
+        return 1;
+    for (uint32_t i = 0; i < TRANSPORT_WINDOW; i++)
+        if (p->incoming[i].sequence != 0)
+            return 0;
+    return 1;
 }
 
 /* Put fragment `index` of message `sequence` to `machine` on the wire with
  * `stamp`: for the first time if index is the message's fragments_sent,
  * else again. The last fragment of a message, and every fragment sent
- * again, ask for an ACK at once. Returns what send_frame returned. */
+ * again, ask for an acknowledgement; the frame carries one for `machine`
+ * if this node holds nothing of its after the last message delivered.
+ * Returns what send_frame returned. */
 static int send_fragment(struct transport *t, uint32_t machine, uint32_t sequence, uint32_t index, uint32_t stamp)
 {
     struct transport_peer *p = &t->peers[machine];
@@ -239,26 +281,31 @@ static int send_fragment(struct transport *t, uint32_t machine, uint32_t sequenc
     for (uint32_t i = 0; i < index; i++)
         block = t->next_block[block];
     int again = index < m->fragments_sent;
-    struct netframe f = frame_to(t, machine);
+    struct netframe f;
+    frame_to(t, machine, NETFRAME_DATA, &f);
     f.sequence = sequence;
     f.message_length = m->length;
     f.fragment_offset = index * NETFRAME_FRAGMENT_MAX;
     f.fragment_length = fragment_length(m->length, index);
     f.flags = again || index + 1 == fragment_count(m->length) ? NETFRAME_DATA_ACK_NOW : 0;
     f.stamp = stamp;
-    f.payload = block == TRANSPORT_NO_BLOCK ? 0 : t->blocks[block];
-    int in_place = t->hooks->frame_buffer != 0;
-    uint8_t *frame = in_place ? t->hooks->frame_buffer(t->context) : frame_of(t);
-    int result = -1;
-    if (frame) {
-        uint32_t len = netframe_build_data(frame, &f);
-        result = in_place ? t->hooks->send_buffer(t->context, frame, len) : t->hooks->send_frame(t->context, frame, len);
+    if (holds_nothing(t, p)) {
+        f.flags |= NETFRAME_DATA_HAS_ACK;
+        f.ack = p->delivered;
+        f.echo = p->latest_stamp;
     }
+    f.payload = block == TRANSPORT_NO_BLOCK ? 0 : t->blocks[block];
+    int result = put_on_wire(t, &f);
     if (result < 0) {
         p->counters.queue_full++;
         return result;
     }
     p->counters.frames_sent++;
+    if (f.flags & NETFRAME_DATA_HAS_ACK) {
+        p->counters.acks_carried++;
+        p->reported = f.ack;
+        p->ack_due = TRANSPORT_NO_TIMER;
+    }
     if (again)
         p->counters.retransmissions++;
     else
@@ -375,12 +422,13 @@ int64_t transport_send_parts(struct transport *t, uint32_t machine, const void *
 static void send_ack(struct transport *t, uint32_t machine)
 {
     struct transport_peer *p = &t->peers[machine];
-    struct netframe f = frame_to(t, machine);
+    struct netframe f;
+    frame_to(t, machine, NETFRAME_ACK, &f);
     f.ack = p->delivered;
     f.echo = p->latest_stamp;
     uint32_t maps = 0;
-    for (uint32_t i = 0; i < TRANSPORT_WINDOW; i++) {
-        struct transport_incoming *in = incoming(p, p->delivered + 1 + i);
+    for (uint32_t i = 0; i < TRANSPORT_WINDOW && t->receive_blocks_free < TRANSPORT_RECEIVE_BLOCKS; i++) {
+        struct transport_incoming *in = incoming(p, p->delivered + 1 + i);   /* (held only if a block is) */
         if (in->sequence != p->delivered + 1 + i)
             continue;
         if (in->fragments_in == all_fragments(in->length)) {
@@ -390,11 +438,28 @@ static void send_ack(struct transport *t, uint32_t machine)
             f.fragments[maps++] = in->fragments_in;
         }
     }
-    uint32_t len = netframe_build_ack(frame_of(t), &f);
-    if (t->hooks->send_frame(t->context, frame_of(t), len) < 0)
+    int result = put_on_wire(t, &f);
+    p->ack_due = TRANSPORT_NO_TIMER;
+    if (result < 0) {
         p->counters.queue_full++;       /* the sender's retransmission will ask again */
-    else
+    } else {
         p->counters.acks_sent++;
+        p->reported = f.ack;
+    }
+}
+
+/* An acknowledgement to `machine` is owed: send it now in an ACK frame if
+ * this node holds fragments of its after the last message delivered, or
+ * has delivered TRANSPORT_ACK_MESSAGES of its messages since the last
+ * acknowledgement; else let it wait for a DATA frame to carry it, until
+ * TRANSPORT_ACK_DELAY_NS from now at most (transport_tick). */
+static void ack_owed(struct transport *t, uint32_t machine)
+{
+    struct transport_peer *p = &t->peers[machine];
+    if (!holds_nothing(t, p) || p->delivered - p->reported >= TRANSPORT_ACK_MESSAGES)
+        send_ack(t, machine);
+    else if (p->ack_due == TRANSPORT_NO_TIMER)
+        p->ack_due = t->hooks->now(t->context) + TRANSPORT_ACK_DELAY_NS;
 }
 
 /* Does ACK f fit what was sent to peer p: does it acknowledge or report
@@ -411,7 +476,7 @@ static int ack_fits(struct transport_peer *p, const struct netframe *f)
             return 0;
     }
     uint32_t maps = 0;
-    for (uint32_t i = 0; i < 32; i++) {
+    for (uint32_t i = 0; i < 32 && (f->whole | f->partial) >> i; i++) {   /* up to the last message it names */
         uint32_t sequence = f->ack + 1 + i, bit = 1u << i;
         if (!((f->whole | f->partial) & bit))
             continue;
@@ -435,8 +500,8 @@ static int ack_fits(struct transport_peer *p, const struct netframe *f)
 static int take_report(struct transport_peer *p, const struct netframe *f)
 {
     int news = 0;
-    uint32_t maps = 0;
-    for (uint32_t i = 0; i < 32; i++) {
+    uint32_t maps = 0, after = p->next_sequence - 1 - f->ack;    /* messages sent after f->ack */
+    for (uint32_t i = 0; i < 32 && i < after; i++) {
         uint32_t sequence = f->ack + 1 + i, bit = 1u << i;
         uint64_t map = f->partial & bit ? f->fragments[maps++] : 0;
         if (sequence <= p->acked || sequence >= p->next_sequence)
@@ -451,13 +516,13 @@ static int take_report(struct transport_peer *p, const struct netframe *f)
     return news;
 }
 
-/* An ACK from `machine`: free what it acknowledges, learn from it what is
- * missing, send that again if it is taken as lost, and restart the timer
- * if it says anything new. */
+/* An acknowledgement from `machine` (an ACK frame, or one a DATA frame
+ * carries): free what it acknowledges, learn from it what is missing,
+ * send that again if it is taken as lost, and restart the timer if it
+ * says anything new. */
 static void receive_ack(struct transport *t, uint32_t machine, const struct netframe *f)
 {
     struct transport_peer *p = &t->peers[machine];
-    p->counters.acks_received++;
     if (!ack_fits(p, f)) {
         p->counters.bad_acks++;
         return;
@@ -609,36 +674,46 @@ static void receive_data(struct transport *t, uint32_t machine, const struct net
         answer = 1;
     }
     if (answer)
-        send_ack(t, machine);
+        ack_owed(t, machine);
 }
 
 void transport_frame(struct transport *t, const uint8_t *frame, uint32_t len)
 {
     struct netframe f;
-    if (netframe_parse(frame, len, &f) != NETFRAME_OK || (f.type != NETFRAME_DATA && f.type != NETFRAME_ACK) ||
-        f.node_count != t->node_count)
+    if (netframe_parse(frame, len, &f) == NETFRAME_OK)
+        transport_frame_parsed(t, &f);
+}
+
+void transport_frame_parsed(struct transport *t, const struct netframe *f)
+{
+    if ((f->type != NETFRAME_DATA && f->type != NETFRAME_ACK) || f->node_count != t->node_count)
         return;
-    struct transport_peer *p = peer_of(t, f.machine);
+    struct transport_peer *p = peer_of(t, f->machine);
     if (!p)
         return;
-    if (f.epoch != p->epoch || f.receiver_epoch != t->epoch) {
+    if (f->epoch != p->epoch || f->receiver_epoch != t->epoch) {
         p->counters.stale_dropped++;
         return;
     }
-    if (f.type == NETFRAME_ACK)
-        receive_ack(t, f.machine, &f);
-    else
-        receive_data(t, f.machine, &f);
+    if (f->type == NETFRAME_ACK) {
+        p->counters.acks_received++;
+        receive_ack(t, f->machine, f);
+        return;
+    }
+    if (f->flags & NETFRAME_DATA_HAS_ACK)
+        receive_ack(t, f->machine, f);      /* its fields are an ACK's naming nothing after ack */
+    receive_data(t, f->machine, f);
 }
 
 /* Peer `machine`'s timer expired at `now`: send again, as a probe, what
  * its oldest unacknowledged message lacks (the ACK that asks for tells
- * what else is missing), with a doubled timeout; or give up on it. */
+ * what else is missing), with a doubled timeout; or give up on it, unless
+ * the transport is patient. */
 static void retransmit_timeout(struct transport *t, uint32_t machine, uint64_t now)
 {
     struct transport_peer *p = &t->peers[machine];
     p->counters.timeouts++;
-    if (++p->retries >= TRANSPORT_MAX_RETRIES) {
+    if (++p->retries >= TRANSPORT_MAX_RETRIES && !t->patient) {
         fail_pending(t, machine, TRANSPORT_FAIL_TIMEOUT);
         p->down = 1;
         return;
@@ -654,15 +729,19 @@ uint64_t transport_tick(struct transport *t)
     uint64_t now = t->hooks->now(t->context), next = TRANSPORT_NO_TIMER;
     for (uint32_t machine = 0; machine < t->node_count; machine++) {
         struct transport_peer *p = &t->peers[machine];
-        if (p->retransmit_at == TRANSPORT_NO_TIMER)
-            continue;
-        if (now >= p->retransmit_at)
-            retransmit_timeout(t, machine, now);
-        pump(t, machine);
-        if (has_unsent(p) && now + TRANSPORT_QUEUE_RETRY_NS < next)
-            next = now + TRANSPORT_QUEUE_RETRY_NS;
-        if (p->retransmit_at < next)
-            next = p->retransmit_at;
+        if (p->retransmit_at != TRANSPORT_NO_TIMER) {
+            if (now >= p->retransmit_at)
+                retransmit_timeout(t, machine, now);
+            pump(t, machine);
+            if (has_unsent(p) && now + TRANSPORT_QUEUE_RETRY_NS < next)
+                next = now + TRANSPORT_QUEUE_RETRY_NS;
+            if (p->retransmit_at < next)
+                next = p->retransmit_at;
+        }
+        if (now >= p->ack_due)              /* no DATA frame carried it in time */
+            send_ack(t, machine);
+        if (p->ack_due < next)
+            next = p->ack_due;
     }
     return next;
 }

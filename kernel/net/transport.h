@@ -33,7 +33,7 @@
  * keeps the window, and is dropped ("out of order").
  *
  * Fragments. A message of L bytes is cut at multiples of
- * NETFRAME_FRAGMENT_MAX (1460) bytes: up to 45 frames for 64 KiB. The next
+ * NETFRAME_FRAGMENT_MAX (1444) bytes: up to 46 frames for 64 KiB. The next
  * message expected that comes in one frame is delivered straight from it;
  * any other fragment is copied into a receive block (one fragment each,
  * TRANSPORT_RECEIVE_BLOCKS shared by all senders) until its message is
@@ -42,17 +42,28 @@
  * its own sender's next one (evicted: that sender will send it again); any
  * other fragment is dropped ("no buffer"). So a next message expected
  * always finds room when at most 17 machines send 64 KiB messages to one
- * at once (17 * 45 blocks); beyond that, reassembly may stall.
+ * at once (17 * 46 blocks); beyond that, reassembly may stall.
  *
- * Acknowledgements. The receiver answers at once, with no delayed acks,
- * whenever a message becomes whole (delivered or not) and whenever a DATA
- * frame asks for it. The sender asks with the last fragment of each
- * message and with every fragment it sends again, so a repeat of something
- * already received (its ACK was lost) is answered. Each ACK describes the
- * receiver's whole window as it is then; the sender believes the newest
- * one (the greatest echo), so an ACK that arrives after a later one does
- * not undo it, and a receiver may forget fragments it reported (evicted):
- * the next ACK no longer lists them and they are sent again.
+ * Acknowledgements. The receiver owes an acknowledgement whenever a
+ * message becomes whole (delivered or not) and whenever a DATA frame asks
+ * for it. The sender asks with the last fragment of each message and with
+ * every fragment it sends again, so a repeat of something already
+ * received (its acknowledgement was lost) is answered. Each acknowledgement
+ * describes the receiver's whole window as it is then; the sender believes
+ * the newest one (the greatest echo), so one that arrives after a later
+ * one does not undo it, and a receiver may forget fragments it reported
+ * (evicted): the next one no longer lists them and they are sent again.
+ * An ACK frame can describe any window. A DATA frame carries one too
+ * whenever its sender holds nothing of its receiver's after the last
+ * message delivered (NETFRAME_DATA_HAS_ACK: the common case, nothing lost
+ * or out of order), so that a message answered at once costs no ACK
+ * frame. An acknowledgement owed goes out at once as an ACK frame when
+ * the receiver holds fragments after the last message delivered (the
+ * sender needs their list to repair its losses) or has delivered
+ * TRANSPORT_ACK_MESSAGES messages since the last acknowledgement it sent
+ * (so that a sender with no answers coming does not fill its window);
+ * else it waits up to TRANSPORT_ACK_DELAY_NS for a DATA frame to carry
+ * it, and goes in an ACK frame of its own then.
  *
  * Loss and retransmission. The sender sends only what the receiver lacks:
  *  - At once, on an ACK ("fast retransmit"): frames may overtake each other
@@ -75,19 +86,25 @@
  * is taken to be dead in that epoch: every pending message fails with
  * TRANSPORT_FAIL_TIMEOUT and later sends to it fail with TRANSPORT_E_DOWN
  * until it is announced in a new epoch. With the constants below that is
- * at most about 3.8 s. Fragments taken as lost go out before any fragment
+ * at most about 3.8 s. A patient transport (transport_be_patient) never
+ * gives up on a silent peer: it probes every TRANSPORT_RTO_MAX_NS for as
+ * long as the silence lasts, for a cluster under a debugger, where a
+ * machine stopped at a breakpoint is silent for as long as its user
+ * likes. Fragments taken as lost go out before any fragment
  * never sent, oldest message first. A frame the NIC cannot take now
  * ("queue full") is not lost: the sender sends it on a later
  * transport_tick.
  *
  * Epochs and reboots. A peer's epoch is learned only from its
- * announcements (transport_peer_up, called by cluster.c). Frames are
+ * announcements (transport_peer_up, called by cluster.c once the peer has
+ * answered a challenge in that epoch). Frames are
  * dropped as stale when their sender's epoch is not the one the
  * announcements gave, or their receiver epoch is not this boot's: they
  * were sent by, or meant for, a former boot. (Epochs are 24-bit numbers
- * that may wrap, so "newer" cannot be told from "larger"; and a rebooted
- * peer cannot send to this node before this node has heard its
- * announcement, since it learns this node's epoch only from the answer.)
+ * that may wrap, so "newer" cannot be told from "larger". A rebooted peer
+ * learns this node's epoch from this node's answer to its announcement,
+ * and may send before its own answer to this node's challenge arrives:
+ * those frames are dropped as stale here and sent again.)
  * When a peer is announced in a new epoch, everything about the old one
  * is dropped: its pending messages fail with TRANSPORT_FAIL_REBOOTED (they
  * may or may not have been delivered to the old boot; they will never
@@ -107,12 +124,14 @@
 
 #define TRANSPORT_WINDOW              32          /* unacknowledged messages per peer; an ACK names 32 */
 #define TRANSPORT_SEND_BLOCKS         512         /* fragments of unacknowledged messages, all peers */
-#define TRANSPORT_RECEIVE_BLOCKS      768         /* fragments held for reassembly, all peers */
+#define TRANSPORT_RECEIVE_BLOCKS      782         /* fragments held for reassembly, all peers */
 #define TRANSPORT_RTO_INITIAL_NS      20000000ull /* 20 ms */
 #define TRANSPORT_RTO_MAX_NS          640000000ull
 #define TRANSPORT_MAX_RETRIES         10
 #define TRANSPORT_REORDER_NS          3000000ull  /* how far frames may overtake each other: 3 ms */
 #define TRANSPORT_QUEUE_RETRY_NS      1000000ull  /* try a full transmit queue again after 1 ms */
+#define TRANSPORT_ACK_DELAY_NS        1000000ull  /* an acknowledgement waits at most 1 ms for a DATA frame */
+#define TRANSPORT_ACK_MESSAGES        8           /* messages delivered before one is sent at once */
 #define TRANSPORT_NO_TIMER            UINT64_MAX
 
 /* Errors of transport_send. */
@@ -145,13 +164,11 @@ struct transport_hooks {
     void (*failed)(void *context, uint32_t machine, uint32_t sequence, int reason);
     /* `machine` was announced in a new epoch, after an earlier one. */
     void (*peer_rebooted)(void *context, uint32_t machine, uint32_t epoch);
-    /* Optional, both or neither: a DATA frame is then built straight in the
-     * NIC's buffer instead of being copied there. frame_buffer gives room
-     * for a frame of NETFRAME_MAX_LEN bytes, 2 bytes past a word boundary
-     * (or NULL if the transmit queue is full); send_buffer sends the frame
-     * built in it. */
-    uint8_t *(*frame_buffer)(void *context);
-    int (*send_buffer)(void *context, uint8_t *frame, uint32_t len);
+    /* Optional: put the DATA or ACK frame `f` on the wire, built where it
+     * is sent from (the NIC's buffer, sealed as it is built: cluster.c)
+     * instead of in the transport's own buffer and copied there by
+     * send_frame. 0, or negative if the transmit queue is full. */
+    int (*send_netframe)(void *context, const struct netframe *f);
 };
 
 /* What happened with one peer, counted since transport_init. */
@@ -163,7 +180,8 @@ struct transport_counters {
     uint32_t retransmissions;       /* DATA frames sent again */
     uint32_t queue_full;            /* DATA or ACK frames the NIC could not take then */
     uint32_t timeouts;              /* retransmission timer expiries */
-    uint32_t acks_sent, acks_received;
+    uint32_t acks_sent, acks_received;   /* ACK frames */
+    uint32_t acks_carried;          /* acknowledgements sent in DATA frames */
     uint32_t duplicates_dropped;    /* fragments of messages already delivered, or already held */
     uint32_t out_of_order_buffered; /* fragments of later messages, held until their turn */
     uint32_t out_of_order_dropped;  /* fragments of messages beyond the window */
@@ -205,6 +223,8 @@ struct transport_peer {
     uint32_t latest_stamp;          /* the latest stamp of its DATA frames: our ACKs' echo */
     uint32_t echo;                  /* the greatest echo of its ACKs: the newest ACK's */
     uint64_t retransmit_at;
+    uint64_t ack_due;               /* an acknowledgement owed must go by then; or TRANSPORT_NO_TIMER */
+    uint32_t reported;              /* `delivered` as the last acknowledgement sent to it said */
     uint64_t rto;
     uint32_t retries;               /* timer expiries since the last progress */
     struct transport_outgoing window[TRANSPORT_WINDOW];     /* by sequence % TRANSPORT_WINDOW */
@@ -218,6 +238,7 @@ struct transport_peer {
 /* One node's transport. Large (about 2.4 MB): give it static storage. */
 struct transport {
     uint32_t machine, node_count, epoch;
+    uint32_t patient;               /* never take a silent peer to be down (transport_be_patient) */
     const struct transport_hooks *hooks;
     void *context;
     struct transport_peer peers[NETFRAME_MAX_NODES];
@@ -241,6 +262,12 @@ struct transport {
 void transport_init(struct transport *t, uint32_t machine, uint32_t node_count, uint32_t epoch,
                     const struct transport_hooks *hooks, void *context);
 
+/* From now on, take no peer to be down however long it is silent: its
+ * messages wait, probed every TRANSPORT_RTO_MAX_NS, until it answers or is
+ * announced in a new epoch. For a cluster under a debugger (the boot
+ * argument net.patient, kernel/net/remote.c). */
+void transport_be_patient(struct transport *t);
+
 /* Machine `machine` announced itself in epoch `epoch` (cluster.c). A new
  * epoch after another ends everything under way with the former boot. */
 void transport_peer_up(struct transport *t, uint32_t machine, uint32_t epoch);
@@ -256,12 +283,16 @@ int64_t transport_send_parts(struct transport *t, uint32_t machine, const void *
 
 /* A frame arrived from the network (any frame: others are ignored). */
 void transport_frame(struct transport *t, const uint8_t *frame, uint32_t len);
+/* The same for a frame parsed already (netframe_parse said NETFRAME_OK):
+ * the kernel parses each frame once, before it knows whose it is. */
+void transport_frame_parsed(struct transport *t, const struct netframe *f);
 
 /* Send what is due: retransmissions whose timer expired, frames that the
- * transmit queue refused earlier. Returns the time at which it must be
- * called next, or TRANSPORT_NO_TIMER if nothing is pending. transport_send
- * and transport_frame may start a timer, so the caller also asks again
- * after each of them, not only when the last answer said. */
+ * transmit queue refused earlier, acknowledgements that no DATA frame
+ * carried in time. Returns the time at which it must be called next, or
+ * TRANSPORT_NO_TIMER if nothing is pending. transport_send and
+ * transport_frame may start a timer, so the caller also asks again after
+ * each of them, not only when the last answer said. */
 uint64_t transport_tick(struct transport *t);
 
 /* Messages to `machine` not yet acknowledged. */

@@ -106,12 +106,16 @@ static int same_frame(const struct netframe *a, const struct netframe *b)
     if (memcmp(a->destination, b->destination, 6) != 0 || memcmp(a->source, b->source, 6) != 0 ||
         a->version != b->version || a->type != b->type || a->machine != b->machine ||
         a->node_count != b->node_count || a->epoch != b->epoch || a->receiver_epoch != b->receiver_epoch ||
+        a->challenge != b->challenge ||
         a->sequence != b->sequence || a->message_length != b->message_length ||
         a->fragment_offset != b->fragment_offset || a->fragment_length != b->fragment_length ||
         a->flags != b->flags || a->stamp != b->stamp || a->ack != b->ack || a->echo != b->echo ||
         a->whole != b->whole || a->partial != b->partial)
         return 0;
-    for (uint32_t i = 0; i < NETFRAME_ACK_MAX_PARTIAL; i++)
+    uint32_t maps = 0;
+    for (uint32_t rest = a->partial; rest; rest &= rest - 1)
+        maps++;
+    for (uint32_t i = 0; i < maps; i++)        /* the maps of partial's bits: the rest are not the frame's */
         if (a->fragments[i] != b->fragments[i])
             return 0;
     return a->fragment_length == 0 || memcmp(a->payload, b->payload, a->fragment_length) == 0;

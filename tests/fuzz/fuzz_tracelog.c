@@ -18,6 +18,9 @@
  *   - the input as a live stream (tracelog_unstream): the log rebuilt from
  *     it is whole blocks within the input, opens (or has a description
  *     that does not parse) and reads as above.
+ * Each check runs on the input as it is and again with every block that
+ * has the record-block magic given its checksum (as a writer would), so
+ * that a mutation reaches the entry checks behind the checksum.
  * The analyzer reads files by name, so the input is written to a memory
  * file (memfd) named by /proc/self/fd/N; the analyzer is not changed.
  * Run by scripts/fuzz.py (README, "Fuzzing").
@@ -203,11 +206,33 @@ static void read_as_analyzer(const uint8_t *data, size_t size)
     dpm_trace_free(&t);
 }
 
+/* A copy of the input in which every whole block after the first that
+ * begins with the record-block magic has its checksum (meter/tracelog.h). */
+static uint8_t *sealed_copy(const uint8_t *data, size_t size)
+{
+    uint8_t *copy = malloc(size ? size : 1);
+    REQUIRE(copy != 0);
+    memcpy(copy, data, size);
+    for (size_t at = TRACELOG_BLOCK; at + TRACELOG_BLOCK <= size; at += TRACELOG_BLOCK) {
+        struct tracelog_block b;
+        memcpy(&b, copy + at, sizeof b);
+        if (b.magic != TRACELOG_BLOCK_MAGIC)
+            continue;
+        b.checksum = tracelog_block_checksum(copy + at);
+        memcpy(copy + at, &b, sizeof b);
+    }
+    return copy;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     int status;
     read_log(data, size, &status);
     read_as_analyzer(data, size);
+    uint8_t *sealed = sealed_copy(data, size);
+    read_log(sealed, size, &status);
+    read_as_analyzer(sealed, size);
+    free(sealed);
 
     uint8_t *rebuilt = malloc(size ? size : 1);
     uint32_t logs;

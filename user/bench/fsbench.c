@@ -56,21 +56,16 @@
 #define PATH  "/fsbench"
 #define SEED  11u
 
-/* Every process's PROCTIME added up, the kernel's (slot 0) with them: the
- * instructions the machine executed, its idle waits left out. The set of
- * processes does not change while this runs. */
+/* The instructions this machine has executed, its idle waits left out
+ * (pm_machine_proctime). The set of processes does not change while this
+ * runs. */
 static uint64_t machine_proctime(void)
 {
     static struct dm_kproc entries[DM_MSG_MAX / sizeof(struct dm_kproc)];
-    uint64_t sum = 0;
-    int64_t cursor = PM_PS_CURSOR(dm_machine(), 0);
-    long n;
-    while ((n = pm_ps_page(&cursor, entries, sizeof entries)) > 0 &&
-           PID_MACHINE(entries[0].pid) == dm_machine())
-        for (long i = 0; i < n; i++)
-            sum += entries[i].proctime;
-    if (n < 0) {                   /* no count: no figure rather than a wrong one */
-        printf("fsbench: the process manager's process list: %s\n", dm_error_name(n));
+    uint64_t sum;
+    long err = pm_machine_proctime(dm_machine(), entries, sizeof entries, &sum);
+    if (err < 0) {                 /* no count: no figure rather than a wrong one */
+        printf("fsbench: the process manager's process list: %s\n", dm_error_name(err));
         exit(1);
     }
     return sum;

@@ -292,6 +292,17 @@ long pm_ps_page(int64_t *cursor, struct dm_kproc *entries, uint32_t cap)
     return (long)c.value;
 }
 
+long pm_machine_proctime(uint32_t machine, struct dm_kproc *entries, uint32_t cap, uint64_t *sum)
+{
+    int64_t cursor = PM_PS_CURSOR(machine, 0);
+    long n;
+    *sum = 0;
+    while ((n = pm_ps_page(&cursor, entries, cap)) > 0 && PID_MACHINE(entries[0].pid) == machine)
+        for (long i = 0; i < n; i++)
+            *sum += entries[i].proctime;
+    return n < 0 ? n : 0;
+}
+
 long pm_wait(dm_pid pid, int64_t *status)
 {
     return simple_call(SLOT_PM, PM_WAIT, (int64_t)pid, status);

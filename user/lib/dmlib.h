@@ -111,6 +111,12 @@ long pm_meter_system(int machine, const struct pm_meter *m);
  * with a filter's name (or 0), the metering into that filter ends first. */
 long pm_meter_flush(const char *filter);
 long pm_ps_page(int64_t *cursor, struct dm_kproc *entries, uint32_t cap);
+/* The PROCTIMEs of every process of machine `machine` added up, the
+ * kernel's (slot 0) with them, into *sum: the instructions that machine
+ * has executed but its idle waits (kernel/proc.c, idle) and the few from
+ * a wake-up to the next process. The process list's pages are read into
+ * entries (cap bytes). 0, or the error of the process list. */
+long pm_machine_proctime(uint32_t machine, struct dm_kproc *entries, uint32_t cap, uint64_t *sum);
 long pm_wait(dm_pid pid, int64_t *status);
 long pm_kill(dm_pid pid);
 long pm_stop(dm_pid pid);

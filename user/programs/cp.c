@@ -1,7 +1,9 @@
 /*
  * cp SOURCE DEST — copy a file. DEST may be a directory: the copy goes in it
- * under SOURCE's last name. Uses newlib's stdio, which reaches the file
- * system through user/lib/syscalls.c.
+ * under SOURCE's last name. A DEST that is SOURCE itself (the same inode,
+ * by whatever path) is refused: opening it for writing would empty it
+ * before it is read. Uses newlib's stdio, which reaches the file system
+ * through user/lib/syscalls.c.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,8 +18,9 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *source = argv[1], *dest = argv[2];
-    struct stat st;
-    if (stat(source, &st) == 0 && S_ISDIR(st.st_mode)) {
+    struct stat st, source_st;
+    int source_known = stat(source, &source_st) == 0;
+    if (source_known && S_ISDIR(source_st.st_mode)) {
         fprintf(stderr, "cp: %s: is a directory\n", source);
         return 1;
     }
@@ -25,6 +28,10 @@ int main(int argc, char **argv)
         const char *base = strrchr(source, '/');
         snprintf(path, sizeof path, "%s/%s", dest, base ? base + 1 : source);
         dest = path;
+    }
+    if (source_known && stat(dest, &st) == 0 && st.st_dev == source_st.st_dev && st.st_ino == source_st.st_ino) {
+        fprintf(stderr, "cp: %s and %s are the same file\n", argv[1], argv[2]);
+        return 1;
     }
     FILE *in = fopen(source, "rb");
     if (!in) {

@@ -94,8 +94,8 @@ static void cmd_ps(FILE *out)
 static void cmd_netstat(FILE *out)
 {
     static struct dm_kpeer peers[DM_MSG_MAX / sizeof(struct dm_kpeer)];
-    fprintf(out, "%-4s %-4s %-5s %8s %8s %6s %8s %7s %8s %6s %6s %5s\n", "FROM", "TO", "STATE", "SENT", "RECEIVED",
-            "FAILED", "FRAMES", "RESENT", "TIMEOUTS", "DUPS", "OOO", "STALE");
+    fprintf(out, "%-4s %-4s %-5s %8s %8s %6s %8s %7s %8s %6s %6s %5s %6s %8s\n", "FROM", "TO", "STATE", "SENT",
+            "RECEIVED", "FAILED", "FRAMES", "RESENT", "TIMEOUTS", "DUPS", "OOO", "STALE", "FORGED", "REPLAYED");
     uint32_t nodes = ((const struct dm_info *)DM_INFO_PAGE)->nodes;
     for (uint32_t k = 0; k < nodes; k++) {
         struct sv_call c = { .op = PM_NETSTAT, .arg = { k }, .pass = DM_NO_LINK, .reply_data = peers,
@@ -107,10 +107,10 @@ static void cmd_netstat(FILE *out)
         }
         for (int64_t i = 0; i < c.value; i++) {
             struct dm_kpeer *p = &peers[i];
-            fprintf(out, "%-4u %-4u %-5s %8u %8u %6u %8u %7u %8u %6u %6u %5u\n", k, p->machine,
+            fprintf(out, "%-4u %-4u %-5s %8u %8u %6u %8u %7u %8u %6u %6u %5u %6u %8u\n", k, p->machine,
                     p->state == DM_PEER_UP ? "up" : "down", p->messages_sent, p->messages_delivered,
                     p->messages_failed, p->frames_sent, p->retransmissions, p->timeouts, p->duplicates_dropped,
-                    p->out_of_order_dropped, p->stale_dropped);
+                    p->out_of_order_dropped, p->stale_dropped, p->forged, p->replayed);
         }
     }
 }

@@ -8,18 +8,19 @@
  * Every case is portable C99/C11: its output is the same on any conforming
  * library where the types have the same sizes (riscv64 and x86_64 are both
  * LP64). long double is the exception: riscv64's is IEEE binary128, x86_64's
- * the 80-bit extended format, so the %L cases use values both hold exactly,
- * and %La (whose digits show the format) is checked against the host's
- * strfromf128, glibc's formatting of binary128 (LONG_DOUBLE_HEX_CASES).
+ * the 80-bit extended format, so the %L cases of PRINTF_CASES and
+ * SCANF_CASES use values both hold exactly, and the cases at binary128's
+ * full precision (LONG_DOUBLE_CASES, LONG_DOUBLE_SCANF_CASES,
+ * STRTOLD_CASES) are checked against the host's _Float128, also binary128:
+ * glibc's strfromf128 and strtof128. Their values are written LD(literal),
+ * LD_MAX, LD_MIN and LD_TRUE_MIN, which each side defines in its binary128
+ * type. C leaves the first hexadecimal digit of a subnormal number to the
+ * library: glibc writes 0x0.0...p-16382, newlib a 1 and the exponent the
+ * value needs, as for every other nonzero number; tests/libc_expected.c
+ * writes the host's digits in newlib's way.
  *
- * What newlib 3.3.0 does not do, and so no case asks (docs/programs.md):
- * %La prints a long double's digits through a double (newlib's own FIXME
- * in vfprintf.c), so its cases are values a double holds or precisions a
- * double gives; scanf does not read hexadecimal floating-point input
- * ("0x1.8p1" gives 0); scanf's %Lf reads at double precision
- * (user/lib/strtold.c).
- *
- * Include <limits.h>, <math.h>, <stddef.h>, <stdint.h> and <wchar.h> first.
+ * Include <float.h>, <limits.h>, <math.h>, <stddef.h>, <stdint.h> and
+ * <wchar.h> first, and define LD, LD_MAX, LD_MIN and LD_TRUE_MIN.
  */
 #ifndef LIBC_FORMATS_H
 #define LIBC_FORMATS_H
@@ -113,13 +114,96 @@
     X(tn, ptrdiff_t, "%10s%tn", "x")
 
 /* X(name, host_format, format, value): snprintf(buffer, size, format,
- * value) for a long double with %La, checked against the host's
+ * value) for a binary128 value, checked against the host's
  * strfromf128(buffer, size, host_format, value) (see the top of this file). */
-#define LONG_DOUBLE_HEX_CASES(X)                                            \
-    X(La_one, "%a", "%La", 1.0L)                                            \
-    X(La_fraction, "%a", "%La", 0.3125L)                                    \
-    X(La_precision, "%.3a", "%.3La", 0.1L)                                  \
-    X(La_negative, "%a", "%La", -1536.0L)
+#define LONG_DOUBLE_CASES(X)                                                \
+    X(La_one, "%a", "%La", LD(1.0))                                         \
+    X(La_fraction, "%a", "%La", LD(0.3125))                                 \
+    X(La_tenth, "%a", "%La", LD(0.1))                                       \
+    X(La_third, "%a", "%La", LD(1.0) / 3)                                   \
+    X(La_negative, "%a", "%La", -LD(1536.0))                                \
+    X(La_negative_zero, "%a", "%La", -LD(0.0))                              \
+    X(La_max, "%a", "%La", LD_MAX)                                          \
+    X(La_min, "%a", "%La", LD_MIN)                                          \
+    X(La_true_min, "%a", "%La", LD_TRUE_MIN)                                \
+    X(La_subnormal, "%a", "%La", LD_MIN / 3)                                \
+    X(LA_upper, "%A", "%LA", LD_MAX)                                        \
+    X(La_precision, "%.3a", "%.3La", LD(0.1))                               \
+    X(La_precision_third, "%.3a", "%.3La", LD(1.0) / 3)                     \
+    X(La_precision_tie_up, "%.0a", "%.0La", LD(1.5))                        \
+    X(La_precision_tie_even, "%.1a", "%.1La", LD(0x1.08p0))                 \
+    X(La_precision_carry, "%.2a", "%.2La", LD(0x1.ff8p0))                   \
+    X(La_precision_past_the_digits, "%.30a", "%.30La", LD(1.0) / 3)         \
+    X(La_precision_subnormal, "%.1a", "%.1La", LD_MIN / 3)                  \
+    X(La_precision_zero, "%.2a", "%.2La", LD(0.0))                          \
+    X(Le_third, "%.35e", "%.35Le", LD(1.0) / 3)                             \
+    X(Le_max, "%.35e", "%.35Le", LD_MAX)                                    \
+    X(Le_true_min, "%.35e", "%.35Le", LD_TRUE_MIN)                          \
+    X(Lf_tenth, "%.40f", "%.40Lf", LD(0.1))                                 \
+    X(Lg_third, "%.36g", "%.36Lg", LD(1.0) / 3)
+
+/* X(name, input): strtold(input, &end), printed as the value with %La, "|",
+ * how many characters it read, "|" and "ERANGE" if errno became ERANGE
+ * (else 0); checked against the host's strtof128. */
+#define STRTOLD_CASES(X)                                                    \
+    X(tenth, "0.1")                                                         \
+    X(third, "0.333333333333333333333333333333333333333333333")             \
+    X(sixty_digits, "123456789012345678901234567890123456789012345678901234567890") \
+    X(many_zeros, "0.0000000000000000000000000000000000000000000000000000012345e56") \
+    X(halfway_to_even_below,                                                \
+      "1.00000000000000000000000000000000009629649721936179265279889712924636592690508241076940976199693977832794189453125") \
+    X(halfway_and_a_little,                                                 \
+      "1.000000000000000000000000000000000096296497219361792652798897129246365926905082410769409761996939778327941894531250000000001") \
+    X(halfway_to_even_above,                                                \
+      "1.00000000000000000000000000000000028888949165808537795839669138773909778071524723230822928599081933498382568359375") \
+    X(halfway_less_a_little,                                                \
+      "1.000000000000000000000000000000000288889491658085377958396691387739097780715247232308229285990819334983825683593749999") \
+    X(max, "1.18973149535723176508575932662800707e4932")                    \
+    X(overflow, "1.18973149535723176508575932662800708e4932")               \
+    X(overflow_far, "-1e5000")                                              \
+    X(min, "3.36210314311209350626267781732175260e-4932")                   \
+    X(subnormal, "1e-4940")                                                 \
+    X(true_min_rounded_up, "3.23758755971901255546221947911382327625e-4966") \
+    X(underflow, "3.23758755971901255546221947911382327624e-4966")         \
+    X(underflow_far, "1e-99999")                                            \
+    X(zero_exponent_huge, "0e99999999999999999999")                         \
+    X(hex, "0x1.8p1")                                                       \
+    X(hex_negative, "-0X.8P-3")                                             \
+    X(hex_no_exponent, "0x1F.8")                                            \
+    X(hex_double_max, "0x1.fffffffffffffp1023")                             \
+    X(hex_double_true_min, "0x1p-1074")                                     \
+    X(hex_true_min, "0x1p-16494")                                           \
+    X(hex_tie_to_even_below, "0x1.00000000000000000000000000008p0")         \
+    X(hex_tie_to_even_above, "0x1.00000000000000000000000000018p0")         \
+    X(hex_long, "0x1.000000000000000000000000000080000000000000000001p0")   \
+    X(hex_overflow, "0x1p16384")                                            \
+    X(hex_underflow, "0x1.8p-16495")                                        \
+    X(infinity, "-INFINITY")                                                \
+    X(inf_of_infinite, "infinite")                                          \
+    X(nan, "nan")                                                           \
+    X(nan_chars, "nan(0x12_ab)")                                            \
+    X(nan_unclosed, "nan(12")                                               \
+    X(white_space_and_rest, " \t\n+2.5e-3z")                              \
+    X(exponent_without_digits, "1e+")                                       \
+    X(hex_prefix_alone, "0xg")                                              \
+    X(point_alone, ".e1")                                                   \
+    X(nothing, "x1")
+
+/* X(name, input, format): a long double from sscanf(input, format,
+ * &value), the whole input its input item, printed as "COUNT|" and the
+ * value with %La; checked against the host's strtof128(input). */
+#define LONG_DOUBLE_SCANF_CASES(X)                                          \
+    X(Lf_tenth, "0.1", "%Lf")                                               \
+    X(Le_third, "0.333333333333333333333333333333333333333333333", "%Le")   \
+    X(Lg_halfway,                                                           \
+      "1.00000000000000000000000000000000028888949165808537795839669138773909778071524723230822928599081933498382568359375", \
+      "%Lg")                                                                \
+    X(La_hex_third, "0x1.5555555555555555555555555555p-2", "%La")          \
+    X(La_hex_max, "0x1.ffffffffffffffffffffffffffffp16383", "%La")          \
+    X(Lf_hex_true_min, "0x1p-16494", "%Lf")                                 \
+    X(Lf_subnormal, "1e-4940", "%Lf")                                       \
+    X(Lf_overflow, "1e5000", "%Lf")                                         \
+    X(Lf_negative_infinity, "-infinity", "%Lf")
 
 /* X(name, input, format, type, show): `type value` from
  * sscanf(input, format, &value), printed as "COUNT|" then show's output. */
@@ -168,6 +252,21 @@
     X(lf_width, "3.14159", "%4lf", double, "%.17g")                         \
     X(Lf, "1.5", "%Lf", long double, "%Lg")                                 \
     X(Lg, "-0.125", "%Lg", long double, "%Lg")                              \
+    X(a_hex, "0x1.8p1", "%a", float, "%.9g")                                \
+    X(e_hex, "-0X.8P-3", "%e", float, "%.9g")                               \
+    X(f_hex, "0x1p-2", "%f", float, "%.9g")                                 \
+    X(g_hex_integer, "0xA", "%g", float, "%.9g")                            \
+    X(a_hex_width, "0x1.8p1", "%5a", float, "%.9g")                         \
+    X(a_hex_width_at_point, "0x1.8p1", "%3a", float, "%.9g")                \
+    X(la_hex, "0x1.8p1", "%la", double, "%a")                               \
+    X(le_hex_negative, "-0X.8P-3", "%le", double, "%a")                     \
+    X(lf_hex_least, "0x1p-1074", "%lf", double, "%.17g")                    \
+    X(lg_hex_max, "0x1.fffffffffffffp1023", "%lg", double, "%a")            \
+    X(la_hex_no_exponent, "0x10.8", "%la", double, "%g")                    \
+    X(la_hex_long, "0x1.00000000000008000000000001p0", "%la", double, "%a") \
+    X(La_hex, "0x1.8p1", "%La", long double, "%Lg")                         \
+    X(La_hex_negative, "-0x.8p-3", "%La", long double, "%Lg")               \
+    X(lf_infinity_word, "-INFINITY", "%lf", double, "%f")                   \
     X(p, "0x1234abcd", "%p", void *, "%p")                                  \
     X(percent, "100%", "%d%%", int, "%d")                                   \
     X(suppressed, "1 2", "%*d %d", int, "%d")                               \

@@ -50,6 +50,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "dmlib.h"
+
+/* binary128 is long double here (libc_formats.h). */
+#define LD(literal) literal##L
+#define LD_MAX LDBL_MAX
+#define LD_MIN LDBL_MIN
+#define LD_TRUE_MIN LDBL_TRUE_MIN
 #include "libc_formats.h"
 #include "libc_expected.h"   /* made from libc_formats.h by tests/libc_expected.c on the host */
 
@@ -87,10 +93,37 @@ static void check_formats(void)
     }
     PRINTF_COUNT_CASES(PRINTF_COUNT_CASE)
 
-#define LONG_DOUBLE_HEX_CASE(name, host_format, format, value) \
-    snprintf(out, sizeof out, format, value);                 \
+#define LONG_DOUBLE_CASE(name, host_format, format, value) \
+    snprintf(out, sizeof out, format, value);             \
     check_output("printf", #name, EXPECTED_printf_##name);
-    LONG_DOUBLE_HEX_CASES(LONG_DOUBLE_HEX_CASE)
+    LONG_DOUBLE_CASES(LONG_DOUBLE_CASE)
+
+    /* newlib's %Le, %Lf and %Lg stop after 43 significant digits and write
+     * zeros for the rest (docs/programs.md), where the host writes every
+     * digit: more than the 36 that tell every binary128 apart
+     * (LDBL_DECIMAL_DIG), so only this case asks for more. */
+    snprintf(out, sizeof out, "%.50Le", 1.0L / 3);
+    dm_check(strcmp(out, "3.33333333333333333333333333333333317283917100000000e-01") == 0,
+             "printf.Le_43_digits_then_zeros", "%s", out);
+
+#define STRTOLD_CASE(name, input)                                                   \
+    {                                                                               \
+        char *end;                                                                  \
+        errno = 0;                                                                  \
+        long double value = strtold(input, &end);                                   \
+        snprintf(out, sizeof out, "%La|%td|%s", value, end - input, errno == ERANGE ? "ERANGE" : "0"); \
+        check_output("strtold", #name, EXPECTED_strtold_##name);                    \
+    }
+    STRTOLD_CASES(STRTOLD_CASE)
+
+#define LONG_DOUBLE_SCANF_CASE(name, input, format)                                 \
+    {                                                                               \
+        long double value = 0;                                                      \
+        int count = sscanf(input, format, &value);                                  \
+        snprintf(out, sizeof out, "%d|%La", count, value);                          \
+        check_output("scanf", #name, EXPECTED_scanf_##name);                        \
+    }
+    LONG_DOUBLE_SCANF_CASES(LONG_DOUBLE_SCANF_CASE)
 
 #define SCANF_CASE(name, input, format, type, show)                                 \
     {                                                                               \
@@ -121,6 +154,85 @@ static void check_formats(void)
         check_output("scanf", #name, EXPECTED_scanf_##name);                        \
     }
     SCANF_PAIR_CASES(SCANF_PAIR_CASE)
+}
+
+/* scanf's float conversions where the host's glibc reads otherwise, so
+ * checked against what C99 and this system say: nan(chars) is one number
+ * (C99 7.20.1.3; glibc leaves "(chars)"), and what follows the longest
+ * number in the input item goes back to the stream, where strtod would end
+ * (glibc reads "1e+x" as 1 but keeps the "e", and fails on "0x" and
+ * "infinit"). X(name, input, format, type, expected): format a float
+ * conversion for `type` then %n, printed as "COUNT|VALUE|REST", the value
+ * with %g. */
+#define SCANF_GIVEN_BACK_CASES(X)                                           \
+    X(nan_chars, "nan(abc)x", "%lf%n", double, "1|nan|x")                   \
+    X(nan_unclosed, "nan(ab", "%lf%n", double, "1|nan|(ab")                 \
+    X(exponent, "1e+x", "%lf%n", double, "1|1|e+x")                         \
+    X(hex_prefix, "0xg", "%lf%n", double, "1|0|xg")                         \
+    X(hex_point, "0x.p1", "%f%n", float, "1|0|x.p1")                        \
+    X(hex_width_at_prefix, "0x1.8p1", "%2la%n", double, "1|0|x1.8p1")       \
+    X(infinite, "infinite", "%Lf%n", long double, "1|inf|inite")            \
+    X(point_alone, ".e1", "%lf%n", double, "0|0|.e1")                       \
+    X(sign_alone, "-x", "%lf%n", double, "0|0|-x")
+
+static int same_bits(long double a, long double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* Reading floating-point numbers beyond what the host can check: scanf's
+ * choices where glibc differs, a long double read to the last bit,
+ * numbers longer than any buffer, and a stream whose buffer refills in the
+ * middle of a number and of what it gives back. */
+static void check_float_input(void)
+{
+#define SCANF_GIVEN_BACK_CASE(name, input, format, type, expected)                          \
+    {                                                                                       \
+        type value = 0;                                                                     \
+        int used = 0;                                                                       \
+        int count = sscanf(input, format, &value, &used);                                   \
+        snprintf(out, sizeof out, "%d|%g|%s", count, (double)value, input + used);          \
+        dm_check(strcmp(out, expected) == 0, "scanf.given_back." #name, "\"%s\", not \"%s\"", out, expected); \
+    }
+    SCANF_GIVEN_BACK_CASES(SCANF_GIVEN_BACK_CASE)
+
+    long double tenth = 0;
+    int count = sscanf("0.1", "%Lf", &tenth);
+    dm_check(count == 1 && same_bits(tenth, 0.1L), "scanf.Lf_tenth_is_0.1L", "%La, 0.1L is %La", tenth, 0.1L);
+    dm_check(same_bits(strtold("0.1", 0), 0.1L) && same_bits(strtold("-0x1.999999999999999999999999999ap-4", 0), -0.1L),
+             "strtold.tenth_is_0.1L", "%La", strtold("0.1", 0));
+
+    /* 6,000 digits: more than scanf's buffer holds. */
+    static char digits[6100];
+    strcpy(digits, "0.1");
+    for (int i = 3; i < 6003; i++)
+        digits[i] = (char)('0' + i % 7);
+    strcpy(digits + 6003, "e-3 next");
+    long double long_value = 0;
+    double double_value = 0;
+    int used = 0, double_used = 0;
+    char *end;
+    count = sscanf(digits, "%Lf%n", &long_value, &used) + sscanf(digits, "%lf%n", &double_value, &double_used);
+    dm_check(count == 2 && used == 6006 && double_used == 6006 && same_bits(long_value, strtold(digits, &end)) &&
+                 end == digits + 6006 && double_value == strtod(digits, 0),
+             "scanf.six_thousand_digits", "read %d and %d characters: %La", used, double_used, long_value);
+
+    /* A stream with a 4-byte buffer: numbers and given-back text across refills. */
+    static char text[] = "0x1.5555555555555555555555555555p-2 1e+x nan(a_1)7 0.33333333333333333333333333333333333333";
+    FILE *stream = fmemopen(text, strlen(text), "r");
+    long double third = 0, decimal_third = 0;
+    double one = 0, not_a_number = 0;
+    char word[8] = "";
+    int seven = 0;
+    count = stream && setvbuf(stream, 0, _IOFBF, 4) == 0
+                ? fscanf(stream, "%La %lf%3s %lf%d %Lf", &third, &one, word, &not_a_number, &seven, &decimal_third)
+                : -2;
+    dm_check(count == 6 && same_bits(third, 1.0L / 3) && one == 1 && strcmp(word, "e+x") == 0 &&
+                 isnan(not_a_number) && seven == 7 && same_bits(decimal_third, strtold(strstr(text, "0.333"), 0)),
+             "scanf.stream_refills", "%d: %La %g %s %g %d %La", count, third, one, word, not_a_number, seven,
+             decimal_third);
+    if (stream)
+        fclose(stream);
 }
 
 static void check_console_heap_strings(void)
@@ -394,6 +506,7 @@ int main(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "env") == 0)
         return print_environment(argc, argv);
     check_formats();
+    check_float_input();
     check_console_heap_strings();
     check_time();
     check_environment();
