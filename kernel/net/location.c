@@ -42,7 +42,7 @@ struct location {
 };
 
 static struct location table[NBUCKETS][WAYS];
-static uint32_t used;                /* entries in use: none, and a lookup costs one test */
+uint32_t locations_used;             /* entries in use: none, and a lookup costs one test (remote.h) */
 static uint64_t stamp_counter;
 static struct {
     uint64_t set;                    /* entries made or changed */
@@ -53,7 +53,7 @@ static struct {
 void location_init(void)
 {
     memset(table, 0, sizeof table);
-    used = 0;
+    locations_used = 0;
 }
 
 static struct location *bucket_of(dm_pid pid)
@@ -64,7 +64,7 @@ static struct location *bucket_of(dm_pid pid)
 
 static struct location *find(dm_pid pid)
 {
-    if (used == 0)
+    if (locations_used == 0)
         return 0;
     struct location *b = bucket_of(pid);
     for (int w = 0; w < WAYS; w++)
@@ -89,7 +89,7 @@ static struct location *entry_for(dm_pid pid)
     struct location *b = bucket_of(pid), *victim = 0;
     for (int w = 0; w < WAYS; w++) {
         if (!b[w].pid) {
-            used++;
+            locations_used++;
             return &b[w];
         }
         if (kept(&b[w]))
@@ -116,7 +116,7 @@ static void set(struct location *e, dm_pid pid, uint32_t machine, uint32_t moves
 static void clear(struct location *e)
 {
     memset(e, 0, sizeof *e);
-    used--;
+    locations_used--;
 }
 
 /* What this kernel knows of pid's location: 1 with its machine, moves and
@@ -132,10 +132,8 @@ int location_lookup(dm_pid pid, uint32_t *machine, uint32_t *moves, uint32_t *ki
     return 1;
 }
 
-/* Where to send what is for pid, a process that is not on this machine:
- * where it is known to be, else its home (which may be this machine: then
- * nothing is known of it here). */
-uint32_t location_of(dm_pid pid)
+/* location_of (remote.h) when there are entries. */
+uint32_t location_known(dm_pid pid)
 {
     const struct location *e = find(pid);
     return e ? e->machine : PID_MACHINE(pid);
@@ -190,7 +188,7 @@ void location_forget(dm_pid pid)
  * the forwarding addresses to it are too. */
 void location_machine_down(uint32_t machine, int error)
 {
-    if (used == 0)
+    if (locations_used == 0)
         return;
     for (int b = 0; b < NBUCKETS; b++) {
         for (int w = 0; w < WAYS; w++) {
@@ -207,5 +205,5 @@ void location_print_counters(void)
 {
     if (counters.set)
         kprintf("machine %u: locations: %lu set, %u known, %lu given up for room, %lu found no room\n",
-                this_machine, counters.set, used, counters.given_up, counters.no_room);
+                this_machine, counters.set, locations_used, counters.given_up, counters.no_room);
 }

@@ -133,14 +133,16 @@ struct intent {
     uint32_t data_length;        /* DATA_PAGE, DATA_MEMORY, DATA_COPY */
     uint8_t *page;               /* DATA_PAGE: a kernel copy, or (borrowed) a meter batch's own page */
     uint8_t  borrowed;           /* page belongs to meter.c: not freed with the intent */
+    uint8_t  copied;             /* pages[] holds pages, to be freed with the intent */
     dm_pid   data_pid;           /* DATA_MEMORY: read from this process's memory when sent */
     uint64_t data_address;
-    uint8_t *pages[COPY_PAGES];  /* DATA_COPY */
-    struct departure *departure; /* DATA_DEPARTURE */
     union {
         struct rm_header h;
         uint8_t bytes[INTENT_BYTES];
     } m;
+    /* After the message, where intent_new does not clear them: */
+    uint8_t *pages[COPY_PAGES];  /* DATA_COPY (and `copied`): the pages one after the other, then 0s */
+    struct departure *departure; /* DATA_DEPARTURE */
 };
 
 static struct transport net;
@@ -210,7 +212,7 @@ static uint64_t hook_now(void *context)
     return machine_clock_ns();
 }
 
-static void receive(uint32_t machine, const uint8_t *bytes, uint32_t len);
+static inline __attribute__((always_inline)) void receive(uint32_t machine, const uint8_t *bytes, uint32_t len);
 
 static void hook_deliver(void *context, uint32_t machine, const uint8_t *bytes, uint32_t len)
 {
@@ -321,18 +323,18 @@ static struct intent *intent_new(uint32_t machine, uint32_t type, dm_pid waiter,
     return i;
 }
 
-static void intent_free(struct intent *i)
+static inline __attribute__((always_inline)) void intent_free(struct intent *i)
 {
     if (i->page && !i->borrowed)
         page_free(i->page);
-    for (uint32_t k = 0; k < COPY_PAGES && i->pages[k]; k++)
+    for (uint32_t k = 0; i->copied && k < COPY_PAGES && i->pages[k]; k++)
         page_free(i->pages[k]);
     i->next = free_intents;
     free_intents = i;
     free_intent_count++;
 }
 
-static void intent_queue(struct intent *i)
+static inline __attribute__((always_inline)) void intent_queue(struct intent *i)
 {
     i->next = 0;
     if (outbox[i->machine].tail)
@@ -431,7 +433,7 @@ static void intent_failed(struct intent *i, int error)
 
 /* A process's message has left: the link it passed goes with it, and a
  * reply link it was sent over is used up. */
-static void send_left(struct intent *i)
+static inline __attribute__((always_inline)) void send_left(struct intent *i)
 {
     struct proc *p = waiting_process(i->m.h.waiter, i->m.h.op);
     if (!p || p->remote.sent)
@@ -502,21 +504,19 @@ static uint32_t build(struct intent *i, const uint8_t **head, const uint8_t **ta
     return i->length + i->data_length;
 }
 
-static int flush_loopback(void);
+static void take_own(struct intent *i, const uint8_t *head, const uint8_t *tail, uint32_t len, uint32_t tail_len);
 
-/* Hand the transport what it will take, machine by machine, in order;
- * take what this kernel sent itself. */
+/* Hand the transport what it will take, machine by machine, in order, and
+ * take what this kernel sent itself (take_own), until nothing more can go. */
 static void flush(void)
 {
     if (inside_transport || flushing)
         return;
     flushing = 1;
     for (int again = 1; again;) {
-        again = flush_loopback();
+        again = 0;
         for (uint32_t m = 0; m < node_count; m++) {
-            if (m == this_machine)
-                continue;
-            if (outbox[m].head && net.peers[m].epoch == 0) {   /* not heard of yet: wait, for a while */
+            if (outbox[m].head && m != this_machine && net.peers[m].epoch == 0) {   /* not heard of yet: wait */
                 if (unheard_deadline[m] == TRANSPORT_NO_TIMER)
                     unheard_deadline[m] = machine_clock_ns() + UNHEARD_WAIT_NS;
                 if (unheard_deadline[m] < unheard_soonest)
@@ -527,7 +527,10 @@ static void flush(void)
                 struct intent *i = outbox[m].head;
                 const uint8_t *head, *tail;
                 uint32_t tail_len, len = build(i, &head, &tail, &tail_len);
-                if (len) {
+                if (len && m == this_machine) {
+                    take_own(i, head, tail, len, tail_len);
+                    again = 1;      /* what it queued for machines before this one */
+                } else if (len) {
                     int64_t r = transport_send_parts(&net, m, head, len - tail_len, tail, tail_len);
                     if (r == TRANSPORT_E_WINDOW || r == TRANSPORT_E_NOSPACE)
                         break;              /* later, when acknowledgements make room */
@@ -544,7 +547,6 @@ static void flush(void)
                 intent_free(i);
             }
         }
-        again |= outbox[this_machine].head != 0;
     }
     flushing = 0;
     inside_transport = 1;
@@ -553,32 +555,18 @@ static void flush(void)
     timer_program();
 }
 
-/* Kernel messages to this kernel itself, taken in order as if they had
- * arrived: the answer to a request that was forwarded to this machine,
- * where its waiter is, and a link update for this machine's own waiter.
- * Whether there were any. */
-static int flush_loopback(void)
+/* A kernel message this kernel sent itself (intent i, built), taken as if
+ * it had arrived: the answer to a request that was forwarded to this
+ * machine, where its waiter is, and a link update for this machine's own
+ * waiter. What it queues (at the outbox's tail) waits for flush. */
+static void take_own(struct intent *i, const uint8_t *head, const uint8_t *tail, uint32_t len, uint32_t tail_len)
 {
-    int any = 0;
-    while (outbox[this_machine].head) {
-        struct intent *i = outbox[this_machine].head;
-        outbox[this_machine].head = i->next;
-        if (!outbox[this_machine].head)
-            outbox[this_machine].tail = 0;
-        const uint8_t *head, *tail;
-        uint32_t tail_len, len = build(i, &head, &tail, &tail_len);
-        if (len) {
-            memcpy(loopback, head, len - tail_len);
-            if (tail_len)
-                memcpy(loopback + len - tail_len, tail, tail_len);
-            if (i->m.h.type == RM_SEND)
-                send_left(i);
-            receive(this_machine, loopback, len);
-        }
-        intent_free(i);
-        any = 1;
-    }
-    return any;
+    memcpy(loopback, head, len - tail_len);
+    if (tail_len)
+        memcpy(loopback + len - tail_len, tail, tail_len);
+    if (i->m.h.type == RM_SEND)
+        send_left(i);
+    hook_deliver(0, this_machine, loopback, len);
 }
 
 /* ---- waits that cannot end ---- */
@@ -823,6 +811,8 @@ void remote_keep_memory(dm_pid pid)
                 continue;
             struct proc *p = proc_lookup(pid);
             uint32_t k = 0;
+            memset(i->pages, 0, sizeof i->pages);
+            i->copied = 1;
             for (uint32_t done = 0; done < i->data_length && p; done += PAGE_SIZE, k++) {
                 uint32_t n = i->data_length - done < PAGE_SIZE ? i->data_length - done : PAGE_SIZE;
                 if (!(i->pages[k] = page_alloc_dirty()) || copy_in(p, i->pages[k], i->data_address + done, n))
@@ -1060,7 +1050,8 @@ static int copy_into_intent(struct intent *i, const uint8_t *bytes, uint32_t len
 /* A kernel message from `machine` (the transport's deliver hook), to the
  * function for its type. Each says whether the message was well formed;
  * one that was not is counted and dropped. */
-static void receive(uint32_t machine, const uint8_t *message_bytes, uint32_t len)
+static inline __attribute__((always_inline)) void receive(uint32_t machine, const uint8_t *message_bytes,
+                                                          uint32_t len)
 {
     union received fixed;
     if (len < sizeof fixed.h) {
@@ -1370,6 +1361,8 @@ static int copy_into_intent(struct intent *i, const uint8_t *bytes, uint32_t len
         return 0;
     i->data_kind = DATA_COPY;
     i->data_length = len;
+    memset(i->pages, 0, sizeof i->pages);
+    i->copied = 1;
     for (uint32_t done = 0, k = 0; done < len; done += PAGE_SIZE, k++) {
         if (k >= COPY_PAGES || !(i->pages[k] = page_alloc_dirty()))
             return E_NOMEM;

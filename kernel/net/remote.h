@@ -74,7 +74,16 @@ enum location_kind {
 };
 void location_init(void);
 int location_lookup(dm_pid pid, uint32_t *machine, uint32_t *moves, uint32_t *kind);
-uint32_t location_of(dm_pid pid);
+uint32_t location_known(dm_pid pid);
+extern uint32_t locations_used;
+
+/* Where to send what is for pid, a process that is not on this machine:
+ * where it is known to be, else its home (which may be this machine: then
+ * nothing is known of it here). With no entry at all, it is its home. */
+static inline uint32_t location_of(dm_pid pid)
+{
+    return locations_used ? location_known(pid) : PID_MACHINE(pid);
+}
 void location_set(dm_pid pid, uint32_t machine, uint32_t moves, uint32_t kind);
 void location_learned(dm_pid pid, uint32_t machine, uint32_t moves);
 void location_forget(dm_pid pid);
