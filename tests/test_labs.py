@@ -1,16 +1,19 @@
-"""The course's labs (docs/labs/) and their grader, scripts/grade.py: the
-links lab's starting point, as the repository holds it, gets less than full
-marks; a copy of the repository with the reference solution applied
-(docs/labs/solutions/links.patch, as docs/labs/README.md says a course
-keeps it) builds with `make grade LAB=links` and gets full marks, each test
-printed in the grader's manner; the grader refuses a lab it does not know.
+"""The course's labs (docs/labs/) and their grader, scripts/grade.py: each
+lab's starting point, as the repository holds it, gets less than full marks;
+a copy of the repository with the lab's reference solution applied
+(docs/labs/solutions/LAB.patch, as docs/labs/README.md says a course keeps
+it) builds with `make grade LAB=LAB` and gets full marks, each test printed
+in the grader's manner; the grader refuses a lab it does not know.
+
+Each lab has a section of two tests below, built on check_starting_point and
+check_solution.
 
 A course removes the solutions before handing the repository out
 (docs/labs/README.md): without the patch, the suite checks the starting
 point alone.
 
 The copy is made with `cp -a` (build/ too, its times kept, so that `make`
-there builds only the two programs the patch changes and the system disk),
+there builds only what the patch changes and the system disk),
 without .git, in a fresh temporary directory.
 """
 import os
@@ -22,7 +25,6 @@ import tempfile
 
 from harness import ROOT
 
-PATCH = os.path.join("docs", "labs", "solutions", "links.patch")
 TESTS = 7                  # the links lab's tests (labs/links/grade.py)
 POINTS = 60
 # What a copy needs of build/: the rest is scratch (logs, sockets, fuzzers' work).
@@ -65,40 +67,72 @@ def copy_of_repository():
     return tree
 
 
-def test_the_starting_point_gets_less_than_full_marks():
-    run = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "grade.py"), "links"], cwd=ROOT,
+def graded(out):
+    """The grader's per-test lines and its score line's two numbers."""
+    score = re.search(r"^Score: (\d+)/(\d+)$", out, re.M)
+    return grade_lines(out), score and (int(score.group(1)), int(score.group(2)))
+
+
+def check_starting_point(lab, tests, points, says):
+    """The lab's starting point, as the repository holds it, gets less than
+    full marks from `scripts/grade.py LAB`: `tests` tests worth `points` in
+    all, and the grader's output says `says` (what the student reads first)."""
+    run = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "grade.py"), lab], cwd=ROOT,
                          capture_output=True, text=True, timeout=300)
     out = run.stdout + run.stderr
-    lines = grade_lines(out)
-    assert len(lines) == TESTS and sum(line[3] for line in lines) == POINTS, out
-    score = re.search(r"^Score: (\d+)/%d$" % POINTS, out, re.M)
-    assert score and int(score.group(1)) < POINTS and run.returncode == 1, out
-    assert "part 1 is not written yet" in out, out
+    lines, score = graded(out)
+    assert len(lines) == tests and sum(line[3] for line in lines) == points, out
+    assert score and score[1] == points and score[0] < points and run.returncode == 1, out
+    assert says in out, out
+    return out
+
+
+def check_solution(lab, tests, points, nodes, built, solved):
+    """A copy of the repository with docs/labs/solutions/LAB.patch applied gets
+    full marks from `make grade LAB=lab`, which builds `built` (a line make
+    prints) and not everything again; `solved` is a file the patch completes
+    (no TODO left in it). Returns the grader's output, or None in a course's
+    copy for its students, which holds no solution."""
+    patch = os.path.join("docs", "labs", "solutions", lab + ".patch")
+    if not os.path.exists(os.path.join(ROOT, patch)):
+        return None
+    tree = copy_of_repository()
+    applied = subprocess.run(["git", "apply", patch], cwd=tree, capture_output=True, text=True)
+    assert applied.returncode == 0, applied.stderr
+    with open(os.path.join(tree, solved)) as f:
+        assert "TODO" not in f.read(), solved
+    run = subprocess.run(["make", "-s", "--no-print-directory", "grade", "LAB=" + lab], cwd=tree,
+                         capture_output=True, text=True, timeout=900, env=user_environment())
+    out = run.stdout + run.stderr
+    assert run.returncode == 0, out[-4000:]
+    assert built in out, "make grade built nothing:\n" + out[-2000:]
+    assert "CC      user/lib/crt0.S" not in out, "the copy's build began again from scratch:\n" + out[-2000:]
+    lines, score = graded(out)
+    assert [line[1] for line in lines] == ["ok"] * tests, out
+    assert re.search(r"^== Lab %s \(docs/labs/%s\.md\), %d nodes? ==$" % (lab, lab, nodes), out, re.M), out
+    assert score == (points, points), out
+    return out
+
+
+# The links lab (docs/labs/links.md).
+
+def test_the_starting_point_gets_less_than_full_marks():
+    check_starting_point("links", TESTS, POINTS, "part 1 is not written yet")
 
 
 def test_the_solution_gets_full_marks():
-    if not os.path.exists(os.path.join(ROOT, PATCH)):
-        return                 # a course's copy for its students: no solution to check
-    tree = copy_of_repository()
-    applied = subprocess.run(["git", "apply", PATCH], cwd=tree, capture_output=True, text=True)
-    assert applied.returncode == 0, applied.stderr
-    with open(os.path.join(tree, "user", "labs", "links", "linkserver.c")) as f:
-        assert "TODO" not in f.read()
-    run = subprocess.run(["make", "-s", "--no-print-directory", "grade", "LAB=links"], cwd=tree,
-                         capture_output=True, text=True, timeout=600, env=user_environment())
-    out = run.stdout + run.stderr
-    assert run.returncode == 0, out[-4000:]
-    assert "LD      build/user/labs/links/linkserver.elf" in out, "make grade built nothing:\n" + out[-2000:]
-    assert "LD      build/kernel.elf" not in out and "CC      user/lib/crt0.S" not in out, \
-        "the copy's build began again from scratch:\n" + out[-2000:]
-    lines = grade_lines(out)
-    assert [line[1] for line in lines] == ["ok"] * TESTS, out
+    out = check_solution("links", TESTS, POINTS, 2, "LD      build/user/labs/links/linkserver.elf",
+                         os.path.join("user", "labs", "links", "linkserver.c"))
+    if out is None:
+        return
+    assert "LD      build/kernel.elf" not in out, "the copy built the kernel again:\n" + out[-2000:]
+    lines, _ = graded(out)
     assert lines[0][0] == "links: the client finds the server" and lines[0][3] == 10, out
-    assert re.search(r"^== Lab links \(docs/labs/links\.md\), 2 nodes ==$", out, re.M), out
-    assert re.search(r"^Score: %d/%d$" % (POINTS, POINTS), out, re.M), out
 
 
 def test_an_unknown_lab_is_refused():
     run = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "grade.py"), "nosuch"], cwd=ROOT,
                          capture_output=True, text=True, timeout=60)
-    assert run.returncode == 2 and "grade: no lab called nosuch (labs: links)" in run.stderr, run
+    labs = sorted(e for e in os.listdir(os.path.join(ROOT, "labs")) if os.path.exists(os.path.join(ROOT, "labs", e, "grade.py")))
+    assert "links" in labs
+    assert run.returncode == 2 and "grade: no lab called nosuch (labs: %s)" % " ".join(labs) in run.stderr, run
