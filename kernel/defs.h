@@ -305,7 +305,25 @@ int bootarg_take(const char *name, char *out, size_t cap);   /* copies, then bla
 
 /* proc.c */
 void proc_init(void);
-struct proc *proc_lookup(dm_pid pid);
+extern uint32_t procs_displaced;
+struct proc *proc_lookup_displaced(dm_pid pid);
+/* The live process with this id on this machine, the kernel for slot 0,
+ * or 0: gone, never existed, elsewhere, or from another boot of its
+ * machine. The id holds machine, epoch, slot and generation: one
+ * comparison with the slot's current id finds every process that is in
+ * the slot its id names. Only when some process here is not (it moved here
+ * from another machine, or came home to another slot: net/migrate.c) is
+ * the table searched. Inline: every message is delivered through it. */
+static inline struct proc *proc_lookup(dm_pid pid)
+{
+    unsigned slot = PID_SLOT(pid);
+    if (slot < NPROC) {
+        struct proc *p = &procs[slot];
+        if (p->pid == pid && p->state != PS_FREE)
+            return p;
+    }
+    return procs_displaced ? proc_lookup_displaced(pid) : 0;
+}
 struct proc *proc_reserve(dm_pid pid, int *err);
 void proc_unreserve(struct proc *p);
 void proc_arrived(struct proc *p, dm_pid pid);

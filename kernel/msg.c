@@ -50,7 +50,7 @@ int msg_send(struct outgoing *o)
  * Out of line, off the path of a local message. */
 static __attribute__((noinline)) int send_away(struct outgoing *o)
 {
-    struct proc *r = proc_lookup(o->via->dest);
+    struct proc *r = procs_displaced ? proc_lookup_displaced(o->via->dest) : 0;
     if (r) {                         /* it moved here */
         int err = msg_deliver(r, &o->message, o->via->reply_id);
         if (!err && o->message.link)

@@ -24,9 +24,9 @@ static int need_reschedule;
 uint64_t last_switch_instret;   /* instret at the last switch or charge (defs.h) */
 static int exit_notify_slot = -1;
 /* Processes here that are not in the slot their id names (they moved here
- * from another machine, or came home to another slot): proc_lookup looks
- * for them only when there are any. */
-static uint32_t displaced;
+ * from another machine, or came home to another slot): proc_lookup
+ * (defs.h) looks for them only when there are any. */
+uint32_t procs_displaced;
 
 void proc_init(void)
 {
@@ -37,27 +37,13 @@ void proc_init(void)
         procs[i].generation = 1;
 }
 
-static struct proc *lookup_displaced(dm_pid pid);
 static void free_slot(struct proc *p);
 
-/* The live process with this id on this machine, the kernel for slot 0,
- * or 0: gone, never existed, elsewhere, or from another boot of its
- * machine. */
-struct proc *proc_lookup(dm_pid pid)
-{
-    /* The id holds machine, epoch, slot and generation: one comparison with
-     * the slot's current id checks them all. */
-    unsigned slot = PID_SLOT(pid);
-    if (slot < NPROC) {
-        struct proc *p = &procs[slot];
-        if (p->pid == pid && p->state != PS_FREE)
-            return p;
-    }
-    return displaced ? lookup_displaced(pid) : 0;
-}
-
-/* A process that moved here with this id, in whatever slot (net/migrate.c). */
-static __attribute__((noinline)) struct proc *lookup_displaced(dm_pid pid)
+/* A process here that is not in the slot its id names (net/migrate.c), in
+ * whatever slot, or 0. Called only when procs_displaced says there are
+ * such processes: by proc_lookup, and by msg.c for a destination not found
+ * in its slot. */
+struct proc *proc_lookup_displaced(dm_pid pid)
 {
     for (int i = 1; i < NPROC; i++)
         if (procs[i].pid == pid && procs[i].state != PS_FREE && procs[i].state != PS_ARRIVING)
@@ -197,7 +183,7 @@ void proc_exit(struct proc *p, int64_t status)
 static void free_slot(struct proc *p)
 {
     if (is_displaced(p))
-        displaced--;
+        procs_displaced--;
     p->state = PS_FREE;
     p->generation = (p->generation + 1) & 0xfffff;
     if (p->generation == 0)
@@ -258,7 +244,7 @@ void proc_arrived(struct proc *p, dm_pid pid)
 {
     p->pid = pid;
     if (is_displaced(p))
-        displaced++;
+        procs_displaced++;
 }
 
 /* p has left for another machine, taking its address space, links and

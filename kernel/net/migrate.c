@@ -190,6 +190,14 @@ static void arrive(struct arrival *a, const struct rm_header *h);
 static void finish_departure(struct departure *d);
 static void finish_arrival(struct arrival *a);
 
+/* Moves have ended, or arrivals been given up: migrate_tick finishes them
+ * as soon as the timer fires (remote.c looks at once). */
+static void finish_later(void)
+{
+    finishing = 1;
+    remote_due_at(0);
+}
+
 /* ---- the source ---- */
 
 /* KOP_MIGRATE: move process q->pid to machine arg[0]; answered over
@@ -263,7 +271,7 @@ static void depart_step(struct departure *d)
         if (machine_clock_ns() >= d->give_up)
             depart_end(d, E_STATE, d->phase == DEPART_READY);
         else if (poll_at == NO_TIME)
-            poll_at = machine_clock_ns() + POLL_NS;
+            remote_due_at(poll_at = machine_clock_ns() + POLL_NS);
         return;
     }
     if (d->phase == DEPART_READY) {
@@ -473,7 +481,7 @@ static void depart_end(struct departure *d, int64_t result, int cancel)
     d->phase = DEPART_ENDED;
     d->result = result;
     d->cancel = (uint8_t)cancel;
-    finishing = 1;
+    finish_later();
 }
 
 /* p, which was to move, stays: it may run again. */
@@ -560,7 +568,7 @@ int migrate_receive(uint32_t machine, const uint8_t *bytes, uint32_t len)
     if (h.type == RM_MIGRATE_CANCEL) {
         if (a) {
             a->discard = 1;
-            finishing = 1;
+            finish_later();
         }
         return 1;
     }
@@ -701,7 +709,7 @@ static void arrive(struct arrival *a, const struct rm_header *h)
     if (!info) {
         remote_answer(h, a->failed == E_NOMEM ? E_NOMEM : E_STATE);
         a->discard = 1;
-        finishing = 1;
+        finish_later();
         return;
     }
     uint64_t now = machine_clock_ns();
@@ -801,7 +809,7 @@ void migrate_machine_down(uint32_t machine, int error)
     for (int i = 0; i < ARRIVALS; i++) {
         if (arrivals[i].active && arrivals[i].from == machine) {
             arrivals[i].discard = 1;
-            finishing = 1;
+            finish_later();
         }
     }
 }
@@ -840,8 +848,9 @@ int migrate_mark_waited(uint8_t *waited)
     return any;
 }
 
-/* The timer (remote.c): processes waiting to come to rest are looked at
- * again; ended moves and given-up arrivals are finished. */
+/* The timer (remote.c), when migrate_next_time is due: processes waiting
+ * to come to rest are looked at again; ended moves and given-up arrivals
+ * are finished. */
 void migrate_tick(uint64_t now)
 {
     if (now >= poll_at) {

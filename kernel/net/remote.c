@@ -125,15 +125,19 @@ enum intent_data {
     DATA_COPY,                   /* then data_length bytes in pages[], one after the other */
     DATA_DEPARTURE,              /* the parts of a moving process, one message each (migrate.c) */
 };
+enum intent_owns {
+    OWNS_NONE = 0,               /* a meter batch's page belongs to meter.c */
+    OWNS_PAGE,                   /* `page`, a kernel copy */
+    OWNS_PAGES,                  /* pages[] */
+};
 struct intent {
     struct intent *next;
     uint32_t machine;
     uint8_t  data_kind;          /* enum intent_data: where the bytes after `length` come from */
     uint32_t length;             /* of bytes[] */
     uint32_t data_length;        /* DATA_PAGE, DATA_MEMORY, DATA_COPY */
-    uint8_t *page;               /* DATA_PAGE: a kernel copy, or (borrowed) a meter batch's own page */
-    uint8_t  borrowed;           /* page belongs to meter.c: not freed with the intent */
-    uint8_t  copied;             /* pages[] holds pages, to be freed with the intent */
+    uint8_t *page;               /* DATA_PAGE: a kernel copy, or a meter batch's own page */
+    uint8_t  owns;               /* enum intent_owns: pages freed with the intent */
     dm_pid   data_pid;           /* DATA_MEMORY: read from this process's memory when sent */
     uint64_t data_address;
     union {
@@ -141,7 +145,7 @@ struct intent {
         uint8_t bytes[INTENT_BYTES];
     } m;
     /* After the message, where intent_new does not clear them: */
-    uint8_t *pages[COPY_PAGES];  /* DATA_COPY (and `copied`): the pages one after the other, then 0s */
+    uint8_t *pages[COPY_PAGES];  /* DATA_COPY (OWNS_PAGES): the pages one after the other, then 0s */
     struct departure *departure; /* DATA_DEPARTURE */
 };
 
@@ -166,6 +170,11 @@ static uint64_t unheard_deadline[NETFRAME_MAX_NODES];   /* TRANSPORT_NO_TIMER: n
 /* No unheard_deadline is earlier (one may have been cleared since: the
  * tick then finds nothing due, and looks again). */
 static uint64_t unheard_soonest = TRANSPORT_NO_TIMER;
+/* The soonest of the deadlines that are seldom set: halt_at,
+ * unheard_soonest and the moves' (migrate_next_time). remote_next_time,
+ * which the clock asks at every kernel exit, looks at it alone; each is
+ * looked at when it is due (remote_tick). */
+static uint64_t rare_due = TRANSPORT_NO_TIMER;
 static int halt_code;
 static struct {
     uint64_t intents_lost;       /* kernel messages (answers) dropped: no free intent */
@@ -270,13 +279,20 @@ void remote_init(void)
     location_init();
 }
 
+static inline int reachable_on(dm_pid dest, uint32_t m);
+
 /* Whether a process that is not on this machine can be reached where it
  * is (location.c): 0, E_NODE (that machine is unknown or down), E_DEAD (it
  * belonged to an earlier boot of its home, or nothing is known of it here
  * at its home). */
 int remote_reachable(dm_pid dest)
 {
-    uint32_t m = location_of(dest);
+    return reachable_on(dest, location_of(dest));
+}
+
+/* remote_reachable for `dest`, which location_of places on machine m. */
+static inline int reachable_on(dm_pid dest, uint32_t m)
+{
     if (m >= node_count || m == this_machine)
         return m == this_machine ? E_DEAD : E_NODE;
     const struct transport_peer *peer = &net.peers[m];
@@ -323,15 +339,24 @@ static struct intent *intent_new(uint32_t machine, uint32_t type, dm_pid waiter,
     return i;
 }
 
+static void intent_free_pages(struct intent *i);
+
 static inline __attribute__((always_inline)) void intent_free(struct intent *i)
 {
-    if (i->page && !i->borrowed)
-        page_free(i->page);
-    for (uint32_t k = 0; i->copied && k < COPY_PAGES && i->pages[k]; k++)
-        page_free(i->pages[k]);
+    if (i->owns)
+        intent_free_pages(i);
     i->next = free_intents;
     free_intents = i;
     free_intent_count++;
+}
+
+/* The pages intent i owns go back (intent_free). */
+static void intent_free_pages(struct intent *i)
+{
+    if (i->owns == OWNS_PAGE)
+        page_free(i->page);
+    for (uint32_t k = 0; i->owns == OWNS_PAGES && k < COPY_PAGES && i->pages[k]; k++)
+        page_free(i->pages[k]);
 }
 
 static inline __attribute__((always_inline)) void intent_queue(struct intent *i)
@@ -448,6 +473,8 @@ static inline __attribute__((always_inline)) void send_left(struct intent *i)
         p->links[w->via_slot].state = LINK_USED;
 }
 
+static uint32_t build_into_message(struct intent *i);
+
 /* Intent i as the transport takes it: *head, then *tail_len bytes at
  * *tail (a page of data, or a process's data that lies within one page,
  * where the kernel sees it: not copied here, the transport copies it into
@@ -467,17 +494,9 @@ static uint32_t build(struct intent *i, const uint8_t **head, const uint8_t **ta
         }
         return i->length + *tail_len;
     }
-    if (i->data_kind == DATA_DEPARTURE) {
+    if (__builtin_expect(i->data_kind != DATA_MEMORY, 0)) {
         *head = message;
-        return migrate_build(i->departure, message);
-    }
-    if (i->data_kind == DATA_COPY) {
-        *head = message;
-        memcpy(message, i->m.bytes, i->length);
-        for (uint32_t done = 0, k = 0; done < i->data_length; done += PAGE_SIZE, k++)
-            memcpy(message + i->length + done, i->pages[k],
-                   i->data_length - done < PAGE_SIZE ? i->data_length - done : PAGE_SIZE);
-        return i->length + i->data_length;
+        return build_into_message(i);
     }
     struct proc *p = proc_lookup(i->data_pid);
     void *in_place;
@@ -504,7 +523,21 @@ static uint32_t build(struct intent *i, const uint8_t **head, const uint8_t **ta
     return i->length + i->data_length;
 }
 
-static void take_own(struct intent *i, const uint8_t *head, const uint8_t *tail, uint32_t len, uint32_t tail_len);
+/* build for a copy's pages and a moving process's next part: the message
+ * in message[]; its length. Out of line: seldom. */
+static __attribute__((noinline)) uint32_t build_into_message(struct intent *i)
+{
+    if (i->data_kind == DATA_DEPARTURE)
+        return migrate_build(i->departure, message);
+    memcpy(message, i->m.bytes, i->length);
+    for (uint32_t done = 0, k = 0; done < i->data_length; done += PAGE_SIZE, k++)
+        memcpy(message + i->length + done, i->pages[k],
+               i->data_length - done < PAGE_SIZE ? i->data_length - done : PAGE_SIZE);
+    return i->length + i->data_length;
+}
+
+static void take_own(void);
+static void wait_unheard(uint32_t m);
 
 /* Hand the transport what it will take, machine by machine, in order, and
  * take what this kernel sent itself (take_own), until nothing more can go. */
@@ -513,39 +546,37 @@ static void flush(void)
     if (inside_transport || flushing)
         return;
     flushing = 1;
-    for (int again = 1; again;) {
-        again = 0;
-        for (uint32_t m = 0; m < node_count; m++) {
-            if (outbox[m].head && m != this_machine && net.peers[m].epoch == 0) {   /* not heard of yet: wait */
-                if (unheard_deadline[m] == TRANSPORT_NO_TIMER)
-                    unheard_deadline[m] = machine_clock_ns() + UNHEARD_WAIT_NS;
-                if (unheard_deadline[m] < unheard_soonest)
-                    unheard_soonest = unheard_deadline[m];
-                continue;
+    for (uint32_t m = 0; m < node_count; m++) {
+        if (!outbox[m].head)
+            continue;
+        if (__builtin_expect(m == this_machine, 0)) {
+            take_own();
+            m = UINT32_MAX;         /* from the first machine again: what it queued for those before */
+            continue;
+        }
+        if (__builtin_expect(net.peers[m].epoch == 0, 0)) {
+            wait_unheard(m);
+            continue;
+        }
+        while (outbox[m].head) {
+            struct intent *i = outbox[m].head;
+            const uint8_t *head, *tail;
+            uint32_t tail_len, len = build(i, &head, &tail, &tail_len);
+            if (len) {
+                int64_t r = transport_send_parts(&net, m, head, len - tail_len, tail, tail_len);
+                if (r == TRANSPORT_E_WINDOW || r == TRANSPORT_E_NOSPACE)
+                    break;              /* later, when acknowledgements make room */
+                if (r < 0)
+                    intent_failed(i, E_NODE);
+                else if (i->m.h.type == RM_SEND)
+                    send_left(i);
+                else if (__builtin_expect(i->data_kind == DATA_DEPARTURE, 0) && migrate_part_sent(i->departure))
+                    continue;           /* the moving process's next part */
             }
-            while (outbox[m].head) {
-                struct intent *i = outbox[m].head;
-                const uint8_t *head, *tail;
-                uint32_t tail_len, len = build(i, &head, &tail, &tail_len);
-                if (len && m == this_machine) {
-                    take_own(i, head, tail, len, tail_len);
-                    again = 1;      /* what it queued for machines before this one */
-                } else if (len) {
-                    int64_t r = transport_send_parts(&net, m, head, len - tail_len, tail, tail_len);
-                    if (r == TRANSPORT_E_WINDOW || r == TRANSPORT_E_NOSPACE)
-                        break;              /* later, when acknowledgements make room */
-                    if (r < 0)
-                        intent_failed(i, E_NODE);
-                    else if (i->m.h.type == RM_SEND)
-                        send_left(i);
-                    else if (i->data_kind == DATA_DEPARTURE && migrate_part_sent(i->departure))
-                        continue;           /* the moving process's next part */
-                }
-                outbox[m].head = i->next;
-                if (!outbox[m].head)
-                    outbox[m].tail = 0;
-                intent_free(i);
-            }
+            outbox[m].head = i->next;
+            if (!outbox[m].head)
+                outbox[m].tail = 0;
+            intent_free(i);
         }
     }
     flushing = 0;
@@ -555,18 +586,42 @@ static void flush(void)
     timer_program();
 }
 
-/* A kernel message this kernel sent itself (intent i, built), taken as if
- * it had arrived: the answer to a request that was forwarded to this
- * machine, where its waiter is, and a link update for this machine's own
- * waiter. What it queues (at the outbox's tail) waits for flush. */
-static void take_own(struct intent *i, const uint8_t *head, const uint8_t *tail, uint32_t len, uint32_t tail_len)
+/* What is queued for machine m, which has not been heard of yet, waits:
+ * for UNHEARD_WAIT_NS from when the first of it was queued. */
+static __attribute__((noinline)) void wait_unheard(uint32_t m)
 {
-    memcpy(loopback, head, len - tail_len);
-    if (tail_len)
-        memcpy(loopback + len - tail_len, tail, tail_len);
-    if (i->m.h.type == RM_SEND)
-        send_left(i);
-    hook_deliver(0, this_machine, loopback, len);
+    if (unheard_deadline[m] == TRANSPORT_NO_TIMER)
+        unheard_deadline[m] = machine_clock_ns() + UNHEARD_WAIT_NS;
+    if (unheard_deadline[m] < unheard_soonest)
+        unheard_soonest = unheard_deadline[m];
+    remote_due_at(unheard_soonest);
+}
+
+/* The kernel messages this kernel sent itself (its outbox for this
+ * machine), taken in order as if they had arrived: the answer to a request
+ * that was forwarded to this machine, where its waiter is, and a link
+ * update for this machine's own waiter. What taking one queues waits for
+ * flush, which called this; one for this machine is taken here in turn.
+ * Out of line: seldom. */
+static __attribute__((noinline)) void take_own(void)
+{
+    struct intent *i;
+    while ((i = outbox[this_machine].head)) {
+        const uint8_t *head, *tail;
+        uint32_t tail_len, len = build(i, &head, &tail, &tail_len);
+        if (len) {
+            memcpy(loopback, head, len - tail_len);
+            if (tail_len)
+                memcpy(loopback + len - tail_len, tail, tail_len);
+            if (i->m.h.type == RM_SEND)
+                send_left(i);
+            hook_deliver(0, this_machine, loopback, len);
+        }
+        outbox[this_machine].head = i->next;
+        if (!outbox[this_machine].head)
+            outbox[this_machine].tail = 0;
+        intent_free(i);
+    }
 }
 
 /* ---- waits that cannot end ---- */
@@ -646,10 +701,10 @@ static void fill_send(struct rm_send *r, const struct outgoing *o)
  * inlined into msg_send, its register saves would cost every local message. */
 __attribute__((noinline)) int remote_send(struct outgoing *o)
 {
-    int err = remote_reachable(o->via->dest);
+    uint32_t machine = location_of(o->via->dest);
+    int err = reachable_on(o->via->dest, machine);
     if (err)
         return err;
-    uint32_t machine = location_of(o->via->dest);
     const struct message *m = &o->message;
     struct proc *p = o->from;
     if (p == kernel_proc) {
@@ -666,6 +721,7 @@ __attribute__((noinline)) int remote_send(struct outgoing *o)
                 intent_free(i);
                 return E_NOMEM;
             }
+            i->owns = OWNS_PAGE;
             memcpy(i->page, m->data, m->length);
             i->data_kind = DATA_PAGE;
         }
@@ -721,7 +777,6 @@ int remote_send_batch(const struct link *via, const void *data, uint32_t len, ui
     /* Not copied: the batch stays in meter.c's outbox until its answer,
      * and no answer comes before this intent is built, or has failed. */
     i->page = (uint8_t *)data;
-    i->borrowed = 1;
     i->data_kind = DATA_PAGE;
     i->data_length = len;
     remote_wait_started();     /* its answer is waited for: pings watch the machine (meter_mark_waited) */
@@ -812,7 +867,7 @@ void remote_keep_memory(dm_pid pid)
             struct proc *p = proc_lookup(pid);
             uint32_t k = 0;
             memset(i->pages, 0, sizeof i->pages);
-            i->copied = 1;
+            i->owns = OWNS_PAGES;
             for (uint32_t done = 0; done < i->data_length && p; done += PAGE_SIZE, k++) {
                 uint32_t n = i->data_length - done < PAGE_SIZE ? i->data_length - done : PAGE_SIZE;
                 if (!(i->pages[k] = page_alloc_dirty()) || copy_in(p, i->pages[k], i->data_address + done, n))
@@ -1362,7 +1417,7 @@ static int copy_into_intent(struct intent *i, const uint8_t *bytes, uint32_t len
     i->data_kind = DATA_COPY;
     i->data_length = len;
     memset(i->pages, 0, sizeof i->pages);
-    i->copied = 1;
+    i->owns = OWNS_PAGES;
     for (uint32_t done = 0, k = 0; done < len; done += PAGE_SIZE, k++) {
         if (k >= COPY_PAGES || !(i->pages[k] = page_alloc_dirty()))
             return E_NOMEM;
@@ -1430,15 +1485,43 @@ void remote_halt_later(int code)
 {
     halt_code = code;
     halt_at = machine_clock_ns() + HALT_DELAY_NS;
+    remote_due_at(halt_at);
 }
+
+/* Something seldom needed is due at `t` (ns of the machine clock): a
+ * move's work (migrate.c), a machine not heard of, a halt. remote_tick
+ * looks at each of them then. */
+void remote_due_at(uint64_t t)
+{
+    if (t < rare_due)
+        rare_due = t;
+}
+
+static void rare_tick(uint64_t now);
 
 /* The timer fired (trap.c): retransmissions, pings, announcements. */
 void remote_tick(void)
 {
     uint64_t now = machine_clock_ns();
+    if (now >= rare_due)
+        rare_tick(now);
+    cluster_tick(now);
+    if (now >= next_ping)          /* set by remote_wait_started while something waits */
+        ping_waited_machines();
+    if (now >= transport_due) {
+        inside_transport = 1;
+        transport_due = transport_tick(&net);
+        inside_transport = 0;
+    }
+    flush();
+}
+
+/* remote_tick, when a seldom deadline is due (rare_due): a halt, machines
+ * never heard of, and the moves' work (migrate.c). */
+static void rare_tick(uint64_t now)
+{
     if (now >= halt_at)
         kernel_halt(halt_code);
-    cluster_tick(now);
     if (now >= unheard_soonest) {
         unheard_soonest = TRANSPORT_NO_TIMER;
         for (uint32_t m = 0; m < node_count; m++) {
@@ -1451,15 +1534,10 @@ void remote_tick(void)
                 unheard_soonest = unheard_deadline[m];
         }
     }
-    if (now >= next_ping)          /* set by remote_wait_started while something waits */
-        ping_waited_machines();
     migrate_tick(now);
-    if (now >= transport_due) {
-        inside_transport = 1;
-        transport_due = transport_tick(&net);
-        inside_transport = 0;
-    }
-    flush();
+    rare_due = halt_at < unheard_soonest ? halt_at : unheard_soonest;
+    if (migrate_next_time() < rare_due)
+        rare_due = migrate_next_time();
 }
 
 /* When remote_tick must run next (machine-clock ns). */
@@ -1470,12 +1548,8 @@ uint64_t remote_next_time(void)
         t = next_ping;
     if (cluster_next_time() < t)
         t = cluster_next_time();
-    if (unheard_soonest < t)
-        t = unheard_soonest;
-    if (halt_at < t)
-        t = halt_at;
-    if (migrate_next_time() < t)
-        t = migrate_next_time();
+    if (rare_due < t)
+        t = rare_due;
     return t;
 }
 
