@@ -96,7 +96,7 @@ void meter_init(void)
  * carry the same one wherever they are written. */
 uint64_t meter_message_id(void)
 {
-    return ((uint64_t)this_machine << 56) | ((uint64_t)(boot_epoch & 0xffffff) << 32) | ++message_counter;
+    return METER_MESSAGE_ID(this_machine, boot_epoch, ++message_counter);
 }
 
 /* ---- batches ---- */

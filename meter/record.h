@@ -149,6 +149,15 @@ enum meter_type {
     F(uint32_t, messages,  10)  /* queued messages moved with it */ \
     F(uint32_t, moves,     10)  /* its moves so far, this one included */
 
+/* A message id (SEND, MESSAGEQUEUED and RECEIVE's messageId): made by the
+ * kernel that records the message first, the sender's, or the receiver's
+ * when the sender is not metered; unique across machines and boots: the
+ * machine that made it, its boot epoch and a counter, so that the ids one
+ * machine makes in one boot rise with its clock. */
+#define METER_MESSAGE_ID(machine, epoch, counter) \
+    (((uint64_t)(machine) << 56) | ((uint64_t)((epoch) & 0xffffff) << 32) | (uint64_t)(counter))
+#define METER_MESSAGE_ID_MACHINE(id) ((uint32_t)((uint64_t)(id) >> 56))
+
 /* How a link came or went (CREATELINK, DESTROYLINK). */
 enum meter_link_how {
     ML_CREATELINK = 1,   /* CREATELINK */

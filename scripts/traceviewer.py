@@ -161,23 +161,24 @@ def check(log, json_path):
     problems = file_problems(json_path)
     want_slices, want_flows = expected(log)
     seen = load(json_path)
-    threads = {t["name"]: t for t in seen["threads"]}
+    threads = defaultdict(list)      # a process that moved has a thread on each machine it was on
+    for t in seen["threads"]:
+        threads[t["name"]].append(t)
     with_slices = {name for name, counts in want_slices.items() if counts}   # the viewer makes threads of slices
     if set(threads) != with_slices:
         problems.append("threads %s, the trace's processes with slices %s" % (sorted(threads), sorted(with_slices)))
     for name, want in sorted(want_slices.items()):
-        thread = threads.get(name)
-        if not thread:
-            continue
-        got = Counter(s[0] for s in thread["slices"])
-        if got != want:
+        for thread in threads.get(name, []):
+            if thread["tree"] != len(thread["slices"]):
+                problems.append("%s: %d of %d slices left out of the flame chart" %
+                                (name, len(thread["slices"]) - thread["tree"], len(thread["slices"])))
+            bad = nesting_problems(thread["slices"])
+            if bad:
+                problems.append("%s: %d slices start inside another and end after it, e.g. %s" %
+                                (name, len(bad), bad[0]))
+        got = Counter(s[0] for thread in threads.get(name, []) for s in thread["slices"])
+        if name in threads and got != want:
             problems.append("%s: slices %s, the trace's %s" % (name, dict(got), dict(want)))
-        if thread["tree"] != len(thread["slices"]):
-            problems.append("%s: %d of %d slices left out of the flame chart" %
-                            (name, len(thread["slices"]) - thread["tree"], len(thread["slices"])))
-        bad = nesting_problems(thread["slices"])
-        if bad:
-            problems.append("%s: %d slices start inside another and end after it, e.g. %s" % (name, len(bad), bad[0]))
     names = {(t["pid"], t["tid"]): t["name"] for t in seen["threads"]}
     paired = {}
     for flow in seen["flows"]:

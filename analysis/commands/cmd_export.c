@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands/commands.h"
@@ -86,15 +87,19 @@ static const char export_help[] =
 
 /* ---- Graphviz DOT ---- */
 
-/* A process's node: a box for a traced one, a dashed ellipse for the others. */
+/* A process's node: a box for a traced one (with the machines it ran on
+ * if it moved: it sits with the first), a dashed ellipse for the others. */
 static void dot_node(FILE *f, const struct stats *st, size_t i)
 {
     const struct stats_process *p = &st->processes[i];
-    char label[64];
+    char label[64], machines[32];
     dpm_label(p->name, p->pid, label, sizeof label);
     fprintf(f, "    p%zu [label=\"", i + 1);
     export_label(f, label);
-    if (p->traced)
+    if (p->traced && p->moves)
+        fprintf(f, "\\n%" PRIu64 " records\\nran on machines %s\", shape=box];\n", p->records,
+                stats_machines(st, p, machines, sizeof machines));
+    else if (p->traced)
         fprintf(f, "\\n%" PRIu64 " records\", shape=box];\n", p->records);
     else
         fputs("\\n(not traced)\", shape=ellipse, style=dashed];\n", f);
@@ -127,13 +132,18 @@ static void export_dot(const char *path, const struct stats *st)
     fprintf(f, "digraph dpm {\n  label=\"who talks to whom: %" PRIu64 " messages, %" PRIu64 " bytes; %" PRIu64
             " records lost, %" PRIu64 " missing in sequence gaps\";\n  rankdir=LR;\n", st->messages, st->bytes,
             st->lost, st->gaps);
-    for (size_t i = 0; i < st->nprocesses; i++) {
-        uint32_t machine = DPM_PID_MACHINE(st->processes[i].pid);
-        if (i == 0 || machine != DPM_PID_MACHINE(st->processes[i - 1].pid))
+    size_t *order = malloc(st->nprocesses * sizeof *order + 1);
+    if (!order)
+        dpm_fail("%s: no memory", path);
+    stats_by_machine(st, order);
+    for (size_t k = 0; k < st->nprocesses; k++) {
+        uint32_t machine = st->processes[order[k]].machine;
+        if (k == 0 || machine != st->processes[order[k - 1]].machine)
             fprintf(f, "%s  subgraph cluster_machine%" PRIu32 " {\n    label=\"machine %" PRIu32 "\";\n",
-                    i ? "  }\n" : "", machine, machine);
-        dot_node(f, st, i);
+                    k ? "  }\n" : "", machine, machine);
+        dot_node(f, st, order[k]);
     }
+    free(order);
     fputs(st->nprocesses ? "  }\n" : "", f);
     dot_edges(f, st);
     fputs("}\n", f);

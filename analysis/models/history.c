@@ -23,11 +23,16 @@ uint32_t history_process_index(const struct dpm_trace *t, uint64_t pid)
     return low < t->nprocesses && t->processes[low].pid == pid ? (uint32_t)low : HISTORY_NONE;
 }
 
-/* Whether record ev becomes a node: a RECEIVE, or a SEND that sent
- * something (a SEND whose status is an error sent nothing). */
+/* Whether record ev becomes a node: a RECEIVE, a SEND that sent
+ * something (a SEND whose status is an error sent nothing), or a MIGRATE. */
 static int is_node_event(const struct dpm_event *ev)
 {
-    return ev->type == MT_RECEIVE || (ev->type == MT_SEND && ev->status == 0);
+    return ev->type == MT_RECEIVE || (ev->type == MT_SEND && ev->status == 0) || ev->type == MT_MIGRATE;
+}
+
+static uint8_t node_kind(const struct dpm_event *ev)
+{
+    return ev->type == MT_SEND ? HN_SEND : ev->type == MT_RECEIVE ? HN_RECEIVE : HN_MIGRATE;
 }
 
 /* Whether the record's other process (SEND: the receiver; RECEIVE: the
@@ -84,8 +89,8 @@ static void put_node(struct history *h, uint32_t v, uint32_t p, uint32_t ev, uin
     h->cpu[v] = kind == HN_START ? 0 : cpu_between(h, &events[previous_event], &events[ev]);
 }
 
-/* The nodes of every process, in its record order: start, its SENDs and
- * RECEIVEs, end. A process without records has no nodes. */
+/* The nodes of every process, in its record order: start, its SENDs,
+ * RECEIVEs and MIGRATEs, end. A process without records has no nodes. */
 static int make_nodes(struct history *h)
 {
     const struct dpm_trace *t = h->trace;
@@ -109,7 +114,7 @@ static int make_nodes(struct history *h)
         for (uint32_t i = 0; i < pr->count; i++) {
             const struct dpm_event *ev = &t->events[mine[i]];
             if (is_node_event(ev)) {
-                put_node(h, v, p, mine[i], ev->type == MT_SEND ? HN_SEND : HN_RECEIVE, h->event[v - 1]);
+                put_node(h, v, p, mine[i], node_kind(ev), h->event[v - 1]);
                 v++;
             }
         }
