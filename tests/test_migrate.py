@@ -11,7 +11,7 @@ system's processes and device holders are refused; moves over a wire that
 loses and duplicates frames; a destination killed during a move (the process
 stays, or is reported lost, never both), and one that never answers (the
 process stays); a source killed after a move (the process lives on); and the metering of a moving process (one stream, numbered
-on, with a MIGRATE record for each move)."""
+on, with a MIGRATE record for each move), which dpm places on each machine it ran on."""
 import os
 import re
 import shutil
@@ -23,6 +23,7 @@ from cluster import Cluster
 from harness import ROOT
 
 DMTRACE = os.path.join(ROOT, "build", "tools", "dmtrace")
+DPM = os.path.join(ROOT, "build", "tools", "dpm")
 workdir = tempfile.mkdtemp(prefix="dm-migrate-")
 shared = None
 clusters = []
@@ -345,6 +346,65 @@ def test_a_moved_process_stays_metered_into_the_same_filter():
     assert [m[:4] for m in moves[pong]] == [(2, 1, 2, 1), (1, 2, 1, 2)], moves
     assert [m[:4] for m in moves[ping]] == [(0, 1, 0, 1)], moves
     assert all(0 < m[4] < 10 ** 9 for ms in moves.values() for m in ms), moves
+    analyzed_where_it_ran(log, dump, ping, pong, moves)
+
+
+def dpm(*args):
+    done = subprocess.run([DPM, *args], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stderr == "", (args, done.stderr)
+    return done.stdout
+
+
+def analyzed_where_it_ran(log, dump, ping, pong, moves):
+    """dpm on the metered ping-pong's log: each process on the machines it
+    ran on in turn (ping 1>0, pong 1>2>1), each move listed with where it
+    went and what it took; each machine's records as the records say; each
+    message local or remote as its SEND's machine and its arrival's (its
+    MESSAGEQUEUED's, or its RECEIVE's when the receiver waited) say; the
+    placement, the events on the corrected clocks, and the report's
+    space-time diagram with a row for each process on each machine."""
+    records = []
+    for line in dump.splitlines():
+        words = line.split()
+        if words and "=" in line:
+            records.append((words[0], dict(w.split("=", 1) for w in words[1:] if "=" in w)))
+    out = dpm("stats", log)
+    for pid, machines in ((ping, "1>0"), (pong, "1>2>1")):
+        assert re.search(r"^\s+\[\d+\]\s+\S+ %s\s+%s\s" % (re.escape(pid), re.escape(machines)), out, re.M), out
+    listed = re.findall(r"^  \S+ (\d+\.\d+\.\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+\d+\s+(\d+)\s+\d+\s+\d+$",
+                        out.split("\nMigrations (3:")[1], re.M)
+    want = sorted((pid, str(m[3]), str(m[1]), str(m[2]), str(m[4])) for pid, ms in moves.items() for m in ms)
+    assert sorted(listed) == want, (listed, want)
+    per_machine = {}
+    for _, f in records:
+        per_machine[f["machine"]] = per_machine.get(f["machine"], 0) + 1
+    table = out.split("\nMachines (")[1].split("\n\n")[0].splitlines()[3:]
+    assert {r.split()[0]: int(r.split()[2]) for r in table} == per_machine, (table, per_machine)
+    arrived = {}
+    for kind, f in records:
+        if kind == "MESSAGEQUEUED" or (kind == "RECEIVE" and f["messageId"] not in arrived):
+            arrived.setdefault(f["messageId"], f["machine"])
+    def receiver_machine(f):       # where the message arrived; for a receiver outside the trace, its home
+        return arrived.get(f["messageId"], str(int(f["toTask"], 0) >> 56))
+    sends = [f for kind, f in records if kind == "SEND" and f["status"] == "0"]
+    local = [f for f in sends if f["machine"] == receiver_machine(f)]
+    between = [f for f in sends if f["messageId"] in arrived and f not in local]
+    assert len(between) > 100 and len(local) > 100, (len(between), len(local))   # before and after the moves
+    assert re.search(r"^  local:  %d messages \(.*\), %d bytes \(" % (len(local), sum(int(f["size"]) for f in local)),
+                     out, re.M), out
+    placement = dpm("parallelism", log)
+    for pid, machines in ((ping, "1>0"), (pong, "1>2>1")):
+        assert re.search(r"^  \S+ %s\s+%s\s+%s$" % (re.escape(pid), re.escape(machines), re.escape(machines)),
+                         placement, re.M), placement
+    events = dpm("clocks", "--events", log)
+    migrates = re.findall(r"^\s+-?\d+\s+(\d+)\s+\d+\s+\S+ (\S+)\s+MIGRATE from machine (\d+)$", events, re.M)
+    assert sorted(migrates) == sorted((str(m[0]), pid, str(m[1])) for pid, ms in moves.items() for m in ms), migrates
+    assert "moves: 3 of a process from one machine to another" in events, events
+    page = os.path.join(workdir, "metered.html")
+    dpm("report", "-o", page, log)
+    with open(page) as f:
+        html = f.read()
+    assert html.count('class="move"') == 3 and html.count("migrations-table") == 1, html[-3000:]
 
 
 def shown(pid):
