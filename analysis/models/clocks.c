@@ -69,14 +69,14 @@ static int find_machines(struct clock_model *c, const struct history *h, uint16_
 {
     uint32_t last = UINT32_MAX, index = 0;
     for (uint32_t v = 0; v < h->nnodes; v++) {
-        uint32_t m = clocks_machine_of(h, h->process[v], &h->trace->events[h->event[v]]);
+        uint32_t m = h->machine[v];
         if (m != last && (note_machine(c, m) < 0 || c->nmachines > MACHINES_MAX))
             return -1;
         last = m;
     }
     last = UINT32_MAX;
     for (uint32_t v = 0; v < h->nnodes; v++) {
-        uint32_t m = clocks_machine_of(h, h->process[v], &h->trace->events[h->event[v]]);
+        uint32_t m = h->machine[v];
         if (m != last)
             index = clocks_machine_index(c, m);
         last = m;

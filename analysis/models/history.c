@@ -49,14 +49,15 @@ static int alloc_nodes(struct history *h, uint32_t n)
     h->process = malloc(n * sizeof *h->process + 1);
     h->event = malloc(n * sizeof *h->event + 1);
     h->kind = malloc(n + 1);
+    h->machine = malloc(n * sizeof *h->machine + 1);
     h->cpu = malloc(n * sizeof *h->cpu + 1);
     h->cross_from = malloc(n * sizeof *h->cross_from + 1);
     h->cross_to = malloc(n * sizeof *h->cross_to + 1);
     h->cross_kind = calloc(n + 1, 1);
     h->message_size = malloc(n * sizeof *h->message_size + 1);
     h->order = malloc(n * sizeof *h->order + 1);
-    if (!h->process || !h->event || !h->kind || !h->cpu || !h->cross_from || !h->cross_to || !h->cross_kind ||
-        !h->message_size || !h->order)
+    if (!h->process || !h->event || !h->kind || !h->machine || !h->cpu || !h->cross_from || !h->cross_to ||
+        !h->cross_kind || !h->message_size || !h->order)
         return -1;
     memset(h->cross_from, 0xff, n * sizeof *h->cross_from);
     memset(h->cross_to, 0xff, n * sizeof *h->cross_to);
@@ -86,6 +87,7 @@ static void put_node(struct history *h, uint32_t v, uint32_t p, uint32_t ev, uin
     h->process[v] = p;
     h->event[v] = ev;
     h->kind[v] = kind;
+    h->machine[v] = events[ev].machine;
     h->cpu[v] = kind == HN_START ? 0 : cpu_between(h, &events[previous_event], &events[ev]);
 }
 
@@ -312,6 +314,7 @@ void history_free(struct history *h)
     free(h->process);
     free(h->event);
     free(h->kind);
+    free(h->machine);
     free(h->cpu);
     free(h->cross_from);
     free(h->cross_to);

@@ -43,6 +43,7 @@ struct history {
     uint32_t *event;           /* [nnodes]: its record in trace->events (a start or end node:
                                   the process's first or last record) */
     uint8_t  *kind;            /* [nnodes]: enum history_kind */
+    uint32_t *machine;         /* [nnodes]: the machine that wrote its record (load/event.h) */
     uint64_t *cpu;             /* [nnodes]: PROCTIME from the process's previous node (0 at a start) */
     uint32_t *cross_from;      /* [nnodes]: the node whose cross arc ends here, or HISTORY_NONE */
     uint32_t *cross_to;        /* [nnodes]: where this node's cross arc goes, or HISTORY_NONE */

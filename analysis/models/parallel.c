@@ -12,7 +12,7 @@
 uint32_t placement_node(const struct history *h, const uint32_t *machine, uint32_t v)
 {
     uint32_t placed = machine[h->process[v]];
-    return placed != PLACE_MEASURED ? placed : h->trace->events[h->event[v]].machine;
+    return placed != PLACE_MEASURED ? placed : h->machine[v];
 }
 
 /* Step 2's weight of the message arc into v: the table's delivery time

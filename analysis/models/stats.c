@@ -62,16 +62,16 @@ static struct stats_process *process(struct stats *st, uint64_t pid)
     return p;
 }
 
-/* The row of machine m, made when new. */
-static struct stats_machine *machine_row(struct stats *st, uint32_t m)
+/* The index of machine m's row, made when new. */
+static uint32_t machine_row(struct stats *st, uint32_t m)
 {
     uint32_t *index = table_find(&st->machine_index, m, 0);
     if (index)
-        return &st->machines[*index];
+        return *index;
     st->machines = array_grow(st->machines, &st->machines_capacity, st->nmachines, sizeof *st->machines);
     st->machines[st->nmachines] = (struct stats_machine){ .machine = m };
     table_insert(&st->machine_index, m, 0, (uint32_t)st->nmachines);
-    return &st->machines[st->nmachines++];
+    return (uint32_t)st->nmachines++;
 }
 
 /* The row of the process whose record this is: most records are of the
@@ -130,52 +130,58 @@ static int take_queued(struct stats *st, uint64_t pid, uint64_t message_id, stru
 
 /* A message id's place among the ids of the machine that made it. */
 #define ID_ORDER(id) ((id) & ((1ull << 56) - 1))
-/* The key of a process's first place, under which no machine makes ids. */
+/* The key under which a process's first machine is kept (no machine makes ids under it). */
 #define FIRST_PLACE UINT64_MAX
 
-static void add_place(struct stats *st, uint64_t pid, uint64_t key, uint64_t from, uint32_t machine)
+/* A new place, the first of (pid, key) or after place `last` of it. */
+static void add_place(struct stats *st, uint64_t pid, uint64_t key, const uint32_t *last, uint64_t from,
+                      uint32_t machine)
 {
-    uint32_t *first = table_find(&st->place_index, pid, key);
-    uint32_t last = first ? *first : 0;
-    while (first && st->places[last].next)
-        last = st->places[last].next - 1;
-    if (first && st->places[last].machine == machine)
-        return;                                /* no news */
     st->places = array_grow(st->places, &st->places_capacity, st->nplaces, sizeof *st->places);
     st->places[st->nplaces] = (struct stats_place){ from, machine, 0 };
-    if (first)
-        st->places[last].next = (uint32_t)st->nplaces + 1;
+    if (last)
+        st->places[*last].next = (uint32_t)st->nplaces + 1;
     else
         table_insert(&st->place_index, pid, key, (uint32_t)st->nplaces);
     st->nplaces++;
 }
 
-/* Record ev of traced process p, on machine `at`, is where a message
- * reached p (its MESSAGEQUEUED, or its RECEIVE when it was not queued):
- * p was there when the machine that made the message's id made it. */
-static void learn_place(struct stats *st, const struct stats_process *p, const struct dpm_event *ev, uint32_t at)
+/* Record ev of traced process p, written on machine `at`, is where a
+ * message reached p (its MESSAGEQUEUED, or its RECEIVE when it was not
+ * queued): p was there when the machine that made the message's id made
+ * it. Kept when it is news: a machine other than the last one known for
+ * that machine's ids, the first of them being where p's records began. */
+static void learn_place(struct stats *st, struct stats_process *p, const struct dpm_event *ev, uint32_t at)
 {
-    if (!st->placed && (ev->present & EV_MESSAGE_ID))
-        add_place(st, p->pid, METER_MESSAGE_ID_MACHINE(ev->message_id), ID_ORDER(ev->message_id), at);
+    if (st->placed || !(ev->present & EV_MESSAGE_ID) || (!p->placed && at == p->machine))
+        return;
+    uint32_t *first = table_find(&st->place_index, p->pid, METER_MESSAGE_ID_MACHINE(ev->message_id));
+    uint32_t last = first ? *first : 0;
+    while (first && st->places[last].next)
+        last = st->places[last].next - 1;
+    if (first ? st->places[last].machine == at : at == p->machine)
+        return;                                /* no news */
+    add_place(st, p->pid, METER_MESSAGE_ID_MACHINE(ev->message_id), first ? &last : 0, ID_ORDER(ev->message_id), at);
+    p->placed = 1;
 }
 
-/* Where the receiver `to` of SEND ev was when it was sent: known from the
- * first reading for a traced process (where the messages of the same
- * machine found it around this id; where its records began, when none
- * reached it), else its home. */
+/* Where the receiver `to` of SEND ev was when it was sent: for a traced
+ * process, known from the first reading (where the messages of the same
+ * machine found it around this id, or where its records began), else its
+ * home. */
 static uint32_t receiver_machine(const struct stats *st, uint64_t to, const struct dpm_event *ev)
 {
-    uint32_t *first = 0;
-    if (st->placed && (ev->present & EV_MESSAGE_ID))
-        first = table_find(&st->place_index, to, METER_MESSAGE_ID_MACHINE(ev->message_id));
-    if (st->placed && !first)
-        first = table_find(&st->place_index, to, FIRST_PLACE);
-    if (!first)
+    if (!st->placed)
         return DPM_PID_MACHINE(to);
-    const struct stats_place *at = &st->places[*first];
-    while (at->next && st->places[at->next - 1].from <= ID_ORDER(ev->message_id))
-        at = &st->places[at->next - 1];
-    return at->machine;
+    uint32_t *origin = table_find(&st->place_index, to, FIRST_PLACE);
+    uint32_t *first = (ev->present & EV_MESSAGE_ID)
+                          ? table_find(&st->place_index, to, METER_MESSAGE_ID_MACHINE(ev->message_id))
+                          : 0;
+    uint32_t machine = origin ? st->places[*origin].machine : DPM_PID_MACHINE(to);
+    for (const struct stats_place *at = first ? &st->places[*first] : 0; at && at->from <= ID_ORDER(ev->message_id);
+         at = at->next ? &st->places[at->next - 1] : 0)
+        machine = at->machine;
+    return machine;
 }
 
 /* ---- the events ---- */
@@ -201,9 +207,8 @@ static void count_send(struct stats *st, struct stats_process *p, const struct d
     }
     uint64_t to = ev->other, size = ev->size;
     int local = p->last_machine == receiver_machine(st, to, ev);
-    struct stats_machine *from = machine_row(st, p->last_machine);
-    from->local += local;
-    from->remote += !local;
+    st->machines[p->row].local += local;
+    st->machines[p->row].remote += !local;
     struct stats_pair *cell = pair(st, p->pid, to);
     cell->messages++;
     cell->local_messages += local;
@@ -260,27 +265,32 @@ static void count_receive(struct stats *st, struct stats_process *p, const struc
 static void count_machine(struct stats *st, struct stats_process *p, const struct dpm_event *ev)
 {
     uint32_t m = (ev->present & EV_MACHINE) ? ev->machine : p->last_machine;
-    if (p->records == 1)
+    if (p->records == 1) {
         p->machine = p->last_machine = m;
+        p->row = machine_row(st, m);
+        if (!st->placed)
+            add_place(st, p->pid, FIRST_PLACE, 0, 0, m);
+    }
     if (p->cpu_seen && (ev->present & EV_PROCTIME) && ev->proctime > p->last_proctime)
-        machine_row(st, p->last_machine)->cpu += ev->proctime - p->last_proctime;
+        st->machines[p->row].cpu += ev->proctime - p->last_proctime;
     if (ev->type == MT_MIGRATE) {
         st->moves = array_grow(st->moves, &st->moves_capacity, st->nmoves, sizeof *st->moves);
         st->moves[st->nmoves] = dpm_move_of(ev, p->last_machine);
         m = st->moves[st->nmoves++].to;
-        machine_row(st, p->last_machine)->moves_out++;
-        machine_row(st, m)->moves_in++;
+        st->machines[p->row].moves_out++;
+        st->machines[machine_row(st, m)].moves_in++;
         p->moves++;
     }
-    if (p->records == 1 || !table_find(&st->machine_index, m, p->pid + 1)) {
-        machine_row(st, m)->processes++;
-        table_insert(&st->machine_index, m, p->pid + 1, UINT32_MAX);
+    if (p->records == 1 || m != p->last_machine) {
+        p->row = machine_row(st, m);
+        p->last_machine = m;
+        if (!table_find(&st->seen_on, m, p->pid)) {
+            st->machines[p->row].processes++;
+            table_insert(&st->seen_on, m, p->pid, 0);
+        }
+        st->displaced |= m != DPM_PID_MACHINE(p->pid);
     }
-    machine_row(st, m)->records++;
-    p->last_machine = m;
-    st->displaced |= m != DPM_PID_MACHINE(p->pid);
-    if (!st->placed && p->records == 1)
-        add_place(st, p->pid, FIRST_PLACE, 0, m);
+    st->machines[p->row].records++;
 }
 
 /* The header's part: the process's lifetime, CPU time and name. Its
@@ -438,6 +448,7 @@ void stats_finish(struct stats *st)
     for (size_t i = 0; i < st->npairs; i++)
         table_insert(&st->pair_index, st->pairs[i].from, st->pairs[i].to, (uint32_t)i);
     table_free(&st->machine_index);              /* the rows moved; they are read in order from now on */
+    table_free(&st->seen_on);
     st->finished = 1;
 }
 
@@ -453,6 +464,7 @@ void stats_free(struct stats *st)
     table_free(&st->pair_index);
     table_free(&st->queued_index);
     table_free(&st->machine_index);
+    table_free(&st->seen_on);
     table_free(&st->place_index);
     memset(st, 0, sizeof *st);
 }

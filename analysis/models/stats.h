@@ -60,7 +60,9 @@ struct stats_process {
     int64_t  shift;                          /* its clock is its records' TIME + shift */
     uint32_t machine, last_machine;          /* where its first and its latest record were written
                                                 (its pid's machine without records) */
+    uint32_t row;                            /* last_machine's row in machines[] (until finished) */
     uint32_t moves;                          /* its MIGRATE records */
+    uint8_t  placed;                         /* it has places (struct stats_place) */
     uint64_t first_proctime, last_proctime;
     uint64_t sent, bytes_sent, received, bytes_received;
     uint64_t receives;                       /* its RECEIVE records */
@@ -93,7 +95,8 @@ struct stats_machine {
 };
 
 /* Where a traced process was when messages made on one machine reached
- * it: from message id `from` on (by the machine's clock), on `machine`. */
+ * it: from message id `from` on (by the machine's clock), on `machine`;
+ * before its first place, on the machine its records began on. */
 struct stats_place {
     uint64_t from;
     uint32_t machine;
@@ -127,12 +130,13 @@ struct stats {
     size_t nmoves, moves_capacity;
     struct stats_machine *machines;          /* by machine number, once finished */
     size_t nmachines, machines_capacity;
-    struct table machine_index;
+    struct table machine_index;              /* machine -> its row */
+    struct table seen_on;                    /* (machine, pid): the process wrote records there */
     uint8_t displaced;                       /* a traced process wrote a record away from its home */
     uint8_t placed;                          /* the places below are known (a second reading) */
     struct stats_place *places;              /* kept from a first reading to the second */
     size_t nplaces, places_capacity;
-    struct table place_index;                /* (receiver, machine of the id) -> first and last place */
+    struct table place_index;                /* (receiver, machine of the ids) -> its first place */
     int finished;
 };
 

@@ -87,7 +87,7 @@ struct lanes {
 static double lane_of(const struct report_input *r, const struct lanes *l, uint32_t v)
 {
     const struct history *h = &r->graph.history;
-    uint32_t m = clocks_machine_index(&r->clocks.clocks, r->graph.trace.events[h->event[v]].machine);
+    uint32_t m = clocks_machine_index(&r->clocks.clocks, h->machine[v]);
     return m == UINT32_MAX ? 0 : l->y[(size_t)h->process[v] * l->nmachines + m];
 }
 
@@ -101,7 +101,7 @@ static double layout_rows(FILE *f, const struct report_input *r, struct lanes *l
     double at = DIAGRAM_TOP;
     char name[64], offset[32];
     for (uint32_t v = 0; v < h->nnodes; v++) {
-        uint32_t m = clocks_machine_index(c, r->graph.trace.events[h->event[v]].machine);
+        uint32_t m = clocks_machine_index(c, h->machine[v]);
         if (m != UINT32_MAX)
             l->y[(size_t)h->process[v] * l->nmachines + m] = 1;   /* it was there */
     }
