@@ -92,9 +92,12 @@ def label(pid, name):
     return "%s %s" % (name, text) if name else text
 
 
-def expected(log):
+def expected(log, shifts=None):
     """What the export of `log` must show: ({label: Counter of slice names},
-    {message id: (sender label, receiver label)})."""
+    {message id: (sender label, receiver label)}). `shifts` {machine: ns},
+    the export's clockShiftNs, put each record on the export's axis: a
+    process that moved has records on several machines' clocks."""
+    shifts = shifts or {}
     streams, names = defaultdict(list), {}
     for kind, f in records(log):
         pid = int(f["pid"], 0)
@@ -106,7 +109,7 @@ def expected(log):
     for pid, recs in streams.items():
         counts, calling, call_time, last_end = Counter(), False, 0, None
         for kind, f in sorted(recs, key=lambda r: int(r[1]["sequence"])):
-            time = int(f["time"])
+            time = int(f["time"]) + shifts.get(int(f["machine"]), 0)
             if kind == "RECEIVECALL":
                 calling, call_time = f.get("empty", "0") == "0", time
             if kind == "RECEIVE" and calling:
@@ -159,7 +162,9 @@ def nesting_problems(slices):
 def check(log, json_path):
     """What is wrong with json_path as the viewer reads it, against `log`: [] if nothing."""
     problems = file_problems(json_path)
-    want_slices, want_flows = expected(log)
+    with open(json_path) as f:
+        shifts = {int(name.split()[1]): ns for name, ns in json.load(f)["otherData"]["clockShiftNs"].items()}
+    want_slices, want_flows = expected(log, shifts)
     seen = load(json_path)
     threads = defaultdict(list)      # a process that moved has a thread on each machine it was on
     for t in seen["threads"]:

@@ -392,8 +392,11 @@ def test_a_process_that_moves():
     assert threads == [(1, "ping 0.16.1"), (1, "pong 1.17.1"), (2, "pong 1.17.1")], threads   # pid: machine + 1
     migrates = sorted((e["pid"], e["args"]["time"]) for e in events if e["name"] == "MIGRATE")
     assert migrates == [(1, 3600), (2, 1005900)], migrates
-    receives = sorted((e["pid"], e["args"]["time"]) for e in events if e["name"] == "RECEIVE" and e["tid"] == 2)
+    thread = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["name"] == "thread_name"}
+    receives = sorted((e["pid"], e["args"]["time"]) for e in events
+                      if e["name"] == "RECEIVE" and thread[(e["pid"], e["tid"])] == "pong 1.17.1")
     assert receives == [(1, 4600), (2, 1001100), (2, 1005900)], receives
+    assert len({tid for _, tid in thread}) == 3        # a thread of its own on each machine, by number too
     with open(path("moved.dot")) as f:
         assert 'p2 [label="pong 1.17.1\\n12 records\\nran on machines 1>0>1", shape=box];' in f.read()
     with open(path("moved.shiviz")) as f:

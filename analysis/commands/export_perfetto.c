@@ -588,6 +588,14 @@ static void put_header(struct perfetto *p)
             "},\n\"traceEvents\":[", p->timeline.nmessages, p->timeline.between_machines, p->timeline.backward);
 }
 
+/* The thread of process i on machine m: i + 1 on the machine it began on,
+ * and one of its own on each other (viewers find a flow's thread by its
+ * number alone). */
+static uint64_t thread_of(const struct perfetto *p, uint32_t i, uint32_t m)
+{
+    return i + 1 + (m == p->processes[i].machine ? 0 : (uint64_t)(m + 1) * p->nprocesses);
+}
+
 /* A process per machine ("machine M", and its clock's shift), a thread per
  * traced process on each machine it was on, named by its label. */
 static void put_names(struct perfetto *p)
@@ -610,8 +618,8 @@ static void put_names(struct perfetto *p)
                 fputs("\"}}", f);
                 first = 0;
             }
-            fprintf(f, "%s{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRIu32 ",\"tid\":%zu,\"args\":"
-                    "{\"name\":\"", first ? "\n" : ",\n", m + 1, i + 1);
+            fprintf(f, "%s{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64 ",\"args\":"
+                    "{\"name\":\"", first ? "\n" : ",\n", m + 1, thread_of(p, (uint32_t)i, m));
             export_label(f, dpm_label(process->name, process->pid, label, sizeof label));
             fputs("\"}}", f);
             first = 0;
@@ -780,10 +788,11 @@ static void put_head(struct perfetto *p, uint8_t kind, const char *name, uint32_
     out_text(o, phase[kind]);
     out_text(o, "\",\"name\":\"");
     out_text(o, name);
+    uint32_t machine = r->what & REC_SHIFTED ? r->machine : p->processes[r->process].machine;
     out_text(o, "\",\"cat\":\"dpm\",\"pid\":");
-    out_u64(o, (uint32_t)((r->what & REC_SHIFTED ? r->machine : p->processes[r->process].machine) + 1));
+    out_u64(o, machine + 1);
     out_text(o, ",\"tid\":");
-    out_u64(o, (uint32_t)(r->process + 1));
+    out_u64(o, thread_of(p, r->process, machine));
     out_text(o, ",\"ts\":");
     out_u64(o, ts);
     if (kind == ITEM_WAITING || kind == ITEM_SLICE) {
