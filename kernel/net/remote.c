@@ -126,7 +126,7 @@ enum intent_data {
     DATA_DEPARTURE,              /* the parts of a moving process, one message each (migrate.c) */
 };
 enum intent_owns {
-    OWNS_NONE = 0,               /* a meter batch's page belongs to meter.c */
+    OWNS_NONE = 0,               /* none: its data is inline, in a process, or a meter batch (meter.c's) */
     OWNS_PAGE,                   /* `page`, a kernel copy */
     OWNS_PAGES,                  /* pages[] */
 };
