@@ -40,8 +40,8 @@ FS_PROCS := di bm dm ri
 PROGRAMS := shell hello ping pong fsstat sync ls cat cp mv rm mkdir
 # The workloads of the thesis's measurements (README, Workloads).
 WORKLOADS := fsseq fsrand tsp tspserver
-TESTS    := ktest libctest disktest bmtest dmtest fstest filetest fswriter nettest metertest filtertest kfuzz isotest
-BENCHES  := callbench fsbench netbench meterbench
+TESTS    := ktest libctest disktest bmtest dmtest fstest filetest fswriter nettest metertest filtertest kfuzz isotest migtest
+BENCHES  := callbench fsbench netbench meterbench migbench
 FILTERS  := filter
 # The course's labs (docs/labs/): each lab's programs, in user/labs/LAB/,
 # go into /bin like the system's.

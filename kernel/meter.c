@@ -96,7 +96,7 @@ void meter_init(void)
  * carry the same one wherever they are written. */
 uint64_t meter_message_id(void)
 {
-    return ((uint64_t)this_machine << 56) | ((uint64_t)(boot_epoch & 0xffffff) << 32) | ++message_counter;
+    return METER_MESSAGE_ID(this_machine, boot_epoch, ++message_counter);
 }
 
 /* ---- batches ---- */
@@ -435,6 +435,54 @@ void meter_exit(struct proc *p, int64_t status)
             b->status = status;
     }
     meter_stop(p, 1);
+}
+
+/* p has moved to this machine (net/migrate.c): its MIGRATE record. */
+void meter_migrated(struct proc *p, uint32_t from, uint64_t took, uint64_t bytes, uint32_t messages)
+{
+    struct meter_MIGRATE *b = record_begin(p, MT_MIGRATE, sizeof *b, machine_clock_ns(), p->tf.sepc);
+    if (b) {
+        *b = (struct meter_MIGRATE){ .fromMachine = from, .toMachine = this_machine, .took = took,
+                                     .bytes = bytes, .messages = messages, .moves = p->moves };
+        record_end(p);
+    }
+}
+
+/* p leaves for another machine (net/migrate.c), its metering with it:
+ * *out gets its state as it is, with the age of the batch's first record
+ * in `oldest` (machine clocks differ), and the batch being filled is
+ * returned (its page, or 0): its stream goes on there. p is metered here
+ * no more. The move has waited until no sealed batch of p's is left. */
+uint8_t *meter_take(struct proc *p, struct meter_state *out)
+{
+    uint8_t *batch = p->meter.batch;
+    *out = p->meter;
+    out->batch = 0;
+    out->waiting = 0;
+    out->oldest = p->meter.count ? machine_clock_ns() - p->meter.oldest : 0;
+    if (p->meter.link.state != LINK_EMPTY)
+        metered_count--;
+    memset(&p->meter, 0, sizeof p->meter);
+    return batch;
+}
+
+/* p has arrived with the metering meter_take took (`m`) and its batch
+ * (`batch`, or 0): metered here as it was, its stream numbered on. */
+void meter_give(struct proc *p, const struct meter_state *m, uint8_t *batch)
+{
+    uint64_t now = machine_clock_ns();
+    p->meter = *m;
+    p->meter.batch = batch;
+    if (!batch) {
+        p->meter.count = 0;
+        p->meter.used = 0;
+    }
+    p->meter.oldest = now > m->oldest ? now - m->oldest : 0;
+    if (p->meter.count && p->meter.oldest + p->meter.max_age_ns < age_deadline)
+        age_deadline = p->meter.oldest + p->meter.max_age_ns;
+    if (p->meter.link.state != LINK_EMPTY)
+        metered_count++;
+    meter_work = 1;                     /* and the timer must know the batch's bound */
 }
 
 /* KOP_METER: meter p into `meter_link` with selection flags `flags`

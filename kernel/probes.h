@@ -61,6 +61,9 @@ void meter_answered(uint64_t op, int64_t status);
 void meter_machine_down(uint32_t machine, int error);   /* net/remote.c, fail_machine */
 int meter_mark_waited(uint8_t *waited);                 /* net/remote.c, the pings */
 void meter_print_counters(void);
+void meter_migrated(struct proc *p, uint32_t from, uint64_t took, uint64_t bytes, uint32_t messages);
+uint8_t *meter_take(struct proc *p, struct meter_state *out);
+void meter_give(struct proc *p, const struct meter_state *m, uint8_t *batch);
 
 /* ---- the probe points, in the order a message meets them ---- */
 
@@ -129,6 +132,13 @@ static inline void probe_process_event(struct proc *p, uint32_t type, uint64_t a
 {
     if (METERED(p, type))
         meter_process_event(p, type, a);
+}
+
+/* p has moved here from machine `from` (net/migrate.c). */
+static inline void probe_migrated(struct proc *p, uint32_t from, uint64_t took, uint64_t bytes, uint32_t messages)
+{
+    if (METERED(p, MT_MIGRATE))
+        meter_migrated(p, from, took, bytes, messages);
 }
 
 /* TODO(lab event, part 2): probe_preempt, the PREEMPT probe that

@@ -9,6 +9,13 @@
  * to every other machine's kernel as that machine comes up (a
  * DM_NOTICE_MACHINE notice); it then asks that kernel for exit notices too.
  *
+ * A process may be moved to another machine (PM_MIGRATE, the shell's
+ * `migrate`): the process manager asks the kernel of the machine it runs
+ * on (KOP_MIGRATE), and keeps in its record where each process runs now,
+ * which every later request about it goes to. The kernel it moved to says
+ * so too (DM_NOTICE_MOVED), so the record is right even when the answer to
+ * the request cannot come.
+ *
  * Every process's link to the process manager (slot SLOT_PM) carries that
  * process's own id as its code, so a request always says who sent it
  * (DEMOS's way; docs/architecture.md). A new process is created stopped, given its
@@ -33,6 +40,8 @@
 
 struct record {
     dm_pid pid;          /* 0: unused */
+    uint32_t machine;    /* where it runs (its pid names where it was created) */
+    uint32_t moves;      /* times it has moved (KOP_MIGRATE) */
     char   name[24];
     int    ended;
     int    lost;                 /* ended with its machine, which went down: no exit status */
@@ -98,13 +107,23 @@ static long kernel_request_on(uint32_t machine, uint32_t op, dm_pid pid, int64_t
     return status;
 }
 
+static struct record *find_record(dm_pid pid);
+
+/* The machine process pid runs on: as its record says, else the one that
+ * created it. */
+static uint32_t machine_of(dm_pid pid)
+{
+    const struct record *r = find_record(pid);
+    return r ? r->machine : PID_MACHINE(pid);
+}
+
 /* The same, for the requests that need only arg[0], to the kernel of the
- * machine of `pid` (of this machine when pid is 0). */
+ * machine `pid` runs on (of this machine when pid is 0). */
 static long kernel_request_about(uint32_t op, dm_pid pid, int64_t arg0, const void *data, uint32_t len, long pass,
                                  void *answer_data, uint32_t answer_cap, uint64_t *value)
 {
-    return kernel_request_on(pid ? PID_MACHINE(pid) : dm_machine(), op, pid, arg0, 0, data, len, pass,
-                             answer_data, answer_cap, value);
+    return kernel_request_on(pid ? machine_of(pid) : dm_machine(), op, pid, arg0, 0, data, len, pass, answer_data,
+                             answer_cap, value);
 }
 
 /* The process manager's own heap (newlib's malloc, for stdio's buffers)
@@ -147,6 +166,7 @@ static struct record *new_record(dm_pid pid, const char *name)
     if (best) {
         memset(best, 0, sizeof *best);
         best->pid = pid;
+        best->machine = PID_MACHINE(pid);
         best->filter = -1;
         snprintf(best->name, sizeof best->name, "%s", name);
     }
@@ -284,7 +304,7 @@ static long meter_request(dm_pid pid, const struct pm_meter *m, long filter_link
     if (filter_link >= 0 && (copy = dm_duplicatelink(filter_link)) < 0)
         return copy;
     int64_t options = (m->options & PM_METER_LOSSY ? 1 : 0) | ((int64_t)m->max_age_ms << 32);
-    return kernel_request_on(PID_MACHINE(pid), KOP_METER, pid, m->flags, options, &parent, sizeof parent, copy,
+    return kernel_request_on(machine_of(pid), KOP_METER, pid, m->flags, options, &parent, sizeof parent, copy,
                              0, 0, 0);
 }
 
@@ -364,7 +384,7 @@ static void metering_machine_down(uint32_t machine)
 {
     filter_forget(PID_MAKE(machine, 0, 0, 0), 1);
     for (int f = 0; f < NFILTERS; f++)
-        if (filters[f].link >= 0 && PID_MACHINE(filters[f].owner) == machine)
+        if (filters[f].link >= 0 && machine_of(filters[f].owner) == machine)
             filter_gone(f);
 }
 
@@ -583,7 +603,7 @@ static long lend_live_channel(const struct record *filter)
 {
     if (!filter || !filter->serves_filter[0])
         return E_RIGHTS;
-    uint32_t machine = PID_MACHINE(filter->pid);
+    uint32_t machine = filter->machine;
     if (machine >= PM_MAX_MACHINES || control[machine] < 0)
         return E_NODE;
     typeof(live_channels[0]) *c = &live_channels[machine];
@@ -603,6 +623,17 @@ static long lend_live_channel(const struct record *filter)
 }
 
 static void record_ended(struct record *r, int64_t status, int lost);
+
+/* Process r runs on `machine` after its `moves`th move (the answer to
+ * KOP_MIGRATE, or the notice of the kernel it moved to, whichever comes
+ * first; the other, or an older one, changes nothing). */
+static void record_moved(struct record *r, uint32_t machine, uint32_t moves)
+{
+    if (moves <= r->moves || machine >= PM_MAX_MACHINES)
+        return;
+    r->machine = machine;
+    r->moves = moves;
+}
 
 /* A process has ended (the kernel's notice): its metering's bookkeeping,
  * then tell whoever waits. */
@@ -716,7 +747,7 @@ static void machine_up(uint32_t machine, long link)
         }
     }
     for (int i = 0; i < NRECORDS; i++)
-        if (records[i].pid && PID_MACHINE(records[i].pid) == machine && !records[i].ended)
+        if (records[i].pid && records[i].machine == machine && !records[i].ended)
             process_ended(records[i].pid, DM_EXIT_KILLED);
     /* A machine just booted may not answer at once: asked again a few times. */
     long err = E_NOMEM;
@@ -780,8 +811,8 @@ static int wait_for_machines(uint32_t first, uint32_t last, uint64_t give_up);
 /* The handlers of each kind of request (user/lib/server_protocol.h, enum pm_op),
  * below in this order. Each fills in the answer (server.h); the caller is
  * the request link's code, info->code. */
-static server_handler run_program, meter_process, meter_system, wait_for_end, signal_process, list_processes,
-    list_peers, halt_system, lend_live, take_server_link;
+static server_handler run_program, meter_process, meter_system, wait_for_end, signal_process, migrate_process,
+    list_processes, list_peers, halt_system, lend_live, take_server_link;
 
 /* One request to the process manager, by kind. */
 static void handle_request(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
@@ -808,6 +839,9 @@ static void handle_request(const struct dm_msg_info *info, const struct sv_reque
     case PM_STOP:
     case PM_RESUME:
         signal_process(info, q, len, answer);
+        break;
+    case PM_MIGRATE:
+        migrate_process(info, q, len, answer);
         break;
     case PM_PS:
         list_processes(info, q, len, answer);
@@ -870,7 +904,7 @@ static void run_program(const struct dm_msg_info *info, const struct sv_request 
         answer->status = E_INVAL;
         return;
     }
-    uint32_t machine = q->arg[2] > 0 ? (uint32_t)(q->arg[2] - 1) : PID_MACHINE(caller);
+    uint32_t machine = q->arg[2] > 0 ? (uint32_t)(q->arg[2] - 1) : machine_of(caller);
     if (machine < dm_nodes() && machine < PM_MAX_MACHINES && control[machine] < 0) {
         wait_to_run(info, q, len, answer, machine);
         return;
@@ -1070,6 +1104,32 @@ static void signal_process(const struct dm_msg_info *info, const struct sv_reque
                                               r->pid, DM_EXIT_KILLED, &caller, sizeof caller, DM_NO_LINK, 0, 0, 0);
 }
 
+/* PM_MIGRATE: move process arg0 to machine arg1 (DEMOS/MP's migration:
+ * the kernel of the machine it runs on does it, KOP_MIGRATE). The
+ * system's own processes stay where they are (E_SYSTEM); a process that
+ * holds a device link is refused by its kernel (E_DEVICE). The answer
+ * comes when the process runs on that machine; its value is the machine. */
+static void migrate_process(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
+                            struct server_answer *answer)
+{
+    (void)info, (void)len;
+    struct record *r = target(q);
+    int64_t to = q->arg[1];
+    uint64_t value = 0;
+    if (!r || r->ended)
+        answer->status = E_NOTFOUND;
+    else if (r->system)
+        answer->status = E_SYSTEM;
+    else if (to < 0 || to >= PM_MAX_MACHINES || control[to] < 0)
+        answer->status = E_NODE;
+    else
+        answer->status = kernel_request_on(r->machine, KOP_MIGRATE, r->pid, to, 0, 0, 0, DM_NO_LINK, 0, 0, &value);
+    if (answer->status < 0)
+        return;
+    record_moved(r, (uint32_t)value, r->moves + 1);
+    answer->value = (int64_t)value;
+}
+
 /* The answer of PM_PS and PM_NETSTAT: `count` entries of `size` bytes
  * each, or the error `status` (with count as its value). */
 static void answer_entries(struct server_answer *answer, long status, uint64_t count, const void *entries,
@@ -1237,7 +1297,8 @@ static void serve_message(const struct dm_msg_info *m, long n)
         else if (notice->kind == DM_NOTICE_DOWN && notice->machine < PM_MAX_MACHINES) {
             metering_machine_down(notice->machine);
             machine_lost(notice->machine);
-        }
+        } else if (notice->kind == DM_NOTICE_MOVED && find_record(notice->pid))
+            record_moved(find_record(notice->pid), notice->machine, (uint32_t)notice->status);
         else if (info.link >= 0)
             dm_destroylink(info.link);
     } else if (info.channel == CHANNEL_REQUEST) {

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import tempfile
 import harness
+from cluster import Cluster
 from harness import Node, ROOT, disk_args, make_image
 
 node = None
@@ -60,6 +61,22 @@ def test_a_full_disk_provokes_its_error():
         m = re.search(r"fsseq: /huge: write at offset \d+: (E_[A-Z]+) ", out)
         assert m and m.group(1) == "E_DISKFULL", out
         provoked.add(m.group(1))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def test_a_device_holder_is_not_moved():
+    """E_DEVICE, which a process on one machine gives only when it holds a
+    device link: a filter holds its trace disk's, and its kernel refuses to
+    move it (KOP_MIGRATE) before it looks where to."""
+    workdir = tempfile.mkdtemp(prefix="dm-kernel-")
+    try:
+        with Cluster(1, trace_disks=os.path.join(workdir, "traces")) as c:
+            n = c.node(0)
+            pid = re.search(r"\[(\S+)\] filter t", n.command("filter start t - -", timeout=60)).group(1)
+            out = n.command("migrate %s @0" % pid)
+        assert out == "migrate: %s: it holds a device link: it stays with its device\n" % pid, out
+        provoked.add("E_DEVICE")
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

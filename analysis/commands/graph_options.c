@@ -288,6 +288,15 @@ int placement_choose(const struct placement_options *o, const char *command, con
     return status == -2 ? EXIT_USAGE : status < 0 ? EXIT_BAD_INPUT : EXIT_OK;
 }
 
+/* Where the placement puts process p (commands/graph_options.h). */
+const char *placement_text(const struct graph_input *in, const uint32_t *machine, uint32_t p, char *out, size_t cap)
+{
+    if (machine[p] == PLACE_MEASURED)
+        return dpm_process_machines(&in->trace, &in->trace.processes[p], out, cap);
+    snprintf(out, cap, "%" PRIu32, machine[p]);
+    return out;
+}
+
 /* A process outside the trace written M.S.G (machine, slot, generation),
  * as dpm prints pids: its pid without the epoch, or 0 if it is not one. */
 static uint64_t untraced_pid(const char *item)

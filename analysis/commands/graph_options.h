@@ -80,6 +80,9 @@ int graph_select(const struct dpm_trace *t, const char *what, uint32_t *out, siz
  * delivery table into *d. 0, or the exit status after saying why. */
 int placement_choose(const struct placement_options *o, const char *command, const struct graph_input *in,
                      uint32_t *machine, char *how, size_t cap, struct delay_table *d);
+/* Where placement machine[] puts process p, as text into out[0..cap): a
+ * machine's number, or as measured (dpm_process_machines). */
+const char *placement_text(const struct graph_input *in, const uint32_t *machine, uint32_t p, char *out, size_t cap);
 
 /* The roles that --server NAME_OR_PID,... and --system NAME_OR_PID,...
  * (system may be NULL) give the processes of t, for causality_analyze:

@@ -124,6 +124,8 @@ long pm_wait(dm_pid pid, int64_t *status);
 long pm_kill(dm_pid pid);
 long pm_stop(dm_pid pid);
 long pm_resume(dm_pid pid);
+/* Move process pid to `machine` (PM_MIGRATE); 0 once it runs there, or an error. */
+long pm_migrate(dm_pid pid, int machine);
 long pm_halt(int code);
 long pm_ready(void);   /* a system server tells the process manager it is serving */
 

@@ -82,6 +82,15 @@ enum pm_op {
                      dev/virtio_console.c). E_RIGHTS for any other caller, E_NOTFOUND
                      if the machine has none, E_STATE if another filter that
                      still runs has it */
+    PM_MIGRATE,   /* arg0 = pid, arg1 = machine: move the process there (it keeps
+                     its id, links, messages and metering; docs/migration.md);
+                     answered once it runs there, value = the machine. E_SYSTEM:
+                     a system process; E_DEVICE: it holds a device link; E_NODE:
+                     that machine is not up (or went down during the move: the
+                     process stays, or, if it had left, it ended with
+                     DM_EXIT_LOST); E_INVAL: it runs there already; E_STATE: it
+                     did not come to rest (a SEND, MOVEDATA or its metering did not
+                     end) within 10 s, or has not started */
     PM_PROCESS_ENDED = 100,  /* internal: a kernel's exit notice */
 };
 
