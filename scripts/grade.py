@@ -88,7 +88,8 @@ class Lab:
 
     command(line): type a command into node 0's shell; what it printed.
     expect(pattern): wait for text node 0 prints later (a background program's).
-    ps(): every process as a dict: pid, name, state, node, links.
+    ps(): every process as a dict: pid, name, state, node (where it runs),
+        links, home (the machine that created it).
     state: a dict the lab's tests share, emptied when the cluster is booted again."""
 
     def __init__(self, nodes):
@@ -127,9 +128,10 @@ class Lab:
 
     def ps(self):
         rows = []
-        for m in re.finditer(r"^(\d+\.\d+\.\d+) +(\S+) +(\S+) +(\d+) +\d+ +(\d+) +\d+$", self.command("ps"), re.M):
+        for m in re.finditer(r"^(\d+\.\d+\.\d+) +(\S+) +(\S+) +(\d+) +\d+ +(\d+) +\d+ +(\d+)$", self.command("ps"),
+                             re.M):
             rows.append({"pid": m.group(1), "name": m.group(2), "state": m.group(3), "node": int(m.group(4)),
-                         "links": int(m.group(5))})
+                         "links": int(m.group(5)), "home": int(m.group(6))})
         return rows
 
 
