@@ -42,9 +42,10 @@ static int receive_location(const struct rm_location *l, uint32_t len)
      * not here (proc_lookup), learn its location (location_learned). Then,
      * if l->h.waiter is not 0 and that process still waits for l->h.op
      * (waiting_process) and l->machine is a machine of the cluster
-     * (below node_count), make its struct remote_wait depend on
-     * l->machine: `machine` if l->replaces is NO_MACHINE or `machine`,
-     * else `machine2` if it is l->replaces. */
+     * (below node_count), make its wait depend on l->machine: in its
+     * struct remote_wait (p->remote), set `machine` to l->machine if
+     * l->replaces is NO_MACHINE or is `machine`; else set `machine2` to it
+     * if `machine2` is l->replaces. */
     not_written("receive_location", 2, &said);
     return len == sizeof *l;
 }
