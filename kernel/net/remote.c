@@ -1285,7 +1285,7 @@ static int receive_data(const struct rm_data *d, const uint8_t *message_bytes, u
 /* The forwarding lab's kernel (build/labs/forwarding/kernel.elf; Makefile,
  * docs/labs/forwarding.md) takes receive_location and forward from the
  * lab's file, which a student writes, instead of those below. */
-#include "labs/forwarding.c"
+#include "../labs/forwarding.c"
 #else
 /* An RM_LOCATION: where a moved process is (moves 0: no news of that),
  * and, if this machine's `waiter` still waits for `op`, the machine its

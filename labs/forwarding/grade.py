@@ -100,7 +100,7 @@ def ping_pong(lab, rounds, pause_ms):
     return pair
 
 
-def ping_ended(lab, pair, needed, timeout=30, waiting_for="ping's last line"):
+def ping_ended(lab, pair, needed, timeout=18, waiting_for="ping's last line"):
     """The match of ping's last line: all answered, or a round gone wrong."""
     return wait_printed(lab, PING_END, timeout, pair["since"], needed, waiting_for)
 
@@ -144,7 +144,7 @@ def sent_on(lab):
     all_answered(lab, pair, (FORWARD,), "after pong left machine 1, its home, for machine 2")
 
 
-@test(10, "forwarding: SENDs, CALLs and MOVEDATA under way while both sides move")
+@test(10, "forwarding: SENDs, CALLs and MOVEDATA under way while both sides move", time_limit=30)
 def under_load(lab):
     """nettest's stress between a client started on machine 1 and its
     server on machine 2: the client moves during the messages, the server
@@ -157,12 +157,12 @@ def under_load(lab):
     client = m.group(1)
     server = listed(lab, "nettest", other_than=client)
     migrate(lab, client, 0)
-    wait_printed(lab, r"ok stress\.calls_answered_intact\n", 30, since, (FORWARD,), "nettest's SENDs and CALLs")
+    wait_printed(lab, r"ok stress\.calls_answered_intact\n", 20, since, (FORWARD,), "nettest's SENDs and CALLs")
     time.sleep(0.2)
     for pid, machine in ((server, 3), (client, 2), (server, 0)):
         migrate(lab, pid, machine)
         time.sleep(0.2)
-    m = wait_printed(lab, r"nettest: (\d+) passed, (\d+) failed\n", 60, since, (FORWARD,), "nettest's MOVEDATA")
+    wait_printed(lab, r"nettest: (\d+) passed, (\d+) failed\n", 25, since, (FORWARD,), "nettest's MOVEDATA")
     out = lab.printed(0)[since:]
     for check in ("sends_in_order_intact", "calls_answered_intact", "movedata_intact"):
         require("ok stress.%s\n" % check in out, "nettest printed:\n" + "\n".join(
@@ -239,8 +239,8 @@ def chain(lab):
     time.sleep(0.5)
     after = messages_sent(lab)
     straight = sent_between(before, after, 0, 3)
-    through = sum(sent_between(before, after, a, b) for a in range(4) for b in (1, 2) if a != b) + \
-        sum(sent_between(before, after, a, b) for a in (1, 2) for b in range(4) if a != b)
+    through = sum(sent_between(before, after, a, b) for a in range(4) for b in range(4)
+                  if a != b and (a in (1, 2) or b in (1, 2)))
     require(straight >= 20, "machine 0 sent machine 3 only %d messages in 0.5 s of ping's rounds (netstat)"
             % straight)
     require(through <= 10, "in 0.5 s of ping's rounds, machine 0 sent machine 3 %d messages, and machines 1 and 2, "
