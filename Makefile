@@ -52,6 +52,10 @@ LABS     += questions/census questions/counter questions/ledger
 LABS     += bottleneck/render bottleneck/shade
 # Other files of the labs the system disk holds: user/labs/F as /labs/F.
 LAB_FILES := questions/questions.rules
+# The labs whose part is in the kernel have a kernel of their own, built
+# with the student's file (below): `make grade LAB=forwarding`, `make run
+# LAB=forwarding` and `make gdb-attach LAB=forwarding` use it (LAB_KERNEL).
+LAB_KERNELS := $(B)/labs/forwarding/kernel.elf
 # The filter server is in the boot image too: with meter.fs=K (make run
 # METER_FS=K) the process manager starts it before the file system, to meter
 # the file system's processes from their first instruction.
@@ -74,11 +78,12 @@ DISK_SERVICE_US ?=
 GDB ?=
 NODE ?= 0
 LAB ?=
+LAB_KERNEL := $(filter $(B)/labs/$(LAB)/kernel.elf,$(LAB_KERNELS))
 KEY ?=
 
 # Nodes are started by the cluster launcher, which holds the one QEMU command
 # line (scripts/harness.py, qemu_command) that the tests use too.
-CLUSTER = python3 scripts/cluster.py --disk $(DISK)
+CLUSTER = python3 scripts/cluster.py --disk $(DISK) $(if $(LAB_KERNEL),--kernel $(LAB_KERNEL))
 
 .PHONY: all build prog prog-library prog-install run test test-faults test-large test-hostile test-chaos bench experiments \
         gdb gdb-attach grade setup clean fuzz
@@ -92,7 +97,7 @@ all: setup
 build: $(B)/kernel.elf $(B)/tools/dmfs $(B)/tools/siphash_test $(B)/tools/netframe_test $(B)/tools/transport_test $(B)/tools/meter_test $(B)/tools/rules_test \
        $(B)/tools/strtold_test \
        $(B)/tools/dmtrace $(B)/tools/tracegen $(B)/tools/dpm $(B)/tools/dpm-sanitized $(B)/tools/dpm_graph_test \
-       $(SYSTEM_DISK)
+       $(SYSTEM_DISK) $(LAB_KERNELS)
 
 setup:
 	@scripts/setup.sh
@@ -142,6 +147,19 @@ $(B)/nometer/kernel/%.o: kernel/%.c | $(NEWLIB)/lib/libc.a
 $(B)/kernel-nometer.elf: $(NOMETER_OBJS) kernel/kernel.ld
 	@echo "  LD      $@"
 	@$(CC) $(KERNEL_CFLAGS) -DMETER_PROBES=0 -T kernel/kernel.ld -o $@ $(NOMETER_OBJS) -lgcc
+
+# The forwarding lab's kernel (docs/labs/forwarding.md): the system's, but
+# for kernel/net/remote.c, built with LAB_FORWARDING so that it takes
+# receive_location and forward from the lab's kernel/labs/forwarding.c,
+# which a student writes (LAB_KERNELS, above).
+FORWARDING_OBJS := $(filter-out $(B)/kernel/net/remote.o,$(KERNEL_OBJS)) $(B)/labs/forwarding/remote.o
+$(B)/labs/forwarding/remote.o: kernel/net/remote.c kernel/labs/forwarding.c | $(NEWLIB)/lib/libc.a
+	@mkdir -p $(dir $@)
+	@echo "  CC      kernel/labs/forwarding.c (in kernel/net/remote.c)"
+	@$(CC) $(KERNEL_CFLAGS) -DLAB_FORWARDING -c $< -o $@
+$(B)/labs/forwarding/kernel.elf: $(FORWARDING_OBJS) kernel/kernel.ld
+	@echo "  LD      $@"
+	@$(CC) $(KERNEL_CFLAGS) -T kernel/kernel.ld -o $@ $(FORWARDING_OBJS) -lgcc
 
 $(B)/%.o: %.c $(NEWLIB_BUILT)
 	@mkdir -p $(dir $@)
@@ -430,6 +448,8 @@ fuzz: setup
 # each waiting for GDB on $(B)/gdb/nodeK.sock; the others boot at once.
 # KEY=<32 hex digits> is the cluster's key, which seals every frame between
 # kernels (docs/cluster.md, The key); without it the launcher makes a fresh one.
+# LAB=NAME, for a lab with a kernel of its own (LAB_KERNELS), boots that
+# kernel on every node instead of the system's.
 run: all
 	@$(CLUSTER) --nodes $(NODES) $(if $(FAULTS),--faults "$(FAULTS)") $(if $(PLACE),--place "$(PLACE)") \
 	    $(if $(TRACE),--trace-disks "$(TRACE)") $(if $(METER_FS),--meter-fs "$(METER_FS)") \
@@ -443,7 +463,8 @@ run: all
 gdb: all
 	@$(CLUSTER) --nodes 1 --gdb 0
 gdb-attach:
-	@gdb-multiarch -q -ex 'set $$node = $(NODE)' -x scripts/gdbinit
+	@gdb-multiarch -q -ex 'set $$node = $(NODE)' $(if $(LAB_KERNEL),-ex 'set $$kernel = "$(LAB_KERNEL)"') \
+	    -x scripts/gdbinit
 
 test: all
 	@python3 scripts/test.py
@@ -496,6 +517,7 @@ bench: all
 	@python3 scripts/bench.py
 
 clean:
-	rm -rf $(B)/kernel $(B)/user $(B)/servers $(B)/fs $(B)/tools $(B)/fuzz $(B)/bin $(B)/prog $(B)/kernel.elf $(SYSTEM_DISK)
+	rm -rf $(B)/kernel $(B)/user $(B)/servers $(B)/fs $(B)/tools $(B)/fuzz $(B)/bin $(B)/prog $(B)/labs $(B)/kernel.elf \
+	    $(SYSTEM_DISK)
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -20,6 +20,9 @@ It grades what is built: `make grade` builds first.
 A lab's grader is labs/NAME/grade.py, a module with
 
     NODES = 2                                       the cluster the lab needs
+    KERNEL = "build/labs/forwarding/kernel.elf"     the kernel it boots, if not
+                                                    the system's (a lab whose
+                                                    part is in the kernel)
 
     @test(10, "links: server found")                points, title (time_limit=S)
     def server_found(lab):
@@ -57,7 +60,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 from cluster import Cluster, ClusterError  # noqa: E402  (found through the path above)
-from harness import NodeError  # noqa: E402
+from harness import KERNEL, NodeError  # noqa: E402
 
 LABS = os.path.join(ROOT, "labs")
 TIME_LIMIT = 20            # seconds a test may take unless it says otherwise
@@ -97,14 +100,20 @@ class Lab:
     """The cluster a lab's tests run on, and what they keep between them.
 
     command(line): type a command into node 0's shell; what it printed.
-    expect(pattern): wait for text node 0 prints later (a background program's).
-    ps(): every process as a dict: pid, name, state, node, links.
+    expect(pattern, since=None): wait for text node 0 prints later (a background
+        program's); with since, a position in printed(0), for text printed after it.
+    ps(): every process as a dict: pid, name, state, node (where it runs),
+        links, home (the machine that created it).
+    kill(k): end node k's QEMU at once, as a machine that fails.
+    printed(k): what node k's console has printed since it booted.
     state: a dict the lab's tests share, emptied when the cluster is booted again.
-    boot(nodes, **options), halt(): a cluster of a test's own (boot=False).
+    boot(nodes, **options), halt(): a cluster of a test's own (boot=False), or a
+        fresh one of the lab's.
     scratch: a directory for the lab's files, removed when the lab is graded."""
 
-    def __init__(self, nodes):
+    def __init__(self, nodes, kernel=KERNEL):
         self.nodes = nodes
+        self.kernel = kernel
         self.cluster = None
         self.state = {}
         self.boots = 0
@@ -117,7 +126,7 @@ class Lab:
         self.close()
         self.state = {}
         self.boots += 1
-        self.cluster = Cluster(nodes=nodes or self.nodes, **options)
+        self.cluster = Cluster(nodes=nodes or self.nodes, kernel=self.kernel, **options)
         self.cluster.wait_joined()
 
     def halt(self, timeout=30):
@@ -145,15 +154,23 @@ class Lab:
     def command(self, line, timeout=20):
         return self.cluster.node(0).command(line, timeout)
 
-    def expect(self, pattern, timeout=10):
-        """The match of regex `pattern` in what node 0 prints from now on."""
-        return self.cluster.node(0).expect(pattern, timeout)
+    def expect(self, pattern, timeout=10, since=None):
+        """The match of regex `pattern` in what node 0 prints from now on, or
+        from position `since` of what it has printed."""
+        return self.cluster.node(0).expect(pattern, timeout, since)
+
+    def kill(self, k):
+        self.cluster.kill(k)
+
+    def printed(self, k):
+        return self.cluster.node(k).printed()
 
     def ps(self):
         rows = []
-        for m in re.finditer(r"^(\d+\.\d+\.\d+) +(\S+) +(\S+) +(\d+) +\d+ +(\d+) +\d+$", self.command("ps"), re.M):
+        for m in re.finditer(r"^(\d+\.\d+\.\d+) +(\S+) +(\S+) +(\d+) +\d+ +(\d+) +\d+ +(\d+)$", self.command("ps"),
+                             re.M):
             rows.append({"pid": m.group(1), "name": m.group(2), "state": m.group(3), "node": int(m.group(4)),
-                         "links": int(m.group(5))})
+                         "links": int(m.group(5)), "home": int(m.group(6))})
         return rows
 
 
@@ -223,7 +240,8 @@ def grade(name):
     tests = tests_of(module)
     print("== Lab %s (docs/labs/%s.md), %d node%s ==" % (name, name, module.NODES, "" if module.NODES == 1 else "s"))
     sys.stdout.flush()
-    lab = Lab(module.NODES)
+    kernel = getattr(module, "KERNEL", None)
+    lab = Lab(module.NODES, os.path.join(ROOT, kernel) if kernel else KERNEL)
     earned = 0
     try:
         for function in tests:

@@ -131,11 +131,28 @@ def test_the_solution_gets_full_marks():
     assert lines[0][0] == "links: the client finds the server" and lines[0][3] == 10, out
 
 
+# The forwarding lab (docs/labs/forwarding.md): its part is in the lab's own
+# kernel, build/labs/forwarding/kernel.elf, which the solution relinks; the
+# system's kernel stays as it is.
+
+def test_the_forwarding_starting_point_gets_less_than_full_marks():
+    check_starting_point("forwarding", 7, 60, "forward is not written yet (docs/labs/forwarding.md, part 1)")
+
+
+def test_the_forwarding_solution_gets_full_marks():
+    out = check_solution("forwarding", 7, 60, 4, "LD      build/labs/forwarding/kernel.elf",
+                         os.path.join("kernel", "labs", "forwarding.c"))
+    if out is None:
+        return
+    assert "CC      kernel/labs/forwarding.c (in kernel/net/remote.c)" in out, out[-2000:]
+    assert "LD      build/kernel.elf" not in out, "the lab's solution relinked the system's kernel:\n" + out[-2000:]
+
+
 def test_an_unknown_lab_is_refused():
     run = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "grade.py"), "nosuch"], cwd=ROOT,
                          capture_output=True, text=True, timeout=60)
     labs = sorted(e for e in os.listdir(os.path.join(ROOT, "labs")) if os.path.exists(os.path.join(ROOT, "labs", e, "grade.py")))
-    assert "links" in labs
+    assert "links" in labs and "forwarding" in labs
     assert run.returncode == 2 and "grade: no lab called nosuch (labs: %s)" % " ".join(labs) in run.stderr, run
 
 
