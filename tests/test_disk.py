@@ -117,7 +117,7 @@ def test_several_disks_are_found():
 def test_make_run_attaches_a_disk():
     small = make_fs_image(os.path.join(workdir, "run.img"), 8)   # /bin and little more
     status, out = run_make("run", "DISK=" + small, input=b"run disktest info\nhalt\n")
-    assert status == 0 and "blocks %d" % (6 * 256) in out, out
+    assert status == 0 and "blocks %d" % (8 * 256) in out, out
 
 
 def test_a_modeled_service_time_bounds_every_request():
