@@ -46,6 +46,10 @@ struct record {
     int    ready;                /* a boot server said PM_READY */
     int    system;               /* one of the system's own processes (started at boot): not killed,
                                     stopped or metered on request */
+    int    holds_device;         /* a system process given a link to a kernel (a device, or process
+                                    control): it stays on that kernel's machine */
+    int    movable;              /* a system process that may be moved (PM_MIGRATE): the file
+                                    system's request interpreter, directory and buffer managers */
     int64_t status;
     int    waiters[NWAITERS];   /* reply slots of PM_WAIT requests */
     int    nwaiters;
@@ -989,8 +993,12 @@ static void signal_process(const struct dm_msg_info *info, const struct sv_reque
 }
 
 /* PM_MIGRATE: move process arg0 to machine arg1 (DEMOS/MP's migration:
- * the kernel of the machine it runs on does it, KOP_MIGRATE). The
- * system's own processes stay where they are (E_SYSTEM); a process that
+ * the kernel of the machine it runs on does it, KOP_MIGRATE). Of the
+ * system's own processes, only the file system's that hold no device link
+ * move (docs/migration.md, "The system's processes"): those that were
+ * given a link to a kernel stay with it (E_DEVICE: the process manager,
+ * the console and timer servers, the disk interfaces), and the switchboard
+ * and the shell stay where they are (E_SYSTEM). Any other process that
  * holds a device link is refused by its kernel (E_DEVICE). The answer
  * comes when the process runs on that machine; its value is the machine. */
 static void migrate_process(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
@@ -1002,8 +1010,8 @@ static void migrate_process(const struct dm_msg_info *info, const struct sv_requ
     uint64_t value = 0;
     if (!r || r->ended)
         answer->status = E_NOTFOUND;
-    else if (r->system)
-        answer->status = E_SYSTEM;
+    else if (r->system && !r->movable)
+        answer->status = r->holds_device ? E_DEVICE : E_SYSTEM;
     else if (to < 0 || to >= PM_MAX_MACHINES || control[to] < 0)
         answer->status = E_NODE;
     else
@@ -1188,7 +1196,7 @@ static void serve_message(const struct dm_msg_info *m, long n)
  * them: the buffer manager's argument is its cache size in blocks. The
  * boot argument place.NAME=K (e.g. `make run PLACE="bm=1 ri=2"`) puts
  * process NAME on machine K; the disk interface stays with the disk, on
- * this machine. */
+ * this machine. The other three may be moved later (PM_MIGRATE). */
 struct boot_server {
     const char *program, *argument;
     int takes_disk;                /* it gets disk 0's device link in slot 3 */
@@ -1238,8 +1246,8 @@ static void read_placement(int argc, char **argv)
 
 /* Start a system server and serve requests until it is ready: `*ready`
  * set (PM_SERVE), or, without `ready`, its PM_READY; or until it ends.
- * Returns whether it is ready. */
-static int start_server(uint32_t machine, const char *name, const char *argument, long device_link, long *ready,
+ * Returns its record if it is ready, else 0. */
+static struct record *start_server(uint32_t machine, const char *name, const char *argument, long device_link, long *ready,
                         const struct metering *metering)
 {
     char args[32];
@@ -1261,11 +1269,13 @@ static int start_server(uint32_t machine, const char *name, const char *argument
         return 0;
     }
     struct record *r = find_record(pid);
-    if (r)
+    if (r) {
         r->system = 1;
+        r->holds_device = device_link >= 0;
+    }
     while (r && !r->ended && (ready ? *ready < 0 : !r->ready))
         serve_one();
-    return r && !r->ended;
+    return r && !r->ended ? r : 0;
 }
 
 /* meter.fs=K: a filter named "fstrace" on machine K's trace disk (all records,
@@ -1365,6 +1375,7 @@ static void init_tables(void)
     records[0].pid = dm_self();
     records[0].filter = -1;
     records[0].system = 1;
+    records[0].holds_device = 1;     /* the process-control links of every kernel */
     snprintf(records[0].name, sizeof records[0].name, "pm");
     for (int m = 0; m < PM_MAX_MACHINES; m++)
         control[m] = live_channels[m].link = -1;
@@ -1395,9 +1406,11 @@ static void start_disk_servers(int disks)
         start_fs_filter((uint32_t)meter_fs_machine, &fs_metering);
     for (size_t i = 0; disks > 0 && i < FILE_SYSTEM_PROCESSES; i++) {
         const struct boot_server *f = &file_system[i];
-        if (!start_server(f->machine, f->program, f->argument, f->takes_disk ? BOOT_SLOT_DISK0 : -1, 0,
-                          &fs_metering))
+        struct record *r = start_server(f->machine, f->program, f->argument, f->takes_disk ? BOOT_SLOT_DISK0 : -1,
+                                        0, &fs_metering);
+        if (!r)
             break;
+        r->movable = !f->takes_disk;
         if (strcmp(f->program, "bm") == 0)
             buffer_manager = sb_lookup("bm");   /* it registered before it said PM_READY */
     }

@@ -81,8 +81,12 @@ enum pm_op {
                      still runs has it */
     PM_MIGRATE,   /* arg0 = pid, arg1 = machine: move the process there (it keeps
                      its id, links, messages and metering; docs/migration.md);
-                     answered once it runs there, value = the machine. E_SYSTEM:
-                     a system process; E_DEVICE: it holds a device link; E_NODE:
+                     answered once it runs there, value = the machine. Of the
+                     system's processes only the file system's request
+                     interpreter, directory and buffer managers move. E_SYSTEM:
+                     the switchboard or the shell; E_DEVICE: it holds a device
+                     link (among the system's: the process manager, the console
+                     and timer servers, the disk interfaces); E_NODE:
                      that machine is not up (or went down during the move: the
                      process stays, or, if it had left, it ended with
                      DM_EXIT_LOST); E_INVAL: it runs there already; E_STATE: it
