@@ -245,10 +245,10 @@ $(B)/user/workloads/tsp.elf: EXTRA_OBJS := $(TSP_OBJS) $(B)/user/workloads/tsp/h
 $(B)/user/workloads/tspserver.elf: $(TSP_OBJS)
 $(B)/user/workloads/tspserver.elf: EXTRA_OBJS := $(TSP_OBJS)
 
-# The filter server selects records with meter/'s rule engine and writes
-# meter/'s trace-log container: the same C as the host tools', compiled
-# for the guest.
-METER_GUEST_OBJS := $(B)/meter/tracelog.o $(B)/meter/rules.o
+# The filter server selects records with meter/'s rule engine, writes
+# meter/'s trace-log container and forwards meter/'s summaries: the same C
+# as the host tools', compiled for the guest.
+METER_GUEST_OBJS := $(B)/meter/tracelog.o $(B)/meter/rules.o $(B)/meter/summary.o
 $(B)/filter/filter.elf: $(METER_GUEST_OBJS)
 $(B)/filter/filter.elf: EXTRA_OBJS := $(METER_GUEST_OBJS)
 
@@ -320,11 +320,11 @@ $(B)/tools/netframe_test: tests/netframe_test.c tests/host_check.h kernel/net/ne
 # shared by guest and host) under a host unit test with the sanitizers
 # (tests/test_meter.py).
 $(B)/tools/meter_test: tests/meter_test.c tests/host_check.h meter/tracelog.c meter/tracelog.h meter/record.h \
-                      meter/rules.c meter/rules.h
+                      meter/rules.c meter/rules.h meter/summary.c meter/summary.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Imeter -o $@ \
-	    tests/meter_test.c meter/tracelog.c meter/rules.c
+	    tests/meter_test.c meter/tracelog.c meter/rules.c meter/summary.c
 
 # The description parser and the rule engine (meter/rules.c), the same
 # code the filter and the analyzer use, under the sanitizers (tests/test_meter.py).

@@ -780,6 +780,7 @@ static long parse_run_request(const struct sv_request *q, uint32_t len, struct r
 static long load_and_create(uint32_t machine, const struct run_request *run, int argc, int envc, long device,
                             const struct metering *metering, uint64_t *pid);
 static void note_served_name(struct record *filter, const struct run_request *run, long argc);
+static int keeps_no_log(const struct run_request *run, long argc);
 
 /* PM_RUN, PM_METER_RUN (data: a struct pm_meter first), PM_FILTER: create
  * a process running the program named by the data, on the machine asked
@@ -808,7 +809,7 @@ static void run_program(const struct dm_msg_info *info, const struct sv_request 
     struct metering metering = { .filter = -1 };
     int disk = -1;
     long device = DM_NO_LINK;
-    if (q->op == PM_FILTER)    /* a filter is not metered by the machine's system setting */
+    if (q->op == PM_FILTER && !keeps_no_log(&run, q->arg[0]))   /* nor metered by the machine's setting */
         device = lend_trace_disk(machine, &disk);
     else
         status = metering_for(caller, machine, run.asked, &metering);
@@ -920,6 +921,21 @@ static void note_served_name(struct record *filter, const struct run_request *ru
     if (name < end)
         snprintf(filter->serves_filter, sizeof filter->serves_filter, "%.*s",
                  (int)strnlen(name, (size_t)(end - name)), name);
+}
+
+/* Whether a filter about to start keeps no log (its option -n, among
+ * those after argv[0]): it is lent no trace disk. */
+static int keeps_no_log(const struct run_request *run, long argc)
+{
+    const char *end = run->args + run->args_len, *word = run->args;
+    for (long i = 0; i < argc && word < end; i++) {
+        if (i > 0 && word[0] != '-')
+            break;
+        if (i > 0 && strcmp(word, "-n") == 0)
+            return 1;
+        word += strnlen(word, (size_t)(end - word)) + 1;
+    }
+    return 0;
 }
 
 /* PM_METER: change the metering of process arg0 (data: a struct pm_meter). */
