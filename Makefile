@@ -240,6 +240,9 @@ WORKLOAD_OBJS := $(B)/user/lib/workload.o
 TSP_OBJS      := $(WORKLOAD_OBJS) $(B)/user/workloads/tsp/search.o
 $(B)/user/workloads/fsseq.elf $(B)/user/workloads/fsrand.elf $(B)/user/tests/kfuzz.elf: $(WORKLOAD_OBJS)
 $(B)/user/workloads/fsseq.elf $(B)/user/workloads/fsrand.elf $(B)/user/tests/kfuzz.elf: EXTRA_OBJS := $(WORKLOAD_OBJS)
+# filtertest reads the summaries a filter forwards.
+$(B)/user/tests/filtertest.elf: $(B)/meter/summary.o
+$(B)/user/tests/filtertest.elf: EXTRA_OBJS := $(B)/meter/summary.o
 $(B)/user/workloads/tsp.elf: $(TSP_OBJS) $(B)/user/workloads/tsp/heldkarp.o
 $(B)/user/workloads/tsp.elf: EXTRA_OBJS := $(TSP_OBJS) $(B)/user/workloads/tsp/heldkarp.o
 $(B)/user/workloads/tspserver.elf: $(TSP_OBJS)
