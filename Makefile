@@ -43,6 +43,8 @@ WORKLOADS := fsseq fsrand tsp tspserver
 TESTS    := ktest libctest disktest bmtest dmtest fstest filetest fswriter nettest metertest filtertest kfuzz isotest migtest
 BENCHES  := callbench fsbench netbench meterbench
 FILTERS  := filter
+# The feedback scheduler (balance/: docs/migration.md, "The scheduler").
+BALANCE  := balance
 # The course's labs (docs/labs/): each lab's programs, in user/labs/LAB/,
 # go into /bin like the system's.
 LABS     := links/linkclient links/linkserver
@@ -52,7 +54,7 @@ LABS     := links/linkclient links/linkserver
 BOOT_ELVES := $(SERVERS:%=$(B)/servers/%.elf) $(FS_PROCS:%=$(B)/fs/%.elf) $(FILTERS:%=$(B)/filter/%.elf)
 DISK_ELVES := $(PROGRAMS:%=$(B)/user/programs/%.elf) $(WORKLOADS:%=$(B)/user/workloads/%.elf)
 DISK_ELVES += $(TESTS:%=$(B)/user/tests/%.elf) $(BENCHES:%=$(B)/user/bench/%.elf)
-DISK_ELVES += $(FILTERS:%=$(B)/filter/%.elf) $(LABS:%=$(B)/user/labs/%.elf)
+DISK_ELVES += $(FILTERS:%=$(B)/filter/%.elf) $(LABS:%=$(B)/user/labs/%.elf) $(BALANCE:%=$(B)/balance/%.elf)
 # The system disk's programs, without their debugging information (GDB
 # reads that from the ELF files in build/).
 BIN := $(foreach e,$(DISK_ELVES),$(B)/bin/$(basename $(notdir $(e))))
@@ -84,7 +86,7 @@ all: setup
 	@$(MAKE) --no-print-directory build
 
 build: $(B)/kernel.elf $(B)/tools/dmfs $(B)/tools/siphash_test $(B)/tools/netframe_test $(B)/tools/transport_test $(B)/tools/meter_test $(B)/tools/rules_test \
-       $(B)/tools/strtold_test \
+       $(B)/tools/strtold_test $(B)/tools/balance_test \
        $(B)/tools/dmtrace $(B)/tools/tracegen $(B)/tools/dpm $(B)/tools/dpm-sanitized $(B)/tools/dpm_graph_test \
        $(SYSTEM_DISK)
 
@@ -161,6 +163,8 @@ $(TESTS:%=$(B)/bin/%): $(B)/bin/%: $(B)/user/tests/%.elf
 $(BENCHES:%=$(B)/bin/%): $(B)/bin/%: $(B)/user/bench/%.elf
 	$(STRIP)
 $(FILTERS:%=$(B)/bin/%): $(B)/bin/%: $(B)/filter/%.elf
+	$(STRIP)
+$(BALANCE:%=$(B)/bin/%): $(B)/bin/%: $(B)/balance/%.elf
 	$(STRIP)
 $(foreach p,$(LABS),$(eval $(B)/bin/$(notdir $(p)): $(B)/user/labs/$(p).elf))
 $(foreach p,$(LABS),$(B)/bin/$(notdir $(p))):
@@ -255,6 +259,12 @@ METER_GUEST_OBJS := $(B)/meter/tracelog.o $(B)/meter/rules.o $(B)/meter/summary.
 $(B)/filter/filter.elf: $(METER_GUEST_OBJS)
 $(B)/filter/filter.elf: EXTRA_OBJS := $(METER_GUEST_OBJS)
 
+# The feedback scheduler: its rule (balance/policy.c, which the host tests
+# too) and the filter's summaries it reads.
+BALANCE_OBJS := $(B)/balance/policy.o $(B)/meter/summary.o
+$(B)/balance/balance.elf: $(BALANCE_OBJS)
+$(B)/balance/balance.elf: EXTRA_OBJS := $(BALANCE_OBJS)
+
 # Host tools (tools/): built with the host's compiler; dmfs and dmtrace
 # end on errors through tools/cli.c. They and dpm ask tools/output_check.c
 # before they write a file.
@@ -345,6 +355,14 @@ $(B)/tools/strtold_test: tests/strtold_test.c tests/host_check.h user/lib/strtol
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all \
 	    $(if $(filter x86_64,$(shell uname -m)),-mlong-double-128) -o $@ tests/strtold_test.c -lm
+
+# The feedback scheduler's rule (balance/policy.c, plain C) under a host
+# unit test with the sanitizers (tests/test_balance.py).
+$(B)/tools/balance_test: tests/balance_test.c tests/host_check.h balance/policy.c balance/policy.h
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $<"
+	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Ibalance -o $@ \
+	    tests/balance_test.c balance/policy.c
 
 # The transport engine (plain C) between simulated kernels on a faulty
 # simulated network, under the sanitizers (tests/test_transport.py).

@@ -602,6 +602,8 @@ static void cmd_help(FILE *out)
                  "                   run it metered (DPM); also: meter attach PID..., meter flags PID EVENTS,\n"
                  "                   meter off PID, meter system MACHINES\n"
                  "filter start [-l|-n] [@K] NAME DESCRIPTION RULES [LOG]; filter stats NAME; filter stop NAME\n"
+                 "balance start [@K] [-F FILTER] ...; balance; balance stop\n"
+                 "                   a scheduler that moves the processes metered into its filter\n"
                  "echo WORDS         print the words\n"
                  "export NAME=VALUE  set an environment variable for later programs; export lists them;\n"
                  "                   unset NAME removes one; NAME=VALUE PROG ARGS sets it for PROG only\n"
