@@ -22,12 +22,12 @@
  *          keeps no log (filter -n). The processes metered into that filter
  *          are the ones it may move: `meter -F balance run ...`.
  *          -i MS      the interval of the summaries and of the decisions (1000)
- *          -t PERCENT a move must save at least this share of a second (5)
+ *          -t PERCENT a move must save at least this share of a second (2)
  *          -r MS      a process it moved stays at least this long where it went
  *                     (5000)
  *          -m MOVES   moves in one interval, at most (4)
  * status   what it knows: the processes, what they want, the machines, its
- *          moves (also `balance` alone).
+ *          last moves with the time each was decided (also `balance` alone).
  * stop     the filter stops forwarding to it (its own filter stops, and the
  *          metering into it ends), it says what it did, and ends.
  *
@@ -95,7 +95,7 @@ static int number(const char *option, const char *word, uint32_t low, uint32_t h
 /* The options of `start` (argv[first] on) into *o; 0, or -1 (said). */
 static int parse_options(int argc, char **argv, int first, struct options *o)
 {
-    *o = (struct options){ .machine = -1, .interval_ms = 1000, .threshold_pct = 5, .residence_ms = 5000,
+    *o = (struct options){ .machine = -1, .interval_ms = 1000, .threshold_pct = 2, .residence_ms = 5000,
                            .max_moves = 4 };
     for (int i = first; i < argc; i++) {
         const char *a = argv[i];
@@ -194,7 +194,12 @@ static int echo_machine = -1;                           /* the other machine mea
 static long filter_link = -1;
 static int own_filter;                                   /* it started the filter it reads */
 static uint64_t intervals, moves, refusals;
-static char last_move[160];
+#define MOVES_KEPT 8
+static struct {
+    char what[120];          /* "1.1.2 (ping) 1 -> 2" */
+    uint64_t at_ns;          /* this machine's clock when it was decided */
+} recent[MOVES_KEPT];        /* the last moves, the latest at (moves_decided - 1) % MOVES_KEPT */
+static uint64_t moves_decided;
 
 static struct tracked *find(dm_pid pid)
 {
@@ -391,8 +396,9 @@ static void say_move(const struct policy_move *mv)
                  mv->messages < 0 ? "remote" : "local");
     say("balance: move %s %u -> %u: %s%s (saves about %.0f ms a second)\n", who, mv->from, mv->to, why, also,
         mv->gain_ns / 1e6);
-    snprintf(last_move, sizeof last_move, "%s %u -> %u, interval %llu", who, mv->from, mv->to,
-             (unsigned long long)intervals);
+    int k = (int)(moves_decided++ % MOVES_KEPT);
+    snprintf(recent[k].what, sizeof recent[k].what, "%s %u -> %u", who, mv->from, mv->to);
+    recent[k].at_ns = dm_clock_ns();
 }
 
 /* Move process p (of the model) to machine `to`; whether it moved. A
@@ -497,7 +503,13 @@ static uint32_t status_text(void)
     for (uint32_t k = 0; k < model.machines && at < TEXT_MAX - 40; k++)
         if (model.up[k])
             at += snprintf(text + at, sizeof text - (size_t)at, " machine %u %.2f;", k, policy_demand(&model, k));
-    at += snprintf(text + at, sizeof text - (size_t)at, "\nlast move: %s\n", last_move[0] ? last_move : "none");
+    at += snprintf(text + at, sizeof text - (size_t)at, "\nmoves decided (the last %d, at this machine's clock):%s\n",
+                   MOVES_KEPT, moves_decided ? "" : " none");
+    uint64_t first = moves_decided > MOVES_KEPT ? moves_decided - MOVES_KEPT : 0;
+    for (uint64_t i = first; i < moves_decided && at < TEXT_MAX - 140; i++) {
+        int k = (int)(i % MOVES_KEPT);
+        at += snprintf(text + at, sizeof text - (size_t)at, "  %.3f s: %s\n", recent[k].at_ns / 1e9, recent[k].what);
+    }
     return (uint32_t)(at < TEXT_MAX ? at : TEXT_MAX);
 }
 

@@ -547,6 +547,17 @@ static void filter_start(int argc, char **argv)
         printf("[%s] filter %s\n", dm_pid_string((dm_pid)pid, id), argv[first]);
 }
 
+/* ", N summaries forwarded, N lost" for a filter that forwarded (FILTER_FORWARD), else "". */
+static const char *forwarded(const struct filter_stats *st)
+{
+    static char text[80];
+    text[0] = 0;
+    if (st->summaries || st->summaries_lost)
+        snprintf(text, sizeof text, ", %llu summaries forwarded, %llu lost", (unsigned long long)st->summaries,
+                 (unsigned long long)st->summaries_lost);
+    return text;
+}
+
 #define FILTER_BUSY_RETRY_NS 10000000ull   /* a filter whose queue is full of batches is asked again */
 #define FILTER_BUSY_TRIES    500
 
@@ -582,10 +593,11 @@ static void filter_ask(const char *what, const char *name)
         printf("filter: %s: %s\n", name, dm_error_text(err));
     else if (c.op == FILTER_STATS)
         printf("filter %s: %llu batches, %llu records received, %llu kept, %llu dropped by the rules, "
-               "%llu lost, %llu refused, %llu streams, %llu log blocks\n",
+               "%llu lost, %llu refused, %llu streams, %llu log blocks%s\n",
                name, (unsigned long long)st.batches, (unsigned long long)st.received,
                (unsigned long long)st.kept, (unsigned long long)st.dropped, (unsigned long long)st.lost,
-               (unsigned long long)st.refused, (unsigned long long)st.streams, (unsigned long long)st.log_blocks);
+               (unsigned long long)st.refused, (unsigned long long)st.streams, (unsigned long long)st.log_blocks,
+               forwarded(&st));
 }
 
 static void cmd_help(FILE *out)
