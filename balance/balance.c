@@ -392,8 +392,8 @@ static void say_move(const struct policy_move *mv)
                  mv->demand_moved);
     char also[96] = "";
     if (!messages_first && (mv->messages >= 1 || mv->messages <= -1))
-        snprintf(also, sizeof also, "; %s messages/s made %s", grouped(mv->messages < 0 ? -mv->messages : mv->messages, n2),
-                 mv->messages < 0 ? "remote" : "local");
+        snprintf(also, sizeof also, "; %s messages/s made %s",
+                 grouped(mv->messages < 0 ? -mv->messages : mv->messages, n2), mv->messages < 0 ? "remote" : "local");
     say("balance: move %s %u -> %u: %s%s (saves about %.0f ms a second)\n", who, mv->from, mv->to, why, also,
         mv->gain_ns / 1e6);
     int k = (int)(moves_decided++ % MOVES_KEPT);

@@ -1263,8 +1263,8 @@ static void read_placement(int argc, char **argv)
 /* Start a system server and serve requests until it is ready: `*ready`
  * set (PM_SERVE), or, without `ready`, its PM_READY; or until it ends.
  * Returns its record if it is ready, else 0. */
-static struct record *start_server(uint32_t machine, const char *name, const char *argument, long device_link, long *ready,
-                        const struct metering *metering)
+static struct record *start_server(uint32_t machine, const char *name, const char *argument, long device_link,
+                                   long *ready, const struct metering *metering)
 {
     char args[32];
     int len = snprintf(args, sizeof args, "%s", name) + 1;
@@ -1422,8 +1422,8 @@ static void start_disk_servers(int disks)
         start_fs_filter((uint32_t)meter_fs_machine, &fs_metering);
     for (size_t i = 0; disks > 0 && i < FILE_SYSTEM_PROCESSES; i++) {
         const struct boot_server *f = &file_system[i];
-        struct record *r = start_server(f->machine, f->program, f->argument, f->takes_disk ? BOOT_SLOT_DISK0 : -1,
-                                        0, &fs_metering);
+        long device = f->takes_disk ? BOOT_SLOT_DISK0 : -1;
+        struct record *r = start_server(f->machine, f->program, f->argument, device, 0, &fs_metering);
         if (!r)
             break;
         r->movable = !f->takes_disk;
