@@ -7,7 +7,8 @@ intervals after; tsp's servers crowding one machine are spread over the
 idle ones; the file system's request interpreter and buffer manager,
 placed away from the disk and from their users, are brought to the disk
 interface while fsseq runs, every byte right and the disk clean after
-halt; pairs that end while it decides (one ends as it is to move, or in
+halt (and a filter that keeps no log leaves its machine's trace disk to
+another); pairs that end while it decides (one ends as it is to move, or in
 the interval its traffic was seen in) leave it working; it stops when told,
 with its filter, and one runs at a time."""
 import os
@@ -181,6 +182,13 @@ def test_the_file_systems_processes_are_brought_to_the_disk_and_their_users():
     image = make_image(os.path.join(workdir, "fs.img"), 32)
     c = own(4, disk=image, place="ri=1 bm=2", trace_disks=os.path.join(workdir, "fstraces"), meter_fs=0)
     n = c.node(0)
+    # A filter that keeps no log is lent no trace disk: another filter there still gets it.
+    out = n.command("filter start -n @1 nolog - -", timeout=60)
+    assert "filter nolog: keeping no log: what it selects is only forwarded\n" in out, out
+    out = n.command("filter start @1 logs - -", timeout=60)
+    assert "filter logs: logging to trace disk" in out, out
+    for name in ("nolog", "logs"):
+        n.command("filter stop %s" % name, timeout=60)
     start(n, "-F fstrace -i 500 -r 2000")
     since = len(n.output)
     n.command("meter -F fstrace run @3 fsseq /s 256 30 &")
