@@ -43,6 +43,8 @@ WORKLOADS := fsseq fsrand tsp tspserver
 TESTS    := ktest libctest disktest bmtest dmtest fstest filetest fswriter nettest metertest filtertest kfuzz isotest migtest
 BENCHES  := callbench fsbench netbench meterbench migbench
 FILTERS  := filter
+# The feedback scheduler (balance/: docs/migration.md, "The scheduler").
+BALANCE  := balance
 # The course's labs (docs/labs/): each lab's programs, in user/labs/LAB/,
 # go into /bin like the system's.
 LABS     := links/linkclient links/linkserver readahead/readfile
@@ -62,7 +64,7 @@ LAB_KERNELS := $(B)/labs/forwarding/kernel.elf
 BOOT_ELVES := $(SERVERS:%=$(B)/servers/%.elf) $(FS_PROCS:%=$(B)/fs/%.elf) $(FILTERS:%=$(B)/filter/%.elf)
 DISK_ELVES := $(PROGRAMS:%=$(B)/user/programs/%.elf) $(WORKLOADS:%=$(B)/user/workloads/%.elf)
 DISK_ELVES += $(TESTS:%=$(B)/user/tests/%.elf) $(BENCHES:%=$(B)/user/bench/%.elf)
-DISK_ELVES += $(FILTERS:%=$(B)/filter/%.elf) $(LABS:%=$(B)/user/labs/%.elf)
+DISK_ELVES += $(FILTERS:%=$(B)/filter/%.elf) $(LABS:%=$(B)/user/labs/%.elf) $(BALANCE:%=$(B)/balance/%.elf)
 # The system disk's programs, without their debugging information (GDB
 # reads that from the ELF files in build/).
 BIN := $(foreach e,$(DISK_ELVES),$(B)/bin/$(basename $(notdir $(e))))
@@ -95,7 +97,7 @@ all: setup
 	@$(MAKE) --no-print-directory build
 
 build: $(B)/kernel.elf $(B)/tools/dmfs $(B)/tools/siphash_test $(B)/tools/netframe_test $(B)/tools/transport_test $(B)/tools/meter_test $(B)/tools/rules_test \
-       $(B)/tools/strtold_test \
+       $(B)/tools/strtold_test $(B)/tools/balance_test \
        $(B)/tools/dmtrace $(B)/tools/tracegen $(B)/tools/dpm $(B)/tools/dpm-sanitized $(B)/tools/dpm_graph_test \
        $(SYSTEM_DISK) $(LAB_KERNELS)
 
@@ -186,6 +188,8 @@ $(BENCHES:%=$(B)/bin/%): $(B)/bin/%: $(B)/user/bench/%.elf
 	$(STRIP)
 $(FILTERS:%=$(B)/bin/%): $(B)/bin/%: $(B)/filter/%.elf
 	$(STRIP)
+$(BALANCE:%=$(B)/bin/%): $(B)/bin/%: $(B)/balance/%.elf
+	$(STRIP)
 $(foreach p,$(LABS),$(eval $(B)/bin/$(notdir $(p)): $(B)/user/labs/$(p).elf))
 $(foreach p,$(LABS),$(B)/bin/$(notdir $(p))):
 	$(STRIP)
@@ -265,17 +269,26 @@ WORKLOAD_OBJS := $(B)/user/lib/workload.o
 TSP_OBJS      := $(WORKLOAD_OBJS) $(B)/user/workloads/tsp/search.o
 $(B)/user/workloads/fsseq.elf $(B)/user/workloads/fsrand.elf $(B)/user/tests/kfuzz.elf: $(WORKLOAD_OBJS)
 $(B)/user/workloads/fsseq.elf $(B)/user/workloads/fsrand.elf $(B)/user/tests/kfuzz.elf: EXTRA_OBJS := $(WORKLOAD_OBJS)
+# filtertest reads the summaries a filter forwards.
+$(B)/user/tests/filtertest.elf: $(B)/meter/summary.o
+$(B)/user/tests/filtertest.elf: EXTRA_OBJS := $(B)/meter/summary.o
 $(B)/user/workloads/tsp.elf: $(TSP_OBJS) $(B)/user/workloads/tsp/heldkarp.o
 $(B)/user/workloads/tsp.elf: EXTRA_OBJS := $(TSP_OBJS) $(B)/user/workloads/tsp/heldkarp.o
 $(B)/user/workloads/tspserver.elf: $(TSP_OBJS)
 $(B)/user/workloads/tspserver.elf: EXTRA_OBJS := $(TSP_OBJS)
 
-# The filter server selects records with meter/'s rule engine and writes
-# meter/'s trace-log container: the same C as the host tools', compiled
-# for the guest.
-METER_GUEST_OBJS := $(B)/meter/tracelog.o $(B)/meter/rules.o
+# The filter server selects records with meter/'s rule engine, writes
+# meter/'s trace-log container and forwards meter/'s summaries: the same C
+# as the host tools', compiled for the guest.
+METER_GUEST_OBJS := $(B)/meter/tracelog.o $(B)/meter/rules.o $(B)/meter/summary.o
 $(B)/filter/filter.elf: $(METER_GUEST_OBJS)
 $(B)/filter/filter.elf: EXTRA_OBJS := $(METER_GUEST_OBJS)
+
+# The feedback scheduler: its rule (balance/policy.c, which the host tests
+# too) and the filter's summaries it reads.
+BALANCE_OBJS := $(B)/balance/policy.o $(B)/meter/summary.o
+$(B)/balance/balance.elf: $(BALANCE_OBJS)
+$(B)/balance/balance.elf: EXTRA_OBJS := $(BALANCE_OBJS)
 
 # Host tools (tools/): built with the host's compiler; dmfs and dmtrace
 # end on errors through tools/cli.c. They and dpm ask tools/output_check.c
@@ -345,11 +358,11 @@ $(B)/tools/netframe_test: tests/netframe_test.c tests/host_check.h kernel/net/ne
 # shared by guest and host) under a host unit test with the sanitizers
 # (tests/test_meter.py).
 $(B)/tools/meter_test: tests/meter_test.c tests/host_check.h meter/tracelog.c meter/tracelog.h meter/record.h \
-                      meter/rules.c meter/rules.h
+                      meter/rules.c meter/rules.h meter/summary.c meter/summary.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Imeter -o $@ \
-	    tests/meter_test.c meter/tracelog.c meter/rules.c
+	    tests/meter_test.c meter/tracelog.c meter/rules.c meter/summary.c
 
 # The description parser and the rule engine (meter/rules.c), the same
 # code the filter and the analyzer use, under the sanitizers (tests/test_meter.py).
@@ -367,6 +380,14 @@ $(B)/tools/strtold_test: tests/strtold_test.c tests/host_check.h user/lib/strtol
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all \
 	    $(if $(filter x86_64,$(shell uname -m)),-mlong-double-128) -o $@ tests/strtold_test.c -lm
+
+# The feedback scheduler's rule (balance/policy.c, plain C) under a host
+# unit test with the sanitizers (tests/test_balance.py).
+$(B)/tools/balance_test: tests/balance_test.c tests/host_check.h balance/policy.c balance/policy.h
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $<"
+	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Ibalance -o $@ \
+	    tests/balance_test.c balance/policy.c
 
 # The transport engine (plain C) between simulated kernels on a faulty
 # simulated network, under the sanitizers (tests/test_transport.py).

@@ -48,6 +48,10 @@ struct record {
     int    ready;                /* a boot server said PM_READY */
     int    system;               /* one of the system's own processes (started at boot): not killed,
                                     stopped or metered on request */
+    int    holds_device;         /* a system process given a link to a kernel (a device, or process
+                                    control): it stays on that kernel's machine */
+    int    movable;              /* a system process that may be moved (PM_MIGRATE): the file
+                                    system's request interpreter, directory and buffer managers */
     int64_t status;
     int    waiters[NWAITERS];   /* reply slots of PM_WAIT requests */
     int    nwaiters;
@@ -889,6 +893,7 @@ static long parse_run_request(const struct sv_request *q, uint32_t len, struct r
 static long load_and_create(uint32_t machine, const struct run_request *run, int argc, int envc, long device,
                             const struct metering *metering, uint64_t *pid);
 static void note_served_name(struct record *filter, const struct run_request *run, long argc);
+static int keeps_no_log(const struct run_request *run, long argc);
 
 /* PM_RUN, PM_METER_RUN (data: a struct pm_meter first), PM_FILTER: create
  * a process running the program named by the data, on the machine asked
@@ -917,7 +922,7 @@ static void run_program(const struct dm_msg_info *info, const struct sv_request 
     struct metering metering = { .filter = -1 };
     int disk = -1;
     long device = DM_NO_LINK;
-    if (q->op == PM_FILTER)    /* a filter is not metered by the machine's system setting */
+    if (q->op == PM_FILTER && !keeps_no_log(&run, q->arg[0]))   /* nor metered by the machine's setting */
         device = lend_trace_disk(machine, &disk);
     else
         status = metering_for(caller, machine, run.asked, &metering);
@@ -1031,6 +1036,21 @@ static void note_served_name(struct record *filter, const struct run_request *ru
                  (int)strnlen(name, (size_t)(end - name)), name);
 }
 
+/* Whether a filter about to start keeps no log (its option -n, among
+ * those after argv[0]): it is lent no trace disk. */
+static int keeps_no_log(const struct run_request *run, long argc)
+{
+    const char *end = run->args + run->args_len, *word = run->args;
+    for (long i = 0; i < argc && word < end; i++) {
+        if (i > 0 && word[0] != '-')
+            break;
+        if (i > 0 && strcmp(word, "-n") == 0)
+            return 1;
+        word += strnlen(word, (size_t)(end - word)) + 1;
+    }
+    return 0;
+}
+
 /* PM_METER: change the metering of process arg0 (data: a struct pm_meter). */
 static void meter_process(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
                           struct server_answer *answer)
@@ -1105,8 +1125,12 @@ static void signal_process(const struct dm_msg_info *info, const struct sv_reque
 }
 
 /* PM_MIGRATE: move process arg0 to machine arg1 (DEMOS/MP's migration:
- * the kernel of the machine it runs on does it, KOP_MIGRATE). The
- * system's own processes stay where they are (E_SYSTEM); a process that
+ * the kernel of the machine it runs on does it, KOP_MIGRATE). Of the
+ * system's own processes, only the file system's that hold no device link
+ * move (docs/migration.md, "The system's processes"): those that were
+ * given a link to a kernel stay with it (E_DEVICE: the process manager,
+ * the console and timer servers, the disk interfaces), and the switchboard
+ * and the shell stay where they are (E_SYSTEM). Any other process that
  * holds a device link is refused by its kernel (E_DEVICE). The answer
  * comes when the process runs on that machine; its value is the machine. */
 static void migrate_process(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
@@ -1118,8 +1142,8 @@ static void migrate_process(const struct dm_msg_info *info, const struct sv_requ
     uint64_t value = 0;
     if (!r || r->ended)
         answer->status = E_NOTFOUND;
-    else if (r->system)
-        answer->status = E_SYSTEM;
+    else if (r->system && !r->movable)
+        answer->status = r->holds_device ? E_DEVICE : E_SYSTEM;
     else if (to < 0 || to >= PM_MAX_MACHINES || control[to] < 0)
         answer->status = E_NODE;
     else
@@ -1315,7 +1339,7 @@ static void serve_message(const struct dm_msg_info *m, long n)
  * them: the buffer manager's argument is its cache size in blocks. The
  * boot argument place.NAME=K (e.g. `make run PLACE="bm=1 ri=2"`) puts
  * process NAME on machine K; the disk interface stays with the disk, on
- * this machine. */
+ * this machine. The other three may be moved later (PM_MIGRATE). */
 struct boot_server {
     const char *program, *argument;
     int takes_disk;                /* it gets disk 0's device link in slot 3 */
@@ -1365,9 +1389,9 @@ static void read_placement(int argc, char **argv)
 
 /* Start a system server and serve requests until it is ready: `*ready`
  * set (PM_SERVE), or, without `ready`, its PM_READY; or until it ends.
- * Returns whether it is ready. */
-static int start_server(uint32_t machine, const char *name, const char *argument, long device_link, long *ready,
-                        const struct metering *metering)
+ * Returns its record if it is ready, else 0. */
+static struct record *start_server(uint32_t machine, const char *name, const char *argument, long device_link,
+                                   long *ready, const struct metering *metering)
 {
     char args[32];
     int len = snprintf(args, sizeof args, "%s", name) + 1;
@@ -1388,11 +1412,13 @@ static int start_server(uint32_t machine, const char *name, const char *argument
         return 0;
     }
     struct record *r = find_record(pid);
-    if (r)
+    if (r) {
         r->system = 1;
+        r->holds_device = device_link >= 0;
+    }
     while (r && !r->ended && (ready ? *ready < 0 : !r->ready))
         serve_one();
-    return r && !r->ended;
+    return r && !r->ended ? r : 0;
 }
 
 /* meter.fs=K: a filter named "fstrace" on machine K's trace disk (all records,
@@ -1492,6 +1518,7 @@ static void init_tables(void)
     records[0].pid = dm_self();
     records[0].filter = -1;
     records[0].system = 1;
+    records[0].holds_device = 1;     /* the process-control links of every kernel */
     snprintf(records[0].name, sizeof records[0].name, "pm");
     for (int m = 0; m < PM_MAX_MACHINES; m++)
         control[m] = live_channels[m].link = -1;
@@ -1522,9 +1549,11 @@ static void start_disk_servers(int disks)
         start_fs_filter((uint32_t)meter_fs_machine, &fs_metering);
     for (size_t i = 0; disks > 0 && i < FILE_SYSTEM_PROCESSES; i++) {
         const struct boot_server *f = &file_system[i];
-        if (!start_server(f->machine, f->program, f->argument, f->takes_disk ? BOOT_SLOT_DISK0 : -1, 0,
-                          &fs_metering))
+        long device = f->takes_disk ? BOOT_SLOT_DISK0 : -1;
+        struct record *r = start_server(f->machine, f->program, f->argument, device, 0, &fs_metering);
+        if (!r)
             break;
+        r->movable = !f->takes_disk;
         if (strcmp(f->program, "bm") == 0)
             buffer_manager = sb_lookup("bm");   /* it registered before it said PM_READY */
     }

@@ -7,7 +7,10 @@ three machines and home with its memory and registers intact (stopped,
 moved and resumed on the way); a CALL it
 waits in (a sleep at the timer server) is answered where it has gone; SENDs,
 CALLs and MOVEDATAs under way on both sides of nettest's stress finish; the
-system's processes and device holders are refused; moves over a wire that
+file system's buffer manager, directory manager and request interpreter
+move while fsseq and fsrand run on three machines, every operation right
+and the disk clean after halt; the other system processes and device
+holders are refused, each with its reason; moves over a wire that
 loses and duplicates frames; a destination killed during a move (the process
 stays, or is reported lost, never both), and one that never answers (the
 process stays); a source killed after a move (the process lives on); and the metering of a moving process (one stream, numbered
@@ -21,10 +24,11 @@ import time
 
 import traceviewer
 from cluster import Cluster
-from harness import ROOT
+from harness import ROOT, fnv1a, make_image
 
 DMTRACE = os.path.join(ROOT, "build", "tools", "dmtrace")
 DPM = os.path.join(ROOT, "build", "tools", "dpm")
+DMFS = os.path.join(ROOT, "build", "tools", "dmfs")
 workdir = tempfile.mkdtemp(prefix="dm-migrate-")
 shared = None
 clusters = []
@@ -184,13 +188,22 @@ def test_sends_calls_and_movedata_under_way_on_either_side_finish():
 
 
 def test_system_processes_and_device_holders_stay_where_they_are():
+    """The system's processes that hold a link to a kernel (the process
+    manager's process-control links, the console's UART, the timer's clock,
+    the disk interface's disk) stay with it; the switchboard and the shell
+    stay too; a filter with its trace disk stays; and the usual refusals."""
     c = own(2, trace_disks=os.path.join(workdir, "refusals"))
     n = c.node(0)
     rows = ps_rows(n)
-    for name in ("pm", "switchboard", "console", "timer", "di", "bm", "dm", "ri", "shell"):
+    for name in ("pm", "console", "timer", "di"):
+        pid = [p for p, row in rows.items() if row[0] == name][0]
+        out = n.command("migrate %s @1" % pid)
+        assert out == "migrate: %s: it holds a device link: it stays with its device\n" % pid, (name, out)
+    for name in ("switchboard", "shell"):
         pid = [p for p, row in rows.items() if row[0] == name][0]
         out = n.command("migrate %s @1" % pid)
         assert out == "migrate: %s: a system process: it stays where it is\n" % pid, (name, out)
+    assert all(row[2] == 0 for row in ps_rows(n).values() if row[3] == 0), "none of them moved"
     out = n.command("filter start @1 u - -", timeout=60)
     filter_pid = re.search(r"\[(1\.\d+\.\d+)\] filter u", out).group(1)
     out = n.command("migrate %s @0" % filter_pid)
@@ -212,6 +225,53 @@ def test_system_processes_and_device_holders_stay_where_they_are():
     assert n.command("kill %s" % hello) == ""
     time.sleep(0.2)
     assert hello not in ps_rows(n)
+
+
+def test_the_file_systems_processes_move_while_their_users_run():
+    """The buffer manager goes round three machines and home, and the
+    directory manager and the request interpreter away and back, while
+    fsseq runs on machines 1 and 0 and fsrand on 2: every operation is
+    right (each checks every byte it reads back), the file holds what
+    fsrand says. Then the buffer manager moves away again, a file is
+    written, and halt has it write its changed blocks back from there:
+    `dmfs check` finds the disk clean, the files as written."""
+    image = make_image(os.path.join(workdir, "fsmoved.img"), 32)
+    c = own(3, disk=image)
+    n = c.node(0)
+    rows = ps_rows(n)
+    fs = {name: [p for p, row in rows.items() if row[0] == name][0] for name in ("bm", "dm", "ri")}
+    since = len(n.output)
+    n.command("run @1 fsseq /s 512 30 &")
+    n.command("run @2 fsrand /r 512 4000 &")
+    n.command("run fsseq /t 256 30 &")
+    time.sleep(1)
+    for machine in (1, 2, 0, 1, 0):
+        migrate(n, fs["bm"], machine)
+        time.sleep(0.5)
+    migrate(n, fs["dm"], 2)
+    migrate(n, fs["ri"], 1)
+    time.sleep(1)
+    migrate(n, fs["dm"], 0)
+    migrate(n, fs["ri"], 0)
+    done = {}
+    for _ in range(3):
+        m = n.expect(r"(fsseq|fsrand) (/\w): (\S+)[^\n]*\n", 300, since)
+        done[m.group(2)] = m.group(0)
+        since = m.end()
+    assert sorted(done) == ["/r", "/s", "/t"], done
+    assert all(": ok " in line for line in done.values()), done
+    fnv = re.search(r"fnv=([0-9a-f]+)", done["/r"]).group(1)
+    migrate(n, fs["bm"], 2)
+    assert n.command("echo written with bm away > /away") == ""
+    n.type("halt\n")
+    n.expect(r"machine 0: halted\n", timeout=60)
+    c.close()
+    check = subprocess.run([DMFS, "check", image], capture_output=True, text=True)
+    assert check.returncode == 0 and ": clean:" in check.stdout, check.stdout + check.stderr
+    got = subprocess.run([DMFS, "get", image, "/r"], check=True, capture_output=True).stdout
+    assert fnv1a(got) == fnv, (fnv1a(got), fnv)
+    got = subprocess.run([DMFS, "get", image, "/away"], check=True, capture_output=True).stdout
+    assert got == b"written with bm away\n", got
 
 
 def test_moves_over_a_wire_that_loses_and_duplicates_frames():

@@ -68,7 +68,8 @@ enum pm_op {
                      on as struct pm_meter (data) says; flags 0: no more */
     PM_FILTER,    /* as PM_RUN, for a filter server: it gets a copy of the trace
                      disk's device link of its machine in slot 3, if the machine
-                     has one (E_STATE if another filter has it) */
+                     has one (E_STATE if another filter has it), unless its
+                     options hold -n (it keeps no log) */
     PM_METER_FLUSH, /* data (optional) = a filter's name: the metering into that
                      filter ends first (the system metering into it, and every
                      process metered into it); then every kernel sends its
@@ -84,8 +85,12 @@ enum pm_op {
                      still runs has it */
     PM_MIGRATE,   /* arg0 = pid, arg1 = machine: move the process there (it keeps
                      its id, links, messages and metering; docs/migration.md);
-                     answered once it runs there, value = the machine. E_SYSTEM:
-                     a system process; E_DEVICE: it holds a device link; E_NODE:
+                     answered once it runs there, value = the machine. Of the
+                     system's processes only the file system's request
+                     interpreter, directory and buffer managers move. E_SYSTEM:
+                     the switchboard or the shell; E_DEVICE: it holds a device
+                     link (among the system's: the process manager, the console
+                     and timer servers, the disk interfaces); E_NODE:
                      that machine is not up (or went down during the move: the
                      process stays, or, if it had left, it ended with
                      DM_EXIT_LOST); E_INVAL: it runs there already; E_STATE: it
@@ -153,11 +158,17 @@ enum filter_op {
     FILTER_STATS = 1, /* data: struct filter_stats */
     FILTER_FLUSH,     /* write out everything kept so far; answer when it is on the log */
     FILTER_STOP,      /* flush, answer, and end */
+    FILTER_FORWARD,   /* arg0 = ms, 10 to 60000, and a link passed (the filter keeps
+                         it): from now on every record the rules select is also
+                         folded into a summary (meter/summary.h), sent over that link
+                         every arg0 ms; a new FORWARD replaces it. arg0 = 0 with no
+                         link: forwarding stops. E_INVAL: another interval, or no
+                         link; E_STATE: the filter has no timer */
 };
 struct filter_stats {
     uint64_t batches;       /* meter batches taken */
     uint64_t received;      /* records in them */
-    uint64_t kept;          /* records the rules kept, written to the log */
+    uint64_t kept;          /* records the rules kept, written to the log (-n: only forwarded) */
     uint64_t dropped;       /* records no rule kept */
     uint64_t lost;          /* records known lost: before they reached the filter (its
                                kernel's counts, gaps in a process's numbering), or
@@ -165,5 +176,7 @@ struct filter_stats {
     uint64_t refused;       /* messages on the meter link not from a kernel, or malformed */
     uint64_t log_blocks;    /* blocks of the log written */
     uint64_t streams;       /* distinct processes seen */
+    uint64_t summaries;     /* summaries forwarded (FILTER_FORWARD) */
+    uint64_t summaries_lost;   /* summaries the consumer's queue could not take */
 };
 #endif

@@ -19,8 +19,9 @@
  *   meter attach [OPTIONS] PID..., meter flags PID EVENTS, meter off PID
  *   meter system [OPTIONS] MACHINES   meter every process created there
  *                       (MACHINES: 0,2,3 or all; -e none stops it)
- *   filter start [-l] [@K] NAME DESCRIPTION RULES [LOG]
- *                       a filter server (DESCRIPTION, RULES: files, or -)
+ *   filter start [-l|-n] [@K] NAME DESCRIPTION RULES [LOG]
+ *                       a filter server (DESCRIPTION, RULES: files, or -;
+ *                       -n: no log, it only forwards what it selects)
  *   filter stats NAME, filter stop NAME
  *   echo WORDS          print the words
  *   export NAME=VALUE...  set environment variables for every later program
@@ -496,27 +497,29 @@ static void cmd_filter(int argc, char **argv)
         return;
     }
     if (argc != 3 || (strcmp(argv[1], "stats") != 0 && strcmp(argv[1], "stop") != 0)) {
-        printf("filter: usage: filter start [-l] [@K] NAME DESCRIPTION RULES [LOG]; filter stats NAME; "
+        printf("filter: usage: filter start [-l|-n] [@K] NAME DESCRIPTION RULES [LOG]; filter stats NAME; "
                "filter stop NAME\n");
         return;
     }
     filter_ask(argv[1], argv[2]);
 }
 
-/* filter start [-l] [@K] NAME DESCRIPTION RULES [LOG]: the process manager
- * starts it (PM_FILTER) and answers once it serves. */
+/* filter start [-l|-n] [@K] NAME DESCRIPTION RULES [LOG]: the process
+ * manager starts it (PM_FILTER) and answers once it serves. */
 static void filter_start(int argc, char **argv)
 {
-    int machine = -1, live = 0;
+    int machine = -1;
+    const char *option = 0;           /* -l (live) or -n (no log) */
     int first = 2;
-    for (; first < argc && (argv[first][0] == '@' || strcmp(argv[first], "-l") == 0); first++) {
+    for (; first < argc && (argv[first][0] == '@' || strcmp(argv[first], "-l") == 0 ||
+                            strcmp(argv[first], "-n") == 0); first++) {
         if (argv[first][0] == '-')
-            live = 1;
+            option = argv[first];
         else if ((machine = parse_machine("filter", argv[first])) < 0)
             return;
     }
-    if (argc - first < 3 || argc - first > 4) {
-        printf("filter: usage: filter start [-l] [@K] NAME DESCRIPTION RULES [LOG]\n");
+    if (argc - first < 3 || argc - first > 4 || (option && option[1] == 'n' && argc - first != 3)) {
+        printf("filter: usage: filter start [-l|-n] [@K] NAME DESCRIPTION RULES [LOG] (-n: no LOG)\n");
         return;
     }
     if (strlen(argv[first]) > FILTER_NAME_MAX) {
@@ -530,9 +533,9 @@ static void filter_start(int argc, char **argv)
         printf("filter: %s: a filter named %s already runs\n", argv[first], argv[first]);
         return;
     }
-    /* its argv: filter [-l] NAME DESCRIPTION RULES [LOG] */
-    char *filter_argv[7] = { "filter", "-l" };
-    int filter_argc = 1 + live;
+    /* its argv: filter [-l|-n] NAME DESCRIPTION RULES [LOG] */
+    char *filter_argv[7] = { "filter", (char *)option };
+    int filter_argc = 1 + (option != 0);
     for (int i = first; i < argc; i++)
         filter_argv[filter_argc++] = argv[i];
     long pid = pm_filter_run(machine, filter_argc, filter_argv);
@@ -544,6 +547,17 @@ static void filter_start(int argc, char **argv)
                                : dm_error_text(pid));
     else
         printf("[%s] filter %s\n", dm_pid_string((dm_pid)pid, id), argv[first]);
+}
+
+/* ", N summaries forwarded, N lost" for a filter that forwarded (FILTER_FORWARD), else "". */
+static const char *forwarded(const struct filter_stats *st)
+{
+    static char text[80];
+    text[0] = 0;
+    if (st->summaries || st->summaries_lost)
+        snprintf(text, sizeof text, ", %llu summaries forwarded, %llu lost", (unsigned long long)st->summaries,
+                 (unsigned long long)st->summaries_lost);
+    return text;
 }
 
 #define FILTER_BUSY_RETRY_NS 10000000ull   /* a filter whose queue is full of batches is asked again */
@@ -581,10 +595,11 @@ static void filter_ask(const char *what, const char *name)
         printf("filter: %s: %s\n", name, dm_error_text(err));
     else if (c.op == FILTER_STATS)
         printf("filter %s: %llu batches, %llu records received, %llu kept, %llu dropped by the rules, "
-               "%llu lost, %llu refused, %llu streams, %llu log blocks\n",
+               "%llu lost, %llu refused, %llu streams, %llu log blocks%s\n",
                name, (unsigned long long)st.batches, (unsigned long long)st.received,
                (unsigned long long)st.kept, (unsigned long long)st.dropped, (unsigned long long)st.lost,
-               (unsigned long long)st.refused, (unsigned long long)st.streams, (unsigned long long)st.log_blocks);
+               (unsigned long long)st.refused, (unsigned long long)st.streams, (unsigned long long)st.log_blocks,
+               forwarded(&st));
 }
 
 static void cmd_help(FILE *out)
@@ -600,7 +615,9 @@ static void cmd_help(FILE *out)
                  "meter [-F FILTER] [-e EVENTS] [-n] [-l] [-a MS] run [@K] PROG ARGS\n"
                  "                   run it metered (DPM); also: meter attach PID..., meter flags PID EVENTS,\n"
                  "                   meter off PID, meter system MACHINES\n"
-                 "filter start [-l] [@K] NAME DESCRIPTION RULES [LOG]; filter stats NAME; filter stop NAME\n"
+                 "filter start [-l|-n] [@K] NAME DESCRIPTION RULES [LOG]; filter stats NAME; filter stop NAME\n"
+                 "balance start [@K] [-F FILTER] ...; balance; balance stop\n"
+                 "                   a scheduler that moves the processes metered into its filter\n"
                  "echo WORDS         print the words\n"
                  "export NAME=VALUE  set an environment variable for later programs; export lists them;\n"
                  "                   unset NAME removes one; NAME=VALUE PROG ARGS sets it for PROG only\n"
