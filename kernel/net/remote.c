@@ -37,7 +37,8 @@
  * where it went from here, to where it is arriving from, or to its home;
  * the machine of its waiter gets a link update (RM_LOCATION), so that its
  * next message goes straight there, and its wait depends on that machine
- * from then on (DEMOS/MP's forwarding and link update). A forwarded request
+ * from then on (DEMOS/MP's forwarding and link update); a link update for
+ * a waiter that has left its machine follows it there. A forwarded request
  * is answered by the machine that does it, to the waiter's machine, as any
  * other. Each process has at most one request under way (a SEND waits for
  * its answer), so forwarding reorders nothing.
@@ -1396,7 +1397,7 @@ static int receive_location(const struct rm_location *l, uint32_t len)
  * arrived: sent on (send_on) to where the process went from here, to where
  * it is arriving from, or to its home (location.c), where it is done and
  * answered as any other; or an answer or a link update following its
- * waiter `pid`. The request's waiter's machine gets a link update: the
+ * waiter `pid`. A request's waiter's machine gets a link update: the
  * process's location, if this is news of it, and the machine its wait
  * depends on now. 0 once sent on; E_DEAD when nothing is known of the
  * process at its home (it has ended), or the request has been sent on
@@ -1423,7 +1424,7 @@ static int forward(const uint8_t *message_bytes, uint32_t len, dm_pid pid)
         .pid = pid, .machine = machine, .moves = kind == LOCATION_ARRIVING ? 0 : moves, .replaces = this_machine,
     };
     if ((update.moves || update.h.waiter) && h.type != RM_RESULT && h.type != RM_DATA && h.type != RM_LOCATION)
-        remote_post(h.answer_to, &update.h, sizeof update, 0);   /* an answer's or an update's waiter knows */
+        remote_post(h.answer_to, &update.h, sizeof update, 0);   /* a request's: an answer's waiter knows */
     return 0;
 }
 #endif
