@@ -361,6 +361,49 @@ def test_a_source_killed_after_the_move_leaves_the_process_running():
     assert "pong: ping" not in n.output[since:], n.output[since:][-2000:]
 
 
+def call_queued_at_pong_ends_with_e_node(ping_moves_to=None):
+    """ping (machine 1) CALLs pong, which is stopped there, so that the CALL
+    waits in pong's queue; pong moves to machine 2 and machine 2 is killed:
+    ping's CALL must end with E_NODE once machine 2 is taken to be down
+    (about 4 s), not wait for ever. With ping_moves_to, ping has first moved
+    away from its home to that machine, and the update that its wait depends
+    on machine 2 must follow it there from its home."""
+    c = own(3)
+    n = c.node(0)
+    since = len(n.output)
+    out = n.command("run @1 ping 100000 10 &")
+    ping = re.search(r"\[(1\.\d+\.\d+)\] ping", out).group(1)
+    pong = wait_listed(n, "pong")
+    if ping_moves_to is not None:
+        migrate(n, ping, ping_moves_to)
+    time.sleep(0.3)
+    assert n.command("stop %s" % pong) == ""
+    time.sleep(0.3)
+    assert ps_rows(n)[ping][1] == "calling", ps_rows(n)
+    migrate(n, pong, 2)
+    time.sleep(0.5)
+    assert ps_rows(n)[ping][1] == "calling", "ping's CALL waits at pong, on machine 2 now"
+    c.kill(2)
+    m = n.expect(r"ping: round \d+ went wrong \((\S+)\)\n", 15, since)
+    assert m.group(1) == "E_NODE", m.group(0)
+    deadline = time.monotonic() + 10              # and it ends: nothing hangs
+    while ping in ps_rows(n):
+        assert time.monotonic() < deadline, ps_rows(n)
+        time.sleep(0.2)
+
+
+def test_a_call_queued_at_a_process_that_moves_ends_with_e_node_when_its_new_machine_fails():
+    """The caller was on the process's machine before the move: its CALL
+    was local, and becomes a wait on the machine the process moved to."""
+    call_queued_at_pong_ends_with_e_node()
+
+
+def test_a_moved_callers_wait_follows_the_process_it_calls_and_ends_with_e_node():
+    """The caller has moved away from its home (to machine 0): the news that
+    its wait depends on machine 2 goes to its home, and follows it."""
+    call_queued_at_pong_ends_with_e_node(ping_moves_to=0)
+
+
 def test_a_moved_process_stays_metered_into_the_same_filter():
     """ping metered into a filter on machine 0 (and pong with it, its child):
     each moves, pong twice. Each stream is one, numbered on without a gap or

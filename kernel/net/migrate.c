@@ -729,9 +729,6 @@ static void arrive(struct arrival *a, const struct rm_header *h)
     p->wait = (struct receive_target){ .buf = s->wait_buf, .cap = s->wait_cap, .info = s->wait_info,
                                        .channel = s->wait_channel };
     p->remote = s->remote;
-    if (s->state == PS_CALLING && !p->remote.active)   /* its CALL was to the source's machine */
-        p->remote = (struct remote_wait){ .active = 1, .machine = a->from, .machine2 = NO_MACHINE, .sent = 1,
-                                          .via_slot = -1, .pass_slot = -1, .op = p->wait_reply_id };
     p->queue_head = a->queue_head;
     p->queue_tail = a->queue_tail;
     p->queue_len = a->queue_len;
@@ -744,7 +741,9 @@ static void arrive(struct arrival *a, const struct rm_header *h)
     p->state = s->state;
     if (p->state == PS_RUNNABLE)
         make_runnable(p);
-    if (p->remote.active)
+    if (p->state == PS_CALLING && !p->remote.active)   /* its CALL was to the source's machine */
+        remote_call_waits_on(p, a->from);
+    else if (p->remote.active)
         remote_wait_started();
     probe_migrated(p, a->from, s->out_ns + (now - a->state_at), a->bytes, a->queue_len);
     if (PID_MACHINE(p->pid) != this_machine) {          /* its home knows where it is */

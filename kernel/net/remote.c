@@ -37,7 +37,8 @@
  * where it went from here, to where it is arriving from, or to its home;
  * the machine of its waiter gets a link update (RM_LOCATION), so that its
  * next message goes straight there, and its wait depends on that machine
- * from then on (DEMOS/MP's forwarding and link update). A forwarded request
+ * from then on (DEMOS/MP's forwarding and link update); a link update for
+ * a waiter that has left its machine follows it there. A forwarded request
  * is answered by the machine that does it, to the waiter's machine, as any
  * other. Each process has at most one request under way (a SEND waits for
  * its answer), so forwarding reorders nothing.
@@ -666,6 +667,19 @@ void remote_wait_started(void)
 {
     if (next_ping == TRANSPORT_NO_TIMER)
         next_ping = machine_clock_ns() + PING_INTERVAL_NS;
+}
+
+/* p waits in a CALL whose message has reached its callee (p->wait_reply_id
+ * is its answer's number), and the answer will come from `machine` now:
+ * the callee (or the holder of the CALL's reply link) has moved there. The
+ * wait depends on that machine from then on, as a CALL sent there would
+ * (msg.c ends it when the answer comes, fail_machine with E_NODE if the
+ * machine fails). */
+void remote_call_waits_on(struct proc *p, uint32_t machine)
+{
+    p->remote = (struct remote_wait){ .active = 1, .machine = (uint8_t)machine, .machine2 = NO_MACHINE,
+                                      .sent = 1, .via_slot = -1, .pass_slot = -1, .op = p->wait_reply_id };
+    remote_wait_started();
 }
 
 /* ---- sending ---- */
@@ -1345,15 +1359,30 @@ static int receive_data(const struct rm_data *d, const uint8_t *message_bytes, u
 #include "../labs/forwarding.c"
 #else
 /* An RM_LOCATION: where a moved process is (moves 0: no news of that),
- * and, if this machine's `waiter` still waits for `op`, the machine its
- * wait depends on now. */
+ * and, if `waiter` still waits for `op`, the machine its wait depends on
+ * now. A waiter that has left this machine is followed (forward), as a
+ * message for it is; one in a CALL that was local (its answer was to come
+ * from this machine) waits on that machine from then on, so that the
+ * transport's E_NODE for it ends the wait. */
 static int receive_location(const struct rm_location *l, uint32_t len)
 {
     if (len != sizeof *l)
         return 0;
     if (l->moves && !proc_lookup(l->pid))
         location_learned(l->pid, l->machine, l->moves);
-    struct proc *p = l->h.waiter ? waiting_process(l->h.waiter, l->h.op) : 0;
+    if (!l->h.waiter)
+        return 1;
+    struct proc *p = proc_lookup(l->h.waiter);
+    if (!p) {                       /* the waiter has left: the update follows it */
+        forward((const uint8_t *)l, len, l->h.waiter);
+        return 1;
+    }
+    if (p->state == PS_CALLING && !p->remote.active && p->wait_reply_id == l->h.op &&
+        l->machine < node_count && l->machine != this_machine && !proc_lookup(l->pid)) {
+        remote_call_waits_on(p, l->machine);    /* a local CALL whose callee has moved away */
+        return 1;
+    }
+    p = waiting_process(l->h.waiter, l->h.op);
     if (p && l->machine < node_count) {
         struct remote_wait *w = &p->remote;
         if (l->replaces == NO_MACHINE || w->machine == l->replaces)
@@ -1367,7 +1396,8 @@ static int receive_location(const struct rm_location *l, uint32_t len)
 /* A request for process `pid`, which is not on this machine, as it
  * arrived: sent on (send_on) to where the process went from here, to where
  * it is arriving from, or to its home (location.c), where it is done and
- * answered as any other. The waiter's machine gets a link update: the
+ * answered as any other; or an answer or a link update following its
+ * waiter `pid`. A request's waiter's machine gets a link update: the
  * process's location, if this is news of it, and the machine its wait
  * depends on now. 0 once sent on; E_DEAD when nothing is known of the
  * process at its home (it has ended), or the request has been sent on
@@ -1393,8 +1423,8 @@ static int forward(const uint8_t *message_bytes, uint32_t len, dm_pid pid)
         .h = { .type = RM_LOCATION, .waiter = h.waiter, .op = h.op },
         .pid = pid, .machine = machine, .moves = kind == LOCATION_ARRIVING ? 0 : moves, .replaces = this_machine,
     };
-    if ((update.moves || update.h.waiter) && h.type != RM_RESULT && h.type != RM_DATA)
-        remote_post(h.answer_to, &update.h, sizeof update, 0);   /* an answer's waiter knows */
+    if ((update.moves || update.h.waiter) && h.type != RM_RESULT && h.type != RM_DATA && h.type != RM_LOCATION)
+        remote_post(h.answer_to, &update.h, sizeof update, 0);   /* a request's: an answer's waiter knows */
     return 0;
 }
 #endif

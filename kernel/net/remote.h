@@ -51,6 +51,7 @@ int remote_post_departure(uint32_t machine, struct departure *d);
 void remote_answer(const struct rm_header *h, int64_t status);
 void remote_keep_memory(dm_pid pid);
 void remote_wait_started(void);
+void remote_call_waits_on(struct proc *p, uint32_t machine);
 void remote_due_at(uint64_t t);
 
 /* migrate.c, called by remote.c */
