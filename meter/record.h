@@ -158,8 +158,8 @@ enum meter_type {
     (((uint64_t)(machine) << 56) | ((uint64_t)((epoch) & 0xffffff) << 32) | (uint64_t)(counter))
 #define METER_MESSAGE_ID_MACHINE(id) ((uint32_t)((uint64_t)(id) >> 56))
 
-/* TODO(lab event, part 1): PREEMPT, type 12 in METER_TYPES (and
- * METER_NTYPES one more), and its body's fields here (docs/labs/event.md). */
+/* TODO(lab event, part 1): PREEMPT, type 13 in METER_TYPES (after
+ * MIGRATE, and METER_NTYPES one more), and its body's fields here (docs/labs/event.md). */
 
 /* How a link came or went (CREATELINK, DESTROYLINK). */
 enum meter_link_how {

@@ -164,8 +164,8 @@ def known(lab):
     by = preempts("t")
     require(by, "the log of filter t holds no PREEMPT records:\n%s" % session()["extract_t"])
     fields = next(iter(by.values()))[0]
-    require(fields["traceType"] == 12 and fields["length"] == 72,
-            "a PREEMPT record has traceType=%d and length=%d, not 12 and 72 (its header and a body of two "
+    require(fields["traceType"] == 13 and fields["length"] == 72,
+            "a PREEMPT record has traceType=%d and length=%d, not 13 and 72 (its header and a body of two "
             "64-bit fields)" % (fields["traceType"], fields["length"]))
     require("nextTask" in fields and "ranFor" in fields,
             "a PREEMPT record's fields are %s: its body is not nextTask and ranFor" % ", ".join(fields))
