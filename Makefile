@@ -40,19 +40,31 @@ FS_PROCS := di bm dm ri
 PROGRAMS := shell hello ping pong fsstat sync ls cat cp mv rm mkdir
 # The workloads of the thesis's measurements (README, Workloads).
 WORKLOADS := fsseq fsrand tsp tspserver
-TESTS    := ktest libctest disktest bmtest dmtest fstest filetest fswriter nettest metertest filtertest kfuzz isotest
-BENCHES  := callbench fsbench netbench meterbench
+TESTS    := ktest libctest disktest bmtest dmtest fstest filetest fswriter nettest metertest filtertest kfuzz isotest migtest
+BENCHES  := callbench fsbench netbench meterbench migbench
 FILTERS  := filter
+# The feedback scheduler (balance/: docs/migration.md, "The scheduler").
+BALANCE  := balance
 # The course's labs (docs/labs/): each lab's programs, in user/labs/LAB/,
 # go into /bin like the system's.
-LABS     := links/linkclient links/linkserver
+LABS     := links/linkclient links/linkserver readahead/readfile
+LABS     += timeout/timedrecv
+LABS     += event/spin
+LABS     += questions/census questions/counter questions/ledger
+LABS     += bottleneck/render bottleneck/shade
+# Other files of the labs the system disk holds: user/labs/F as /labs/F.
+LAB_FILES := questions/questions.rules
+# The labs whose part is in the kernel have a kernel of their own, built
+# with the student's file (below): `make grade LAB=forwarding`, `make run
+# LAB=forwarding` and `make gdb-attach LAB=forwarding` use it (LAB_KERNEL).
+LAB_KERNELS := $(B)/labs/forwarding/kernel.elf
 # The filter server is in the boot image too: with meter.fs=K (make run
 # METER_FS=K) the process manager starts it before the file system, to meter
 # the file system's processes from their first instruction.
 BOOT_ELVES := $(SERVERS:%=$(B)/servers/%.elf) $(FS_PROCS:%=$(B)/fs/%.elf) $(FILTERS:%=$(B)/filter/%.elf)
 DISK_ELVES := $(PROGRAMS:%=$(B)/user/programs/%.elf) $(WORKLOADS:%=$(B)/user/workloads/%.elf)
 DISK_ELVES += $(TESTS:%=$(B)/user/tests/%.elf) $(BENCHES:%=$(B)/user/bench/%.elf)
-DISK_ELVES += $(FILTERS:%=$(B)/filter/%.elf) $(LABS:%=$(B)/user/labs/%.elf)
+DISK_ELVES += $(FILTERS:%=$(B)/filter/%.elf) $(LABS:%=$(B)/user/labs/%.elf) $(BALANCE:%=$(B)/balance/%.elf)
 # The system disk's programs, without their debugging information (GDB
 # reads that from the ELF files in build/).
 BIN := $(foreach e,$(DISK_ELVES),$(B)/bin/$(basename $(notdir $(e))))
@@ -68,14 +80,15 @@ DISK_SERVICE_US ?=
 GDB ?=
 NODE ?= 0
 LAB ?=
+LAB_KERNEL := $(filter $(B)/labs/$(LAB)/kernel.elf,$(LAB_KERNELS))
 KEY ?=
 
 # Nodes are started by the cluster launcher, which holds the one QEMU command
 # line (scripts/harness.py, qemu_command) that the tests use too.
-CLUSTER = python3 scripts/cluster.py --disk $(DISK)
+CLUSTER = python3 scripts/cluster.py --disk $(DISK) $(if $(LAB_KERNEL),--kernel $(LAB_KERNEL))
 
-.PHONY: all build prog prog-library prog-install run test test-faults test-large test-hostile bench experiments gdb \
-        gdb-attach grade setup clean fuzz
+.PHONY: all build prog prog-library prog-install run test test-faults test-large test-hostile test-chaos bench experiments \
+        gdb gdb-attach grade setup clean fuzz
 .SECONDARY:
 
 # Every command first makes sure the tools are installed (scripts/setup.sh:
@@ -84,9 +97,9 @@ all: setup
 	@$(MAKE) --no-print-directory build
 
 build: $(B)/kernel.elf $(B)/tools/dmfs $(B)/tools/siphash_test $(B)/tools/netframe_test $(B)/tools/transport_test $(B)/tools/meter_test $(B)/tools/rules_test \
-       $(B)/tools/strtold_test \
+       $(B)/tools/strtold_test $(B)/tools/balance_test \
        $(B)/tools/dmtrace $(B)/tools/tracegen $(B)/tools/dpm $(B)/tools/dpm-sanitized $(B)/tools/dpm_graph_test \
-       $(SYSTEM_DISK)
+       $(SYSTEM_DISK) $(LAB_KERNELS)
 
 setup:
 	@scripts/setup.sh
@@ -137,6 +150,19 @@ $(B)/kernel-nometer.elf: $(NOMETER_OBJS) kernel/kernel.ld
 	@echo "  LD      $@"
 	@$(CC) $(KERNEL_CFLAGS) -DMETER_PROBES=0 -T kernel/kernel.ld -o $@ $(NOMETER_OBJS) -lgcc
 
+# The forwarding lab's kernel (docs/labs/forwarding.md): the system's, but
+# for kernel/net/remote.c, built with LAB_FORWARDING so that it takes
+# receive_location and forward from the lab's kernel/labs/forwarding.c,
+# which a student writes (LAB_KERNELS, above).
+FORWARDING_OBJS := $(filter-out $(B)/kernel/net/remote.o,$(KERNEL_OBJS)) $(B)/labs/forwarding/remote.o
+$(B)/labs/forwarding/remote.o: kernel/net/remote.c kernel/labs/forwarding.c | $(NEWLIB)/lib/libc.a
+	@mkdir -p $(dir $@)
+	@echo "  CC      kernel/labs/forwarding.c (in kernel/net/remote.c)"
+	@$(CC) $(KERNEL_CFLAGS) -DLAB_FORWARDING -c $< -o $@
+$(B)/labs/forwarding/kernel.elf: $(FORWARDING_OBJS) kernel/kernel.ld
+	@echo "  LD      $@"
+	@$(CC) $(KERNEL_CFLAGS) -T kernel/kernel.ld -o $@ $(FORWARDING_OBJS) -lgcc
+
 $(B)/%.o: %.c $(NEWLIB_BUILT)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
@@ -161,6 +187,8 @@ $(TESTS:%=$(B)/bin/%): $(B)/bin/%: $(B)/user/tests/%.elf
 $(BENCHES:%=$(B)/bin/%): $(B)/bin/%: $(B)/user/bench/%.elf
 	$(STRIP)
 $(FILTERS:%=$(B)/bin/%): $(B)/bin/%: $(B)/filter/%.elf
+	$(STRIP)
+$(BALANCE:%=$(B)/bin/%): $(B)/bin/%: $(B)/balance/%.elf
 	$(STRIP)
 $(foreach p,$(LABS),$(eval $(B)/bin/$(notdir $(p)): $(B)/user/labs/$(p).elf))
 $(foreach p,$(LABS),$(B)/bin/$(notdir $(p))):
@@ -198,12 +226,13 @@ prog-install: $(B)/prog/$(PROG_NAME) $(B)/tools/dmfs $(if $(filter $(SYSTEM_DISK
 	fi
 
 # The system disk: a fresh file system holding /bin (the system's programs
-# and yours). Made again whenever a program changes, so files written on it
+# and yours) and /labs (LAB_FILES). Made again whenever a program changes, so files written on it
 # earlier are lost; `make run DISK=IMAGE` boots with an image of your own
 # instead.
-$(SYSTEM_DISK): $(BIN) $(PROG_BIN) $(B)/tools/dmfs
+$(SYSTEM_DISK): $(BIN) $(PROG_BIN) $(LAB_FILES:%=user/labs/%) $(B)/tools/dmfs
 	@echo "  DMFS    $@ (/bin: $(words $(BIN) $(PROG_BIN)) programs)"
-	@$(B)/tools/dmfs mkfs --force $@ $(SYSTEM_DISK_MB) $(foreach p,$(BIN) $(PROG_BIN),$(p)=/bin/$(notdir $(p))) >/dev/null
+	@$(B)/tools/dmfs mkfs --force $@ $(SYSTEM_DISK_MB) $(foreach p,$(BIN) $(PROG_BIN),$(p)=/bin/$(notdir $(p))) \
+	    $(foreach f,$(LAB_FILES),user/labs/$(f)=/labs/$(f)) >/dev/null
 
 # The servers' own library (user/lib/server.c): registering, answering
 # requests, requests to a kernel.
@@ -240,17 +269,26 @@ WORKLOAD_OBJS := $(B)/user/lib/workload.o
 TSP_OBJS      := $(WORKLOAD_OBJS) $(B)/user/workloads/tsp/search.o
 $(B)/user/workloads/fsseq.elf $(B)/user/workloads/fsrand.elf $(B)/user/tests/kfuzz.elf: $(WORKLOAD_OBJS)
 $(B)/user/workloads/fsseq.elf $(B)/user/workloads/fsrand.elf $(B)/user/tests/kfuzz.elf: EXTRA_OBJS := $(WORKLOAD_OBJS)
+# filtertest reads the summaries a filter forwards.
+$(B)/user/tests/filtertest.elf: $(B)/meter/summary.o
+$(B)/user/tests/filtertest.elf: EXTRA_OBJS := $(B)/meter/summary.o
 $(B)/user/workloads/tsp.elf: $(TSP_OBJS) $(B)/user/workloads/tsp/heldkarp.o
 $(B)/user/workloads/tsp.elf: EXTRA_OBJS := $(TSP_OBJS) $(B)/user/workloads/tsp/heldkarp.o
 $(B)/user/workloads/tspserver.elf: $(TSP_OBJS)
 $(B)/user/workloads/tspserver.elf: EXTRA_OBJS := $(TSP_OBJS)
 
-# The filter server selects records with meter/'s rule engine and writes
-# meter/'s trace-log container: the same C as the host tools', compiled
-# for the guest.
-METER_GUEST_OBJS := $(B)/meter/tracelog.o $(B)/meter/rules.o
+# The filter server selects records with meter/'s rule engine, writes
+# meter/'s trace-log container and forwards meter/'s summaries: the same C
+# as the host tools', compiled for the guest.
+METER_GUEST_OBJS := $(B)/meter/tracelog.o $(B)/meter/rules.o $(B)/meter/summary.o
 $(B)/filter/filter.elf: $(METER_GUEST_OBJS)
 $(B)/filter/filter.elf: EXTRA_OBJS := $(METER_GUEST_OBJS)
+
+# The feedback scheduler: its rule (balance/policy.c, which the host tests
+# too) and the filter's summaries it reads.
+BALANCE_OBJS := $(B)/balance/policy.o $(B)/meter/summary.o
+$(B)/balance/balance.elf: $(BALANCE_OBJS)
+$(B)/balance/balance.elf: EXTRA_OBJS := $(BALANCE_OBJS)
 
 # Host tools (tools/): built with the host's compiler; dmfs and dmtrace
 # end on errors through tools/cli.c. They and dpm ask tools/output_check.c
@@ -320,11 +358,11 @@ $(B)/tools/netframe_test: tests/netframe_test.c tests/host_check.h kernel/net/ne
 # shared by guest and host) under a host unit test with the sanitizers
 # (tests/test_meter.py).
 $(B)/tools/meter_test: tests/meter_test.c tests/host_check.h meter/tracelog.c meter/tracelog.h meter/record.h \
-                      meter/rules.c meter/rules.h
+                      meter/rules.c meter/rules.h meter/summary.c meter/summary.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Imeter -o $@ \
-	    tests/meter_test.c meter/tracelog.c meter/rules.c
+	    tests/meter_test.c meter/tracelog.c meter/rules.c meter/summary.c
 
 # The description parser and the rule engine (meter/rules.c), the same
 # code the filter and the analyzer use, under the sanitizers (tests/test_meter.py).
@@ -342,6 +380,14 @@ $(B)/tools/strtold_test: tests/strtold_test.c tests/host_check.h user/lib/strtol
 	@echo "  HOSTCC  $<"
 	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all \
 	    $(if $(filter x86_64,$(shell uname -m)),-mlong-double-128) -o $@ tests/strtold_test.c -lm
+
+# The feedback scheduler's rule (balance/policy.c, plain C) under a host
+# unit test with the sanitizers (tests/test_balance.py).
+$(B)/tools/balance_test: tests/balance_test.c tests/host_check.h balance/policy.c balance/policy.h
+	@mkdir -p $(dir $@)
+	@echo "  HOSTCC  $<"
+	@$(HOSTCC) -fsanitize=address,undefined -fno-sanitize-recover=all -Ibalance -o $@ \
+	    tests/balance_test.c balance/policy.c
 
 # The transport engine (plain C) between simulated kernels on a faulty
 # simulated network, under the sanitizers (tests/test_transport.py).
@@ -423,6 +469,8 @@ fuzz: setup
 # each waiting for GDB on $(B)/gdb/nodeK.sock; the others boot at once.
 # KEY=<32 hex digits> is the cluster's key, which seals every frame between
 # kernels (docs/cluster.md, The key); without it the launcher makes a fresh one.
+# LAB=NAME, for a lab with a kernel of its own (LAB_KERNELS), boots that
+# kernel on every node instead of the system's.
 run: all
 	@$(CLUSTER) --nodes $(NODES) $(if $(FAULTS),--faults "$(FAULTS)") $(if $(PLACE),--place "$(PLACE)") \
 	    $(if $(TRACE),--trace-disks "$(TRACE)") $(if $(METER_FS),--meter-fs "$(METER_FS)") \
@@ -436,7 +484,8 @@ run: all
 gdb: all
 	@$(CLUSTER) --nodes 1 --gdb 0
 gdb-attach:
-	@gdb-multiarch -q -ex 'set $$node = $(NODE)' -x scripts/gdbinit
+	@gdb-multiarch -q -ex 'set $$node = $(NODE)' $(if $(LAB_KERNEL),-ex 'set $$kernel = "$(LAB_KERNEL)"') \
+	    -x scripts/gdbinit
 
 test: all
 	@python3 scripts/test.py
@@ -473,10 +522,23 @@ experiments: all
 test-hostile: all
 	@KFUZZ_CALLS=250000 python3 scripts/test.py hostile
 
+# The chaos campaign (scripts/chaos.py; docs/testing.md, "The chaos
+# campaign"): seeded runs of random commands, node kills and reboots, halts
+# and power failures on clusters of 1 to 4 nodes, with and without faults on
+# the wires, every invariant checked after every step; a line per run, about
+# 15 minutes (CHAOS_MINUTES=M). SEED=N [STEPS=K] replays one run; NODES=N and
+# FAULTS=SPEC (or none) override the cluster the seed chooses. `make test`
+# runs a few fixed seeds (tests/test_chaos.py).
+test-chaos: all
+	@python3 scripts/chaos.py $(if $(SEED),--seed $(SEED)) $(if $(STEPS),--steps $(STEPS)) \
+	    $(if $(filter command line environment,$(origin NODES)),--nodes $(NODES)) \
+	    $(if $(FAULTS),--faults "$(FAULTS)") $(if $(CHAOS_MINUTES),--minutes $(CHAOS_MINUTES))
+
 bench: all
 	@python3 scripts/bench.py
 
 clean:
-	rm -rf $(B)/kernel $(B)/user $(B)/servers $(B)/fs $(B)/tools $(B)/fuzz $(B)/bin $(B)/prog $(B)/kernel.elf $(SYSTEM_DISK)
+	rm -rf $(B)/kernel $(B)/user $(B)/servers $(B)/fs $(B)/tools $(B)/fuzz $(B)/bin $(B)/prog $(B)/labs $(B)/kernel.elf \
+	    $(SYSTEM_DISK)
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -5,12 +5,16 @@
  * keep, and appends them to a trace log (meter/tracelog.h).
  *
  *     filter [-l] NAME DESCRIPTION RULES [LOGFILE]
+ *     filter -n NAME DESCRIPTION RULES
  *
  * -l          also stream the log live to the host, through the live trace
  *             channel of this machine (PM_LIVE; kernel/dev/virtio_console.c):
  *             every block as it is written, so a block being filled comes
  *             again each time it is rewritten (meter/tracelog.h, "the live
  *             stream").
+ * -n          keep no log: what the rules select is only forwarded
+ *             (FILTER_FORWARD, below); the process manager lends such a
+ *             filter no trace disk.
  * NAME        the name it registers its link under at the switchboard; the
  *             process manager gives metered processes copies of that link
  *             as their meter links.
@@ -33,6 +37,15 @@
  * timer server so that a partly filled block is written within about a
  * second of its first record: a crash then loses at most that second.
  *
+ * Forwarding (DPM's feedback scheduling, Miller 1988, §V.B and Fig. 4):
+ * FILTER_FORWARD passes a link to a consumer (a scheduler) and an
+ * interval. From then on every record the rules select is also folded
+ * into a summary (meter/summary.h: messages between processes, where each
+ * process wrote its latest record), and at the end of each interval the
+ * summary is sent over that link (an alarm on CHANNEL_FORWARD) and a new
+ * one begun. A summary the consumer's queue cannot take is counted lost;
+ * when the consumer is gone, forwarding stops.
+ *
  * Exit status: 0 after FILTER_STOP; 2 if it refuses to start (bad
  * arguments, a description or rules that do not parse, a description that
  * disagrees with the kernel's records, nowhere to write the log, a disk in
@@ -51,11 +64,15 @@
 #include "fsclient.h"
 #include "tracelog.h"
 #include "rules.h"
+#include "summary.h"
 #include "server.h"
 
 #define DEVICE_SLOT       3            /* the trace disk's device link, if any (PM_FILTER) */
 #define CHANNEL_METER     0            /* the registered link: batches and requests */
 #define CHANNEL_ALARM     1            /* the timer's alarms: time to write the partly filled block */
+#define CHANNEL_FORWARD   2            /* the timer's alarms: time to forward the summary */
+#define FORWARD_MIN_MS    10           /* FILTER_FORWARD's interval: 10 ms to a minute */
+#define FORWARD_MAX_MS    60000
 #define FLUSH_AFTER_NS    1000000000ull
 #define TEXT_MAX          (64 * 1024)  /* a description or rules file */
 #define STREAMS_BITS      10
@@ -315,9 +332,9 @@ static void open_log_file(const char *path)
     char full[256];
     if (snprintf(full, sizeof full, "%s%s", path[0] == '/' ? "" : "/", path) >= (int)sizeof full)
         refuse("filter: %s: the path is too long", path);
-    long f = fs_create(full, FS_TYPE_FILE, FS_ACCESS_WRITE);
+    long f = fs_create(full, FS_TYPE_FILE, FS_ACCESS_READ | FS_ACCESS_WRITE);   /* read: end_log_file */
     if (f == E_STATE) {   /* it exists: written over */
-        f = fs_open(full, FS_ACCESS_WRITE, 0);
+        f = fs_open(full, FS_ACCESS_READ | FS_ACCESS_WRITE, 0);
         long err = f < 0 ? f : fs_truncate(f);
         if (err < 0)
             f = err;
@@ -325,6 +342,64 @@ static void open_log_file(const char *path)
     if (f < 0)
         refuse("filter: %s: %s", path, dm_error_text(f));
     log_file = f;
+}
+
+/* The log: written; full (records counted lost in it); failed (they are counted lost);
+ * none kept (-n: the filter forwards only). */
+static enum { LOG_WRITING, LOG_FULL, LOG_FAILED, LOG_NONE } log_state;   /* LOG_NONE: -n */
+static long log_error;                 /* why it failed (LOG_FAILED) */
+static int unwritten;                  /* the block being filled changed since it was last written */
+
+/* The log file once the file system had no room for its next block: it
+ * ends with the blocks it holds, and its last record block is written
+ * again at each flush (file_end_update) with every record that came after
+ * it counted lost, so that the file's log says what it is missing. The
+ * trace disk's log and the live channel go on without it. */
+static struct {
+    int      ended;
+    uint64_t last;                     /* the file's last record block: its index */
+    uint64_t records;                  /* the records the file holds */
+    uint8_t  block[TRACELOG_BLOCK] __attribute__((aligned(8)));   /* its last record block */
+} file_end;
+
+/* The file system had no room for the log file's block `index`, which
+ * holds `block`: the file ends before it (see file_end). Returns 0, or why
+ * the file cannot end so (its last record block cannot be read back; or
+ * it holds no record block, where no loss count can go). */
+static long end_log_file(uint64_t index, const uint8_t *block)
+{
+    const struct tracelog_block *cut = (const struct tracelog_block *)block;
+    if (index == 0 || cut->magic != TRACELOG_BLOCK_MAGIC || cut->sequence == 0)
+        return E_DISKFULL;       /* the header, or the first record block: nothing of the log's records in it */
+    long n = fs_read(log_file, (index - 1) * TRACELOG_BLOCK, file_end.block, TRACELOG_BLOCK);
+    if (n != TRACELOG_BLOCK)
+        return n < 0 ? n : E_DISKFULL;
+    file_end.ended = 1;
+    file_end.last = index - 1;
+    file_end.records = writer.records - cut->records;
+    if (!disk.present && live_link < 0) {   /* the log file was the log's only place */
+        stats.kept -= cut->records;
+        stats.lost += cut->records;
+        log_state = LOG_FULL;
+    }
+    printf("filter %s: the file system has no room for the log file's block %lu: the log file ends at %lu "
+           "records, later ones counted lost in it%s\n", name, (unsigned long)index,
+           (unsigned long)file_end.records, disk.present ? "; the trace disk's log goes on" : "");
+    return 0;
+}
+
+/* The ended log file's last record block written again, counting lost
+ * every record the log took after the file's last one. */
+static long file_end_update(void)
+{
+    struct tracelog_block *b = (struct tracelog_block *)file_end.block;
+    uint64_t lost = writer.records + writer.lost - file_end.records;
+    if (b->lost == lost)
+        return 0;
+    b->lost = lost;
+    b->checksum = tracelog_block_checksum(file_end.block);
+    long n = fs_write(log_file, file_end.last * TRACELOG_BLOCK, file_end.block, TRACELOG_BLOCK);
+    return n == TRACELOG_BLOCK ? 0 : n < 0 ? n : E_DISKFULL;
 }
 
 /* The trace log's writer: block `index` to the trace disk and to LOGFILE. */
@@ -347,10 +422,13 @@ static int write_block(void *context, uint64_t index, const uint8_t *block)
             live_link = -1;
         }
     }
-    if (log_file >= 0) {
+    if (log_file >= 0 && !file_end.ended) {
         long n = fs_write(log_file, index * TRACELOG_BLOCK, block, TRACELOG_BLOCK);
-        if (n != TRACELOG_BLOCK)
-            return n < 0 ? (int)n : E_NOMEM;   /* a short write: the file system is full */
+        if (n != TRACELOG_BLOCK) {
+            long err = n == E_DISKFULL || (n >= 0 && n < TRACELOG_BLOCK) ? end_log_file(index, block) : n;
+            if (err < 0)
+                return (int)err;
+        }
     }
     if (index + 1 > stats.log_blocks)
         stats.log_blocks = index + 1;
@@ -359,9 +437,6 @@ static int write_block(void *context, uint64_t index, const uint8_t *block)
 
 /* ---- the log ---- */
 
-static enum { LOG_WRITING, LOG_FULL, LOG_FAILED } log_state;
-static long log_error;                 /* why it failed (LOG_FAILED) */
-static int unwritten;                  /* the block being filled changed since it was last written */
 
 /* The log cannot be written any more: records are counted lost from now on. */
 static void log_failed(long err)
@@ -384,9 +459,14 @@ static void lose(uint64_t n)
     unwritten = 1;
 }
 
-/* Appends a record (its `fields`, tracelog.h's numbering) to the log. */
+/* Appends a record (its `fields`, tracelog.h's numbering) to the log;
+ * with no log (-n), only counts it kept. */
 static void keep(const struct meter_header *h, uint32_t fields)
 {
+    if (log_state == LOG_NONE) {
+        stats.kept++;
+        return;
+    }
     if (log_state != LOG_WRITING) {
         lose(1);
         return;
@@ -410,11 +490,15 @@ static void keep(const struct meter_header *h, uint32_t fields)
 /* Writes the partly filled block as it is now; 0 or why not. */
 static long flush_log(void)
 {
+    if (log_state == LOG_NONE)
+        return 0;
     if (log_state == LOG_FAILED)
         return log_error;
     if (!unwritten)
         return 0;
-    int err = tracelog_flush(&writer);
+    long err = tracelog_flush(&writer);
+    if (err == 0 && file_end.ended)
+        err = file_end_update();
     if (err != 0) {
         log_failed(err);
         return err;
@@ -484,6 +568,102 @@ static struct stream *stream_of(dm_pid pid)
     return 0;
 }
 
+/* Whether process pid's records come to this filter (it has a stream here). */
+static int stream_known(dm_pid pid)
+{
+    uint32_t i = (uint32_t)((pid * 0x9e3779b97f4a7c15ull) >> (64 - STREAMS_BITS));
+    for (uint32_t probes = 0; probes < STREAMS_MAX && streams[i].used; probes++, i = (i + 1) % STREAMS_MAX)
+        if (streams[i].pid == pid)
+            return 1;
+    return 0;
+}
+
+/* ---- forwarding summaries (FILTER_FORWARD) ---- */
+
+static long forward_link = -1;         /* to the consumer, while forwarding */
+static uint64_t forward_interval_ns;
+static uint64_t forward_sequence;      /* summaries sent to the consumer */
+static int forward_alarm_pending;
+static struct meter_summary summary;   /* the interval's, being filled */
+
+/* A selected record, into the summary if one is being filled. */
+static void forward_record(const struct meter_header *h)
+{
+    if (forward_link < 0)
+        return;
+    int sender_metered = 0;
+    if (h->traceType == MT_RECEIVE)
+        sender_metered = stream_known(((const struct meter_RECEIVE *)(h + 1))->fromTask);
+    meter_summary_add(&summary, h, sender_metered);
+}
+
+/* Asks the timer for the alarm that ends the summary's interval. */
+static void arm_forward_alarm(void)
+{
+    if (forward_alarm_pending || timer < 0 || forward_link < 0)
+        return;
+    long link = dm_createlink(CHANNEL_FORWARD, 0, 0, 0, 0);
+    if (link < 0)
+        return;
+    struct sv_call c = { .op = TIMER_ALARM, .arg = { (int64_t)forward_interval_ns, 0 }, .pass = link };
+    forward_alarm_pending = sv_call(timer, &c) == 0;
+}
+
+/* Forwarding ends (the consumer asked, or is gone). */
+static void forward_stop(void)
+{
+    if (forward_link >= 0)
+        dm_destroylink(forward_link);
+    forward_link = -1;
+}
+
+/* The interval is over: the summary goes to the consumer, a new one begins.
+ * A consumer whose queue is full loses it (counted); one that is gone ends
+ * the forwarding. */
+static void forward_summary(void)
+{
+    if (forward_link < 0)
+        return;
+    uint64_t now = dm_clock_ns();
+    summary.head.end_ns = now;
+    uint32_t len = meter_summary_pack(&summary);
+    long err = dm_send(forward_link, &summary, len, DM_NO_LINK);
+    if (err == 0)
+        stats.summaries++;
+    else if (err == E_QFULL || err == E_NOMEM)
+        stats.summaries_lost++;
+    else {
+        printf("filter %s: its summaries' consumer is gone (%s): forwarding stops\n", name, dm_error_name(err));
+        forward_stop();
+        return;
+    }
+    meter_summary_begin(&summary, ++forward_sequence, dm_machine(), now);
+}
+
+/* FILTER_FORWARD: summaries every arg0 ms over the link passed (which the
+ * filter keeps); arg0 0 (and no link) stops forwarding. */
+static long forward_start(const struct dm_msg_info *info, const struct sv_request *q,
+                          struct server_answer *answer)
+{
+    int64_t ms = q->arg[0];
+    if (ms == 0 && info->link < 0) {
+        forward_stop();
+        return 0;
+    }
+    if (ms < FORWARD_MIN_MS || ms > FORWARD_MAX_MS || info->link < 0)
+        return E_INVAL;
+    if (timer < 0)
+        return E_STATE;                  /* no timer: no intervals */
+    forward_stop();
+    forward_link = info->link;
+    answer->link_kept = 1;
+    forward_interval_ns = (uint64_t)ms * 1000000u;
+    forward_sequence = 0;
+    meter_summary_begin(&summary, 0, dm_machine(), dm_clock_ns());
+    arm_forward_alarm();
+    return 0;
+}
+
 /* Gaps in a stream's numbering that its kernel's loss counts do not
  * explain are records lost too: counted once, with a warning. */
 static void count_unexplained(struct stream *st)
@@ -538,16 +718,19 @@ static int batch_is_sound(const uint8_t *message, uint32_t n, uint64_t *last)
     return at == end;
 }
 
-/* One record: the rules decide whether it is kept, and which fields. */
+/* One record: the rules decide whether it is kept, and which fields, and
+ * whether it is forwarded (without rules, take_batch forwards every record). */
 static void select_record(const struct meter_header *h)
 {
     uint32_t described;
-    if (keep_everything)
+    if (keep_everything) {
         keep(h, meter_all_fields(h->traceType));
-    else if (rules_select(&rules, &description, (const uint8_t *)h, h->length, &described))
+    } else if (rules_select(&rules, &description, (const uint8_t *)h, h->length, &described)) {
         keep(h, kept_fields(h->traceType, described));
-    else
+        forward_record(h);
+    } else {
         stats.dropped++;
+    }
 }
 
 static void take_batch(const uint8_t *message, uint32_t n)
@@ -577,6 +760,12 @@ static void take_batch(const uint8_t *message, uint32_t n)
         st->next = last + 1;
     }
     const uint8_t *at = (const uint8_t *)first;
+    for (uint32_t i = 0; keep_everything && forward_link >= 0 && i < b->records; i++) {
+        const struct meter_header *h = (const struct meter_header *)at;
+        forward_record(h);
+        at += h->length;
+    }
+    at = (const uint8_t *)first;
     for (uint32_t i = 0; i < b->records;) {
         uint32_t bytes, whole = 0;
         if (keep_everything && log_state == LOG_WRITING)   /* no rules: as many as fit, in one go */
@@ -627,8 +816,12 @@ static void stop(long reply)
     }
     long status = flush_everything();
     unregister();
-    printf("filter %s: stopped: %lu records kept, %lu lost, %lu log blocks\n", name, (unsigned long)stats.kept,
-           (unsigned long)stats.lost, (unsigned long)stats.log_blocks);
+    if (log_state == LOG_NONE)
+        printf("filter %s: stopped: %lu records selected, %lu lost, %lu summaries forwarded\n", name,
+               (unsigned long)stats.kept, (unsigned long)stats.lost, (unsigned long)stats.summaries);
+    else
+        printf("filter %s: stopped: %lu records kept, %lu lost, %lu log blocks\n", name, (unsigned long)stats.kept,
+               (unsigned long)stats.lost, (unsigned long)stats.log_blocks);
     sv_reply(reply, status, 0, 0, 0, DM_NO_LINK);
     exit(0);
 }
@@ -647,6 +840,9 @@ static void handle(const struct dm_msg_info *info, const struct sv_request *q, u
     case FILTER_FLUSH:
         answer->status = flush_everything();
         return;
+    case FILTER_FORWARD:
+        answer->status = forward_start(info, q, answer);
+        return;
     case FILTER_STOP:
         if (!stopping && info->reply >= 0)
             stop(info->reply);
@@ -657,25 +853,25 @@ static void handle(const struct dm_msg_info *info, const struct sv_request *q, u
 }
 
 /* A message from a process: a request, or refused and counted when no one
- * is to be answered or it is too short to be one. Its link is gone
- * (dispatch). */
+ * is to be answered or it is too short to be one. Only FILTER_FORWARD
+ * keeps the link that came with it (server_serve destroys the others). */
 static void answer(const struct dm_msg_info *info, uint32_t n)
 {
     if (info->reply < 0) {
+        if (info->link >= 0)
+            dm_destroylink(info->link);
         stats.refused++;
         return;
     }
-    struct dm_msg_info request = *info;
-    request.link = DM_NO_LINK;
-    if (server_serve(&request, message, n, handle))
+    if (server_serve(info, message, n, handle))
         stats.refused++;
 }
 
 /* One message of any kind. */
 static void dispatch(const struct dm_msg_info *info, long n)
 {
-    if (info->link >= 0)
-        dm_destroylink(info->link);   /* nothing we serve takes a link */
+    if (info->link >= 0 && (info->flags & DM_MSG_FROM_KERNEL || info->channel != CHANNEL_METER))
+        dm_destroylink(info->link);   /* a link comes only with a request, FILTER_FORWARD's */
     if (info->flags & DM_MSG_FROM_KERNEL) {
         if (info->reply >= 0)
             dm_destroylink(info->reply);   /* a batch is not answered: the link must not pile up */
@@ -686,6 +882,9 @@ static void dispatch(const struct dm_msg_info *info, long n)
     } else if (info->channel == CHANNEL_ALARM) {
         alarm_pending = 0;
         flush_log();
+    } else if (info->channel == CHANNEL_FORWARD) {
+        forward_alarm_pending = 0;
+        forward_summary();
     } else {
         answer(info, (uint32_t)n);
     }
@@ -737,10 +936,11 @@ static void start_log(const char *log_path, int live)
 int main(int argc, char **argv)
 {
     int live = argc > 1 && strcmp(argv[1], "-l") == 0;
-    argc -= live;
-    argv += live;
-    if (argc < 4 || argc > 5)
-        refuse("usage: filter [-l] NAME DESCRIPTION RULES [LOGFILE]");
+    int no_log = !live && argc > 1 && strcmp(argv[1], "-n") == 0;
+    argc -= live + no_log;
+    argv += live + no_log;
+    if (argc < 4 || argc > 5 || (no_log && argc != 4))
+        refuse("usage: filter [-l] NAME DESCRIPTION RULES [LOGFILE]; filter -n NAME DESCRIPTION RULES");
     name = argv[1];
     if (strlen(name) == 0 || strlen(name) > FILTER_NAME_MAX ||
         strlen(name) >= sizeof ((struct tracelog_header *)0)->filter)
@@ -750,10 +950,14 @@ int main(int argc, char **argv)
     long running = filter_lookup(name);
     if (running >= 0)      /* before the log: its trace disk and its name are another filter's */
         refuse("filter %s: a filter named %s already runs", name, name);
-    start_log(argc == 5 ? argv[4] : 0, live);
+    if (no_log)
+        log_state = LOG_NONE;
+    else
+        start_log(argc == 5 ? argv[4] : 0, live);
     timer = sb_lookup("timer");
     if (timer < 0)
-        printf("filter %s: no timer: the partly filled block is written only on FILTER_FLUSH\n", name);
+        printf("filter %s: no timer: the partly filled block is written only on FILTER_FLUSH, and nothing is "
+               "forwarded\n", name);
     long link = dm_createlink(CHANNEL_METER, 0, 0, 0, 0);
     long err = link < 0 ? link : filter_register(name, link);
     if (err == E_STATE)
@@ -768,7 +972,10 @@ int main(int argc, char **argv)
         at += snprintf(where + at, sizeof where - (size_t)at, "%s%s", at ? " and " : "", argv[4]);
     if (live_link >= 0)
         snprintf(where + at, sizeof where - (size_t)at, "%slive to the host", at ? " and " : "");
-    printf("filter %s: logging to %s\n", name, where);
+    if (no_log)
+        printf("filter %s: keeping no log: what it selects is only forwarded\n", name);
+    else
+        printf("filter %s: logging to %s\n", name, where);
     pm_ready();     /* serving: a process manager that started it at boot starts what it meters */
     for (;;) {
         struct dm_msg_info info;
@@ -777,5 +984,6 @@ int main(int argc, char **argv)
             continue;
         dispatch(&info, n);
         arm_flush_alarm();
+        arm_forward_alarm();
     }
 }

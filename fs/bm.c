@@ -18,6 +18,11 @@
  * shutdown (BM_SYNC with arg0 = 1) writes every changed block, then the
  * superblock as CLEAN; a change after that first writes it back as MOUNTED.
  * So CLEAN on the disk always means every change reached it.
+ *
+ * Read-ahead (BM_READAHEAD sets how many blocks, none at start): a reader
+ * that reads a file in order may have the next blocks asked of the disk
+ * before it asks for them. That is the lab of docs/labs/readahead.md, and
+ * `readahead` below is where it goes.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -49,6 +54,7 @@ static struct bm_stats stats;
 static uint64_t disk_requests;       /* every request sent to the disk interface */
 static const uint8_t zeros[FS_BLOCK_SIZE];
 static long write_back_failed;       /* the first DI_WRITE that failed: every later change is refused with it */
+static uint32_t readahead_blocks;    /* blocks to read ahead of a reader in order (BM_READAHEAD) */
 
 /* Move buffer i to or from disk block b through the disk interface. A
  * disk interface that is gone (E_DEAD, E_NODE), or a disk that refused the
@@ -214,12 +220,21 @@ static struct fs_inode *inode_in_cache(int64_t id, long *err)
     return inode;
 }
 
-/* A pointer slot that is 0 gets a fresh block when `allocate` is set. The
- * buffer holding the slot is marked changed. */
-static long fill_slot(uint32_t *slot, const uint8_t *holder, int allocate)
+/* The pointer slots one mapping filled with fresh blocks, in the order it
+ * filled them (the double-indirect block's, the indirect block's, the data
+ * block's), and the buffers holding them: what unfill gives back when the
+ * write they were taken for fails. */
+struct filled {
+    int count;
+    struct { uint32_t *slot; const uint8_t *holder; } at[3];
+};
+
+/* A pointer slot that is 0 gets a fresh block when `filled` is given, and
+ * is noted there. The buffer holding the slot is marked changed. */
+static long fill_slot(uint32_t *slot, const uint8_t *holder, struct filled *filled)
 {
     long err = 0;
-    if (*slot || !allocate)
+    if (*slot || !filled)
         return 0;
     uint32_t b = allocate_block(&err);
     if (!b)
@@ -229,12 +244,16 @@ static long fill_slot(uint32_t *slot, const uint8_t *holder, int allocate)
         return err;
     *slot = b;
     mark_dirty(holder);
+    filled->at[filled->count].slot = slot;
+    filled->at[filled->count].holder = holder;
+    filled->count++;
     return 0;
 }
 
 /* Disk block of file block n of inode ino (0 for a hole), allocating the
- * missing blocks on the way when `allocate`; its size in *size. */
-static long map_file_block(int64_t file, uint64_t n, int allocate, uint32_t *disk_block, uint64_t *size)
+ * missing blocks on the way when `filled` is given (the slots filled are
+ * noted there); its size in *size. */
+static long map_file_block(int64_t file, uint64_t n, struct filled *filled, uint32_t *disk_block, uint64_t *size)
 {
     long err = 0;
     struct fs_inode *inode = inode_in_cache(file, &err);
@@ -248,7 +267,7 @@ static long map_file_block(int64_t file, uint64_t n, int allocate, uint32_t *dis
     uint32_t *slot = level == 0 ? &inode->direct[index[0]] : level == 1 ? &inode->indirect : &inode->double_indirect;
     const uint8_t *holder = (const uint8_t *)inode;
     for (int step = 0; step <= level; step++) {
-        if ((err = fill_slot(slot, holder, allocate)))
+        if ((err = fill_slot(slot, holder, filled)))
             return err;
         if (step == level || !*slot)
             break;
@@ -281,6 +300,23 @@ static long free_block(uint32_t b)
             buffers[i].valid = buffers[i].dirty = 0;
     stats.frees++;
     return 0;
+}
+
+/* The write a mapping filled slots for failed (the disk full on the way,
+ * or the writer gone before its bytes came): each slot is emptied and its
+ * block given back, the last filled first, so that no block is left
+ * past the file's end. The buffers holding the slots are still in the
+ * cache: the mapping used them last, and the cache has more than five. */
+static void unfill(struct filled *filled)
+{
+    while (filled->count > 0) {
+        filled->count--;
+        uint32_t *slot = filled->at[filled->count].slot;
+        uint32_t b = *slot;
+        *slot = 0;
+        mark_dirty(filled->at[filled->count].holder);
+        free_block(b);
+    }
 }
 
 /* Free the blocks an indirect block (at `depth` levels above data) points
@@ -439,6 +475,8 @@ static long send_block(uint32_t b, long area, uint64_t offset)
 }
 
 static long read_file(const struct sv_request *q, long area, int64_t *value);
+static long set_readahead(const struct sv_request *q, int64_t *value);
+static void readahead(int64_t file, uint64_t n, uint64_t size);
 static long write_block(const struct sv_request *q, long area, int64_t *value);
 static long set_size(const struct sv_request *q);
 static long change_links(const struct sv_request *q, int64_t *value);
@@ -481,6 +519,8 @@ static long handle(const struct sv_request *q, long area, int64_t *value)
         return truncate_inode(q->arg[0]);
     case BM_SYNC:
         return sync_request(q, value);
+    case BM_READAHEAD:
+        return set_readahead(q, value);
     }
     return E_NOSYS;
 }
@@ -496,8 +536,35 @@ static long read_file(const struct sv_request *q, long area, int64_t *value)
     long err = q->arg[0] < 0 || q->arg[1] < 0 ? E_BOUNDS : map_file_block(q->arg[0], (uint64_t)q->arg[1], 0, &b, &size);
     if (err == 0)
         err = b ? send_block(b, area, (uint64_t)q->arg[2]) : send_hole(area, (uint64_t)q->arg[2]);
+    if (err >= 0)
+        readahead(q->arg[0], (uint64_t)q->arg[1], size);
     *value = (int64_t)size;
     return err;
+}
+
+/* Read ahead: block n of `file` (FS_FILE_ID), of `size` bytes, has just
+ * been read by a BM_READ_FILE request. If the reader reads the file in
+ * order, ask the disk interface now, without waiting for its answer, for
+ * the next readahead_blocks blocks of the file that are not in the cache,
+ * so that they are there, or on their way, when the reader asks for them.
+ *
+ * TODO(lab readahead): nothing is read ahead yet; docs/labs/readahead.md
+ * says what to write here and where else. */
+static void readahead(int64_t file, uint64_t n, uint64_t size)
+{
+    (void)file, (void)n, (void)size;
+}
+
+/* BM_READAHEAD: read arg0 blocks ahead from now on (-1: as before); *value
+ * is the number before. */
+static long set_readahead(const struct sv_request *q, int64_t *value)
+{
+    if (q->arg[0] < -1 || q->arg[0] > BM_READAHEAD_MAX)
+        return E_INVAL;
+    *value = readahead_blocks;
+    if (q->arg[0] >= 0)
+        readahead_blocks = (uint32_t)q->arg[0];
+    return 0;
 }
 
 /* BM_WRITE_BLOCK (disk block arg0, from the area at offset arg1) and
@@ -511,22 +578,28 @@ static long write_block(const struct sv_request *q, long area, int64_t *value)
     uint32_t b = 0;
     uint64_t size = 0, offset = (uint64_t)q->arg[q->op == BM_WRITE_BLOCK ? 1 : 2];
     long err = 0;
+    struct filled filled = { 0 };
     if (q->op == BM_WRITE_BLOCK) {
         if (q->arg[0] <= 0 || (uint64_t)q->arg[0] >= superblock.block_count)
             return E_BOUNDS;
         b = (uint32_t)q->arg[0];
-    } else if (q->arg[0] < 0 || q->arg[1] < 0 || (err = map_file_block(q->arg[0], (uint64_t)q->arg[1], 1, &b, &size))) {
-        return err ? err : E_BOUNDS;
+    } else if (q->arg[0] < 0 || q->arg[1] < 0) {
+        return E_BOUNDS;
+    } else if ((err = map_file_block(q->arg[0], (uint64_t)q->arg[1], &filled, &b, &size))) {
+        unfill(&filled);
+        return err;
     }
     int missed;
     int i = get_block(b, &missed, &err);   /* the whole block is replaced, but a */
-    if (i < 0)                             /* failed move must not leave zeros */
+    if (i >= 0) {                          /* failed move must not leave zeros */
+        stats.misses += missed;
+        stats.hits += !missed;
+        err = dm_movedata(DM_SELF, (uint64_t)buffer_data(i), area, offset, FS_BLOCK_SIZE);
+    }
+    if (i < 0 || err < 0) {
+        unfill(&filled);
         return err;
-    stats.misses += missed;
-    stats.hits += !missed;
-    err = dm_movedata(DM_SELF, (uint64_t)buffer_data(i), area, offset, FS_BLOCK_SIZE);
-    if (err < 0)
-        return err;
+    }
     buffers[i].dirty = 1;
     *value = (int64_t)size;
     return 0;

@@ -4,8 +4,11 @@
  * the disk's device link (slot 3, from the process manager). One runs for
  * each disk, registered as its first argument ("di" for disk 0, which holds
  * the file system; "di1", ... for the others). It reads and
- * writes one block per request; the block moves between the requester's
- * data area and its own with MOVEDATA.
+ * writes one block per request, in the order the requests arrive; the
+ * block moves between the requester's data area and its own with MOVEDATA.
+ * A read may come by SEND rather than CALL, for a requester that does not
+ * wait for it: its answer then goes over the link it passed
+ * (user/lib/fs_protocol.h, struct di_read_done).
  *
  * At start, before it serves, it mounts the file system
  * (docs/fs-design.md, "Consistency"): a superblock still marked MOUNTED
@@ -140,7 +143,8 @@ static long handle_block(const struct sv_request *q, long area, uint64_t *value)
 }
 
 /* One request; DI_STATS answers with the counters, every other request
- * that fails counts as an error. */
+ * that fails counts as an error. A DI_READ sent without a reply link is
+ * answered over the link it passed (struct di_read_done). */
 static void handle(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
                    struct server_answer *answer)
 {
@@ -155,6 +159,10 @@ static void handle(const struct dm_msg_info *info, const struct sv_request *q, u
     answer->value = (int64_t)value;
     if (answer->status < 0)
         stats.errors++;
+    if (q->op == DI_READ && info->reply < 0 && info->link >= 0) {
+        struct di_read_done done = { q->arg[0], q->arg[1], answer->status };
+        dm_send(info->link, &done, sizeof done, DM_NO_LINK);
+    }
 }
 
 int main(int argc, char **argv)

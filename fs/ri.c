@@ -146,6 +146,7 @@ static long check_names(const char *path, uint32_t len)
  * 0-60, the access granted in bits 61-62. */
 #define CHANNEL_REQUEST 0   /* the registered link: requests by path */
 #define CHANNEL_FILE    1   /* file links, from FS_OPEN and FS_CREATE */
+#define CHANNEL_HALT    2   /* the process manager's link (PM_SERVE "fs"): the final sync at halt */
 #define ACCESS_SHIFT    61
 
 static uint8_t answer[DM_MSG_MAX];
@@ -198,11 +199,36 @@ static long file_request(const struct sv_request *q, const struct dm_msg_info *i
     return E_NOSYS;
 }
 
+/* Set by the final sync at halt: from then on every change is refused
+ * (E_FSDOWN), so that the disk stays as that sync left it, CLEAN. Requests
+ * are served one at a time, each with every request it makes to the
+ * directory and buffer managers, so the sync falls between two whole
+ * operations, never inside one. */
+static int closed;
+
+/* Whether a request changes the file system. */
+static int changes(uint32_t op)
+{
+    return op == FS_CREATE || op == FS_UNLINK || op == FS_RENAME || op == FS_WRITE || op == FS_TRUNCATE;
+}
+
+/* FS_SYNC over the halt link: every changed block written, the superblock
+ * marked CLEAN (BM_SYNC's final sync), and the file system closed. */
+static long final_sync(int64_t *value)
+{
+    closed = 1;
+    return bm_call(BM_SYNC, 1, 0, 0, -1, value);
+}
+
 /* One request; its answer's value, data (in `answer`, *len bytes) and
  * passed link. */
 static long handle(const struct sv_request *q, const struct dm_msg_info *info, uint32_t size, int64_t *value,
                    uint32_t *len, long *pass)
 {
+    if (info->channel == CHANNEL_HALT)
+        return q->op == FS_SYNC ? final_sync(value) : E_BADREQ;
+    if (closed && changes(q->op))
+        return E_FSDOWN;
     const char *path = (const char *)(q + 1);
     int by_path = q->op == FS_OPEN || q->op == FS_CREATE || q->op == FS_UNLINK || q->op == FS_LIST ||
                   q->op == FS_RENAME;
@@ -263,6 +289,7 @@ int main(void)
     buffer_link = dm_createlink(0, 0, LINK_READ | LINK_WRITE, buffer, sizeof buffer);
     if (bm < 0 || dm < 0 || buffer_link < 0)
         return 1;
+    server_offer("fs", CHANNEL_HALT);
     server_register("fs", CHANNEL_REQUEST);
     server_run(serve);
 }

@@ -165,7 +165,8 @@ struct proc {
     } recent[2];
     uint64_t proctime;       /* instructions charged to it */
     struct remote_wait remote;  /* PS_SENDING, PS_MOVING, PS_CALLING: waiting on another machine */
-    uint64_t created_ns;     /* machine clock at creation (CREATEPROCESS) */
+    uint64_t created_ns;     /* machine clock at creation (CREATEPROCESS; after a move, as old on this clock) */
+    uint32_t moves;          /* times it has moved to another machine (net/migrate.c) */
     struct proc *run_next;   /* run queue */
     uint8_t  on_runq;
     uint64_t fp_regs[33];    /* f0..f31 and fcsr, saved lazily */
@@ -175,6 +176,7 @@ _Static_assert(__builtin_offsetof(struct proc, tf) == 0, "entry.S: a process's t
 enum held_reason {
     HELD_STOPPED = 1,          /* by the process manager (KOP_STOP) */
     HELD_METER   = 2,          /* lossless metering: its full batches wait for the filter */
+    HELD_MIGRATING = 4,        /* it is being moved to another machine (net/migrate.c) */
 };
 
 /* ---- globals ---- */
@@ -252,7 +254,7 @@ struct netframe;   /* net/netframe.h */
 void cluster_init(void);
 void cluster_announce(void);
 int cluster_send(const uint8_t *frame, uint32_t len);       /* seal and send a body: 0, E_QFULL, E_BADREQ */
-int cluster_send_netframe(const struct netframe *f);        /* build a DATA or ACK frame in the NIC's buffer, seal, send */
+int cluster_send_netframe(const struct netframe *f);        /* build a DATA, ACK or GONE frame in the NIC's buffer, seal, send */
 void net_receive(const uint8_t *frame, uint32_t len);
 void cluster_auth_counters(uint32_t m, uint32_t *forged, uint32_t *replayed);
 void cluster_print_counters(void);
@@ -276,7 +278,12 @@ void remote_print_counters(void);
 void remote_halt_later(int code);
 uint32_t remote_netstat(struct dm_kpeer *out, uint32_t max);
 int remote_send_batch(const struct link *via, const void *data, uint32_t len, uint64_t op);
+int remote_machine_up(uint32_t machine);
 void remote_status(void);
+
+/* net/migrate.c: moving a process to another machine (KOP_MIGRATE). */
+int64_t migrate_request(struct dm_kreq *q, struct link *reply, int *later);
+void migrate_exit(struct proc *p);
 
 /* page.c */
 void page_init(void);
@@ -290,6 +297,8 @@ void vm_init(void);
 uint64_t *vm_new_space(void);
 void vm_free_space(uint64_t *root);
 int vm_map_new(struct proc *p, uint64_t va, uint64_t perm);
+int vm_map_filled(struct proc *p, uint64_t va, uint64_t perm, const uint8_t *bytes);
+int vm_next_mapped(uint64_t *root, uint64_t *va, uint64_t *perm, uint8_t **kernel);
 void vm_unmap_free(struct proc *p, uint64_t va);
 void *vm_user_to_kernel(uint64_t *root, uint64_t va, int write);
 int copy_in(struct proc *p, void *dst, uint64_t uva, uint64_t len);
@@ -306,7 +315,30 @@ int bootarg_take(const char *name, char *out, size_t cap);   /* copies, then bla
 
 /* proc.c */
 void proc_init(void);
-struct proc *proc_lookup(dm_pid pid);
+extern uint32_t procs_displaced;
+struct proc *proc_lookup_displaced(dm_pid pid);
+/* The live process with this id on this machine, the kernel for slot 0,
+ * or 0: gone, never existed, elsewhere, or from another boot of its
+ * machine. The id holds machine, epoch, slot and generation: one
+ * comparison with the slot's current id finds every process that is in
+ * the slot its id names. Only when some process here is not (it moved here
+ * from another machine, or came home to another slot: net/migrate.c) is
+ * the table searched. Inline: every message is delivered through it. */
+static inline struct proc *proc_lookup(dm_pid pid)
+{
+    unsigned slot = PID_SLOT(pid);
+    if (slot < NPROC) {
+        struct proc *p = &procs[slot];
+        if (p->pid == pid && p->state != PS_FREE)
+            return p;
+    }
+    return procs_displaced ? proc_lookup_displaced(pid) : 0;
+}
+struct proc *proc_reserve(dm_pid pid, int *err);
+void proc_unreserve(struct proc *p);
+void proc_arrived(struct proc *p, dm_pid pid);
+void proc_departed(struct proc *p);
+void notify_process(uint32_t kind, dm_pid pid, int64_t status);
 struct image_source;
 int boot_image_source(const char *name, struct image_source *out);
 struct proc *proc_create(const char *name, const struct image_source *image, const char *args, uint64_t args_len,
@@ -454,6 +486,9 @@ int set_receive_target(struct proc *p, uint64_t info, uint64_t buf, uint64_t cap
 int64_t msg_receive(struct proc *p, uint32_t channel, int block);
 int msg_queue_has(struct proc *p, uint32_t channel);
 void msg_discard_queue(struct proc *p);
+int msg_queue_moved(struct queued **head, struct queued **tail, const struct message *m);
+void msg_queued_free(struct queued *q);
+void msg_queued_drop(struct queued *q);
 void reply_link_dropped(const struct link *l);
 uint64_t new_reply_id(void);
 
@@ -494,6 +529,7 @@ void timer_program(void);
 uint64_t sstatus_for(struct proc *next);
 void fp_enable(struct proc *p);
 void fp_forget(struct proc *p);
+void fp_take(struct proc *p);
 
 /* entry.S */
 void user_return(struct trapframe *tf) __attribute__((noreturn));

@@ -196,14 +196,17 @@ enum dm_call {
                                                            stopped or metered on request */ \
     X(-25, E_FSDOWN,    "the file system is down")      /* file system: one of its processes is
                                                            gone, or its disk refuses to write */ \
-    X(-26, E_NAMESFULL, "name table full")              /* the switchboard has no room for another name */
+    X(-26, E_NAMESFULL, "name table full")              /* the switchboard has no room for another name */ \
+    X(-27, E_DEVICE,    "holds a device link")          /* request: the process holds a link to a kernel
+                                                           (a device, or process control), which names
+                                                           its machine: it cannot move */
 
 enum dm_error {
 #define DM_ERROR_ENUM(value, name, text) name = value,
     DM_ERRORS(DM_ERROR_ENUM)
 #undef DM_ERROR_ENUM
 };
-#define DM_NERRORS 27   /* error values are 0 .. -(DM_NERRORS - 1) */
+#define DM_NERRORS 28   /* error values are 0 .. -(DM_NERRORS - 1) */
 
 /* A set of errors, as a call's entry in DM_CALLS names them: bit -e for
  * error e. DM_ERRS(E_BADSLOT, E_FAULT) is the set of those two; it takes up
@@ -415,9 +418,9 @@ enum dm_klink_kind {
     X( 8, PS, DM_KLINKS(KLINK_PROCESS_CONTROL), DM_ERRS(E_BADREQ, E_NOSYS)) \
     \
     /* KOP_NOTIFY: the passed link receives struct dm_notice messages: when a
-     * process of this machine ends, when this kernel takes another machine
-     * to be down, and, if the link leads to a process on this machine, when
-     * another machine comes up.
+     * process of this machine ends, when a process has moved here, when
+     * this kernel takes another machine to be down, and, if the link leads
+     * to a process on this machine, when another machine comes up.
      * Errors: E_BADREQ (no link passed), E_LINKFULL (the kernel's link
      * table cannot keep it). */ \
     X( 9, NOTIFY, DM_KLINKS(KLINK_PROCESS_CONTROL), DM_ERRS(E_BADREQ, E_NOSYS, E_LINKFULL)) \
@@ -540,7 +543,32 @@ enum dm_klink_kind {
      * E_QFULL (as many writes as the channel takes are under way),
      * E_LINKFULL (the kernel's link table cannot keep the reply link). */ \
     X(23, LIVE_WRITE, DM_KLINKS(KLINK_LIVE), \
-      DM_ERRS(E_BADREQ, E_NOSYS, E_NOTFOUND, E_NOAREA, E_BOUNDS, E_DEAD, E_FAULT, E_QFULL, E_LINKFULL))
+      DM_ERRS(E_BADREQ, E_NOSYS, E_NOTFOUND, E_NOAREA, E_BOUNDS, E_DEAD, E_FAULT, E_QFULL, E_LINKFULL)) \
+    \
+    /* ---- process control, numbered after the devices' (a request keeps its number) ---- */ \
+    \
+    /* KOP_MIGRATE: pid; arg[0] = the machine to move it to (DEMOS/MP's
+     * migration: kernel/net/migrate.c; docs/migration.md). Asked of the
+     * kernel of the machine the process runs on; the answer comes when it
+     * runs on the other machine (value: that machine), or when the move has
+     * failed. The process keeps its id, its links, its queued messages and
+     * its metering; a CALL it waits in gets its answer there. A process
+     * that waits for another machine's kernel (SEND, MOVEDATA, the send of
+     * a CALL) or whose meter batches wait for its filter is moved once that
+     * is over. A process lost with the destination during the move is
+     * ended: its exit notice says DM_EXIT_LOST.
+     * Errors: E_NOTFOUND (as KOP_MOVELINK), E_DEVICE (it holds a link to a
+     * kernel), E_INVAL (arg[0] is this machine or no machine of the
+     * cluster), E_STATE (it has not started; it is being moved already; it
+     * did not come to rest within 10 s), E_NODE (the destination is down or
+     * unreachable, or went down during the move), E_PROCFULL (the
+     * destination's process table is full), E_NOMEM (the destination has
+     * not the memory for it, or this kernel moves 4 processes already, or
+     * has no room for more work), E_BADREQ (no reply link to answer over),
+     * E_LINKFULL (the kernel's link table cannot keep the reply link). */ \
+    X(24, MIGRATE, DM_KLINKS(KLINK_PROCESS_CONTROL), \
+      DM_ERRS(E_BADREQ, E_NOSYS, E_NOTFOUND, E_DEVICE, E_INVAL, E_STATE, E_NODE, E_PROCFULL, E_NOMEM, \
+              E_LINKFULL))
 
 /* A set of kernel link kinds, as an entry of DM_KOPS names them: bit k for
  * kind k. DM_KLINKS(KLINK_DISK, KLINK_LIVE) is the set of those two; it
@@ -554,22 +582,17 @@ enum dm_kop {
 #define DM_KOP_ENUM(number, name, links, errors) KOP_##name = number,
     DM_KOPS(DM_KOP_ENUM)
 #undef DM_KOP_ENUM
-    KOP_PROCESS_CONTROL_LAST = KOP_DEVICE,   /* process control: KOP_CREATE .. this one */
 };
-#define DM_NKOPS 24   /* request numbers are 1 .. DM_NKOPS - 1 */
+#define DM_NKOPS 25   /* request numbers are 1 .. DM_NKOPS - 1 */
 
 /* The list's own consistency, as for the calls: DM_NKOPS - 1 requests with
- * numbers 1 .. DM_NKOPS - 1, each carried by some kind of link; the
- * process-control requests, and only they, are numbered up to
- * KOP_PROCESS_CONTROL_LAST (the dispatcher, kreq.c, relies on it). */
+ * numbers 1 .. DM_NKOPS - 1, each carried by some kind of link. */
 #define DM_ONE_MORE(...) + 1
 _Static_assert(0 DM_KOPS(DM_ONE_MORE) == DM_NKOPS - 1, "DM_NKOPS is not one more than the number of requests");
 #undef DM_ONE_MORE
 #define DM_KOP_CHECK(number, name, links, errors) \
     _Static_assert(number > 0 && number < DM_NKOPS, "KOP_" #name "'s number is not in 1 .. DM_NKOPS - 1"); \
-    _Static_assert(links != 0, "KOP_" #name " is carried by no kind of link"); \
-    _Static_assert((number <= KOP_PROCESS_CONTROL_LAST) == (links == DM_KLINKS(KLINK_PROCESS_CONTROL)), \
-                   "KOP_" #name ": process-control requests are numbered up to KOP_PROCESS_CONTROL_LAST");
+    _Static_assert(links != 0, "KOP_" #name " is carried by no kind of link");
 DM_KOPS(DM_KOP_CHECK)
 #undef DM_KOP_CHECK
 /* A request keeps its number: it travels between machines and into trace
@@ -578,9 +601,9 @@ DM_KOPS(DM_KOP_CHECK)
 _Static_assert(KOP_CREATE == 1 && KOP_MOVELINK == 2 && KOP_START == 3 && KOP_STOP == 4 && KOP_RESUME == 5 &&
                KOP_DESTROY == 6 && KOP_GROW == 7 && KOP_PS == 8 && KOP_NOTIFY == 9 && KOP_HALT == 10 &&
                KOP_NETSTAT == 11 && KOP_METER == 12 && KOP_METER_FLUSH == 13 && KOP_DEVICE == 14 &&
-               KOP_PROCESS_CONTROL_LAST == 14 && KOP_CONS_WRITE == 15 && KOP_CONS_READ == 16 &&
-               KOP_TIME == 17 && KOP_ALARM == 18 && KOP_DISK_INFO == 19 && KOP_DISK_ATTACH == 20 &&
-               KOP_DISK_READ == 21 && KOP_DISK_WRITE == 22 && KOP_LIVE_WRITE == 23,
+               KOP_CONS_WRITE == 15 && KOP_CONS_READ == 16 && KOP_TIME == 17 && KOP_ALARM == 18 &&
+               KOP_DISK_INFO == 19 && KOP_DISK_ATTACH == 20 && KOP_DISK_READ == 21 && KOP_DISK_WRITE == 22 &&
+               KOP_LIVE_WRITE == 23 && KOP_MIGRATE == 24,
                "a request's number is part of the ABI: it never changes");
 #define DM_DISK_BLOCK 4096
 
@@ -619,10 +642,13 @@ _Static_assert(sizeof(struct dm_kpeer) == 64, "struct dm_kpeer is part of the AB
 
 /* One process in a KOP_PS reply. */
 struct dm_kproc {
-    dm_pid   pid;
+    dm_pid   pid;        /* its machine is where it was created */
     char     name[24];
-    uint32_t state;      /* enum dm_proc_state */
-    uint32_t links;      /* links in its table */
+    uint16_t state;      /* enum dm_proc_state */
+    uint8_t  machine;    /* where it runs: the machine whose kernel answered */
+    uint8_t  reserved;
+    uint16_t slot;       /* its slot in that kernel's table (KOP_PS's arg[0] goes on from the next) */
+    uint16_t links;      /* links in its table */
     uint64_t proctime;   /* instructions executed on its behalf */
     uint64_t memory;     /* bytes of user memory */
 };
@@ -632,18 +658,20 @@ enum dm_proc_state {
     PS_FREE = 0, PS_CREATED, PS_RUNNABLE, PS_RECEIVING, PS_CALLING, PS_STOPPED, PS_KERNEL,
     PS_SENDING,   /* SEND to another machine: waiting until its kernel has the message */
     PS_MOVING,    /* MOVEDATA with an area on another machine: waiting for the copy */
+    PS_ARRIVING,  /* a slot kept for a process moving here (KOP_MIGRATE): not listed */
 };
 
 /* Exit statuses the kernel gives a process it ends. */
 #define DM_EXIT_KILLED (-1000)   /* destroyed by the process manager */
 #define DM_EXIT_FAULT  (-1001)   /* a fault: bad memory access, illegal instruction */
+#define DM_EXIT_LOST   (-1002)   /* lost with the machine it was moving to (KOP_MIGRATE) */
 
 /* What the kernel sends over the KOP_NOTIFY link. */
 struct dm_notice {
     uint32_t kind;       /* enum dm_notice_kind */
     uint32_t machine;    /* the machine it is about */
-    dm_pid   pid;        /* DM_NOTICE_EXIT: the process that ended */
-    int64_t  status;     /* DM_NOTICE_EXIT: its exit status */
+    dm_pid   pid;        /* DM_NOTICE_EXIT, DM_NOTICE_MOVED: the process */
+    int64_t  status;     /* DM_NOTICE_EXIT: its exit status; DM_NOTICE_MOVED: its moves so far */
 };
 _Static_assert(sizeof(struct dm_notice) == 24, "struct dm_notice is part of the ABI: its size is fixed");
 enum dm_notice_kind {
@@ -652,6 +680,8 @@ enum dm_notice_kind {
                                process-control link to its kernel */
     DM_NOTICE_DOWN = 3,     /* `machine` does not answer: this kernel takes it to be down
                                (every wait on it ended with E_NODE) */
+    DM_NOTICE_MOVED = 4,    /* process `pid` runs on `machine` now, after its `status`th
+                               move (KOP_MIGRATE): sent by the kernel it moved to */
 };
 
 /* ---- The process's info page: read-only, at DM_INFO_PAGE in every process.

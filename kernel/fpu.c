@@ -48,6 +48,21 @@ void fp_forget(struct proc *p)
         fp_owner = 0;
 }
 
+/* p leaves for another machine (net/migrate.c): its values, if the
+ * registers hold them changed, go to fp_regs, which move with it. The
+ * registers hold p's values only if no one has used them since p, so the
+ * state sstatus shows is p's. */
+void fp_take(struct proc *p)
+{
+    if (fp_owner != p)
+        return;
+    if ((CSR_READ(sstatus) & SSTATUS_FS_MASK) == SSTATUS_FS_DIRTY) {
+        fp_save(p->fp_regs);
+        p->fp_used = 1;
+    }
+    fp_owner = 0;
+}
+
 /* Save f0..f31 and fcsr into area (33 words). */
 static void fp_save(uint64_t *area)
 {

@@ -22,6 +22,7 @@ static struct link answer_link;         /* a link the answer passes (KOP_DEVICE)
 
 static void answer_over(struct link *reply, int64_t status, uint64_t value, const void *data, uint32_t len);
 static void check_answer(uint32_t op, int64_t status);
+static int is_process_control(uint32_t op);
 static int64_t process_control(struct dm_kreq *q, uint32_t len, struct link *pass, struct link *reply,
                                uint64_t *value, uint32_t *answer_len, int *later, int from_here);
 
@@ -48,7 +49,7 @@ int kreq_handle(struct outgoing *o)
     int64_t status;
     switch (KLINK_KIND(o->via->code)) {
     case KLINK_PROCESS_CONTROL:
-        status = (q->op >= KOP_CREATE && q->op <= KOP_PROCESS_CONTROL_LAST)
+        status = is_process_control(q->op)
                      ? process_control(q, len, m->link, m->reply, &value, &answer_len, &later, o->from != 0)
                      : E_BADREQ;
         break;
@@ -128,6 +129,8 @@ static int64_t process_control(struct dm_kreq *q, uint32_t len, struct link *pas
         return kop_meter_flush(q, reply, later);
     case KOP_HALT:
         return kop_halt(q, from_here);
+    case KOP_MIGRATE:
+        return migrate_request(q, reply, later);
     }
     return process_op(q, len, pass, value);
 }
@@ -186,13 +189,15 @@ static int64_t kop_ps(int64_t first, uint8_t *out, uint32_t *out_len, uint64_t *
     uint32_t max = (DM_MSG_MAX - sizeof(struct dm_kreply)) / sizeof *e, n = 0;
     for (int64_t i = first < 0 ? 0 : first; i < NPROC && n < max; i++) {
         struct proc *p = &procs[i];
-        if (p->state == PS_FREE)
+        if (p->state == PS_FREE || p->state == PS_ARRIVING)
             continue;
         memset(&e[n], 0, sizeof e[n]);
         e[n].pid = p->pid;
         strlcpy_k(e[n].name, p->name, sizeof e[n].name);
         e[n].state = (p->held & HELD_STOPPED) ? PS_STOPPED : p->state;
-        e[n].links = link_count(p);
+        e[n].machine = (uint8_t)this_machine;
+        e[n].slot = (uint16_t)i;
+        e[n].links = (uint16_t)link_count(p);
         e[n].proctime = p == kernel_proc ? kernel_proctime() : proctime_now(p);
         e[n].memory = p->pages * PAGE_SIZE;
         n++;
@@ -407,12 +412,17 @@ uint8_t *kernel_answer_data(void)
 
 /* ---- the errors a request may answer with ---- */
 
-/* From demos.h's lists: each request's errors and name, and the errors'
- * names. */
+/* From demos.h's lists: each request's errors, links and name, and the
+ * errors' names. */
 static const uint32_t kop_errors[DM_NKOPS] = {
 #define KOP_ERRORS(number, name, links, errors) [number] = errors,
     DM_KOPS(KOP_ERRORS)
 #undef KOP_ERRORS
+};
+static const uint32_t kop_links[DM_NKOPS] = {
+#define KOP_LINKS(number, name, links, errors) [number] = links,
+    DM_KOPS(KOP_LINKS)
+#undef KOP_LINKS
 };
 static const char *const kop_names[DM_NKOPS] = {
 #define KOP_NAME(number, name, links, errors) [number] = "KOP_" #name,
@@ -424,6 +434,12 @@ static const char *const error_names[DM_NERRORS] = {
     DM_ERRORS(ERROR_NAME)
 #undef ERROR_NAME
 };
+
+/* Whether request `op` is one of process control's (demos.h's list says so). */
+static int is_process_control(uint32_t op)
+{
+    return op < DM_NKOPS && kop_links[op] == DM_KLINKS(KLINK_PROCESS_CONTROL);
+}
 
 /* Request `op` is answered with `status`. An error that its entry in
  * demos.h (DM_KOPS) does not name means that the kernel or the list is

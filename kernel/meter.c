@@ -74,7 +74,7 @@ static uint64_t age_deadline = NO_TIME;
 static uint32_t metered_count;       /* processes with a batch page or a meter link */
 int meter_work, meter_waiting_room;
 static struct {
-    uint64_t records, batches;   /* written; sent and taken */
+    uint64_t records, batches;   /* made (counted when sealed, or when lost for room); sent and taken */
     uint64_t dropped;            /* records of lossy batches a full filter could not take */
     uint64_t filter_ended;       /* records whose filter had ended (orphaned) */
     uint64_t machine_down;       /* records whose filter's machine was down (orphaned) */
@@ -84,7 +84,7 @@ static struct {
 
 void meter_init(void)
 {
-    message_id_base = ((uint64_t)this_machine << 56) | ((uint64_t)(boot_epoch & 0xffffff) << 32);
+    message_id_base = METER_MESSAGE_ID(this_machine, boot_epoch, 0);
     for (int i = NSEALED - 1; i >= 0; i--) {
         sealed_pool[i].next = free_sealed;
         free_sealed = &sealed_pool[i];
@@ -149,6 +149,7 @@ static void seal(struct proc *p, int final)
     if (!s->batch || (s->count == 0 && s->lost == 0))
         return;
     if (nfree_sealed <= (final ? 0 : FINAL_RESERVE)) {   /* the outbox is full: lost, and counted */
+        counters.records += s->count;
         counters.no_room += s->count;
         s->lost += s->count;
         s->count = 0;
@@ -235,6 +236,7 @@ static void record_lost(struct meter_state *s)
 {
     s->sequence++;
     s->lost++;
+    counters.records++;
     counters.no_room++;
     if ((s->batch = batch_page()))
         s->used = sizeof(struct meter_batch);
@@ -427,6 +429,9 @@ void meter_process_event(struct proc *p, uint32_t type, uint64_t a)
         seal(p, 0);
 }
 
+/* TODO(lab event, part 2): the PREEMPT record's writer, which
+ * probes.h's probe_preempt calls (docs/labs/event.md). */
+
 static void createprocess_record(struct proc *p, dm_pid parent)
 {
     struct meter_CREATEPROCESS *b = record_begin(p, MT_CREATEPROCESS, sizeof *b, p->created_ns, left_user_mode_at(p));
@@ -468,6 +473,55 @@ void meter_exit(struct proc *p, int64_t status)
     }
     meter_stop(p, 1);
     meter_probe_end();
+}
+
+/* p has moved to this machine (net/migrate.c): its MIGRATE record. */
+void meter_migrated(struct proc *p, uint32_t from, uint64_t took, uint64_t bytes, uint32_t messages)
+{
+    struct meter_MIGRATE *b = record_begin(p, MT_MIGRATE, sizeof *b, machine_clock_ns(), p->tf.sepc);
+    if (b) {
+        *b = (struct meter_MIGRATE){ .fromMachine = from, .toMachine = this_machine, .took = took,
+                                     .bytes = bytes, .messages = messages, .moves = p->moves };
+        record_end(p);
+    }
+}
+
+/* p leaves for another machine (net/migrate.c), its metering with it:
+ * *out gets its state as it is, with the age of the batch's first record
+ * in `oldest` (machine clocks differ), and the batch being filled is
+ * returned (its page, or 0): its stream goes on there. p is metered here
+ * no more. The move has waited until no sealed batch of p's is left. */
+uint8_t *meter_take(struct proc *p, struct meter_state *out)
+{
+    uint8_t *batch = p->meter.batch;
+    *out = p->meter;
+    out->batch = 0;
+    out->waiting = 0;
+    out->oldest = p->meter.count ? machine_clock_ns() - p->meter.oldest : 0;
+    if (p->meter.link.state != LINK_EMPTY)
+        metered_count--;
+    memset(&p->meter, 0, sizeof p->meter);
+    return batch;
+}
+
+/* p has arrived with the metering meter_take took (`m`) and its batch
+ * (`batch`, or 0): metered here as it was, its stream numbered on. */
+void meter_give(struct proc *p, const struct meter_state *m, uint8_t *batch)
+{
+    uint64_t now = machine_clock_ns();
+    p->meter = *m;
+    p->meter.batch = batch;
+    if (!batch) {                       /* its next records' (record_begin) */
+        p->meter.batch = p->meter.link.state != LINK_EMPTY ? batch_page() : 0;
+        p->meter.count = 0;
+        p->meter.used = sizeof(struct meter_batch);
+    }
+    p->meter.oldest = now > m->oldest ? now - m->oldest : 0;
+    if (p->meter.count && p->meter.oldest + p->meter.max_age_ns < age_deadline)
+        age_deadline = p->meter.oldest + p->meter.max_age_ns;
+    if (p->meter.link.state != LINK_EMPTY)
+        metered_count++;
+    meter_work = 1;                     /* and the timer must know the batch's bound */
 }
 
 /* KOP_METER: meter p into `meter_link` with selection flags `flags`
@@ -825,17 +879,30 @@ uint64_t meter_next_time(void)
 }
 
 /* At halt: what the meter did, and every record made that no filter took,
- * by why it was lost. */
+ * by why it was lost. The power goes with records still on their way:
+ * those of batches sealed but not taken (the outbox, and batches in
+ * flight), and those of batches not sealed yet, made after the flush at
+ * halt or while their filter was full. They are made and lost too:
+ * counted here, as unsent at halt. */
 void meter_print_counters(void)
 {
+    uint64_t unsent = 0;
+    for (struct sealed *e = outbox_head; e; e = e->next)
+        unsent += e->records;
+    for (int i = 1; i < NPROC; i++) {
+        if (procs[i].state != PS_FREE) {
+            counters.records += procs[i].meter.count;   /* made, never sealed */
+            unsent += procs[i].meter.count;
+        }
+    }
     uint64_t orphaned = counters.filter_ended + counters.machine_down;
-    uint64_t lost = orphaned + counters.dropped + counters.no_room;
+    uint64_t lost = orphaned + counters.dropped + counters.no_room + unsent;
     if (counters.records)
         kprintf("machine %u: meter: %lu records, %lu batches taken, %lu dropped (lossy), %lu orphaned, "
-                "%lu lost for room, %lu waits\n", this_machine, counters.records, counters.batches, counters.dropped,
-                orphaned, counters.no_room, counters.waits);
+                "%lu lost for room, %lu unsent at halt, %lu waits\n", this_machine, counters.records,
+                counters.batches, counters.dropped, orphaned, counters.no_room, unsent, counters.waits);
     if (lost)
         kprintf("machine %u: meter: %lu records lost: %lu their filter's machine was down, %lu their filter had "
-                "ended, %lu dropped (lossy), %lu no room\n", this_machine, lost, counters.machine_down,
-                counters.filter_ended, counters.dropped, counters.no_room);
+                "ended, %lu dropped (lossy), %lu no room, %lu unsent at halt\n", this_machine, lost,
+                counters.machine_down, counters.filter_ended, counters.dropped, counters.no_room, unsent);
 }

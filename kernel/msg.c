@@ -19,7 +19,8 @@ static int channel_matches(uint32_t wanted, uint32_t channel);
 static int64_t hand_over(struct proc *r, struct message *m);
 static void deliver_to_waiting(struct proc *r, struct message *m);
 static int enqueue(struct proc *r, struct message *m);
-static void queued_free(struct queued *q);
+static inline __attribute__((always_inline)) void queued_free(struct queued *q);
+static int send_away(struct outgoing *o);
 
 /* ---- sending ---- */
 
@@ -30,17 +31,9 @@ static void queued_free(struct queued *q);
  * success the passed link has left the sender's table. */
 int msg_send(struct outgoing *o)
 {
-    if (PID_MACHINE(o->via->dest) != this_machine) {
-        if (o->from != current)
-            return remote_send(o);   /* the kernel's own message (a meter batch, a notice) */
-        kernel_work_begin();         /* the transport's work is the kernel's (defs.h) */
-        int result = remote_send(o);
-        kernel_work_end();
-        return result;
-    }
-    struct proc *r = proc_lookup(o->via->dest);
-    if (!r)
-        return E_DEAD;
+    struct proc *r;
+    if (PID_MACHINE(o->via->dest) != this_machine || !(r = proc_lookup(o->via->dest)))
+        return send_away(o);
     if (r == kernel_proc)
         return kreq_handle(o);
     int err = msg_deliver(r, &o->message, o->via->reply_id);
@@ -49,6 +42,27 @@ int msg_send(struct outgoing *o)
     if (o->message.link)
         link_clear(o->message.link);
     return 0;
+}
+
+/* msg_send for a destination that is not in the slot its id names on this
+ * machine: on another machine (net/remote.c), or a process that has moved
+ * (here from another machine, or away from here: net/migrate.c), or gone.
+ * Out of line, off the path of a local message. */
+static __attribute__((noinline)) int send_away(struct outgoing *o)
+{
+    struct proc *r = procs_displaced ? proc_lookup_displaced(o->via->dest) : 0;
+    if (r) {                         /* it moved here */
+        int err = msg_deliver(r, &o->message, o->via->reply_id);
+        if (!err && o->message.link)
+            link_clear(o->message.link);
+        return err;
+    }
+    if (o->from != current)
+        return remote_send(o);       /* the kernel's own message (a meter batch, a notice) */
+    kernel_work_begin();             /* the transport's work is the kernel's (defs.h) */
+    int result = remote_send(o);
+    kernel_work_end();
+    return result;
 }
 
 /* The kernel's own message: `length` bytes at `data` over `via`, passing
@@ -288,7 +302,9 @@ static __attribute__((noinline)) int enqueue(struct proc *r, struct message *m)
     return 0;
 }
 
-static void queued_free(struct queued *q)
+/* Its data's page and its buffer go back, and its sender may queue one
+ * more. Inlined: RECEIVE of a queued message is on the message path. */
+static inline __attribute__((always_inline)) void queued_free(struct queued *q)
 {
     struct proc *sender = counted_sender(q->message.sender);
     if (sender && sender->sent_queued)
@@ -305,14 +321,56 @@ void msg_discard_queue(struct proc *p)
     while (p->queue_head) {
         struct queued *q = p->queue_head;
         p->queue_head = q->next;
-        if (q->message.link)
-            link_drop(q->message.link);
-        if (q->message.reply)
-            link_drop(q->message.reply);
-        queued_free(q);
+        msg_queued_drop(q);
     }
     p->queue_tail = 0;
     p->queue_len = 0;
+}
+
+/* Throw away a queued message with the links it carries. */
+void msg_queued_drop(struct queued *q)
+{
+    if (q->message.link)
+        link_drop(q->message.link);
+    if (q->message.reply)
+        link_drop(q->message.reply);
+    queued_free(q);
+}
+
+/* A queued message is done with (it has left with its process: net/
+ * migrate.c): its data's page and its buffer go back, and its sender may
+ * queue one more. Its links are the caller's. */
+void msg_queued_free(struct queued *q)
+{
+    queued_free(q);
+}
+
+/* A message that was queued at a process on another machine and moves
+ * here with it (net/migrate.c): appended to the queue (*head, *tail) being
+ * rebuilt for it, as it was, with no record. 0, or E_NOMEM. */
+int msg_queue_moved(struct queued **head, struct queued **tail, const struct message *m)
+{
+    struct queued *q = queued_free_list;
+    uint8_t *data = q ? q->inline_data : 0;
+    if (!q || (m->length > MSG_INLINE && !(data = page_alloc_dirty())))
+        return E_NOMEM;
+    queued_free_list = q->next;
+    memcpy(data, m->data, m->length);
+    struct proc *sender = counted_sender(m->sender);
+    if (sender)
+        sender->sent_queued++;
+    q->next = 0;
+    q->message = *m;
+    q->message.data = data;
+    q->message.data_owner = 0;
+    q->message.link = m->link ? (q->link = *m->link, &q->link) : 0;
+    q->message.reply = m->reply ? (q->reply = *m->reply, &q->reply) : 0;
+    if (*tail)
+        (*tail)->next = q;
+    else
+        *head = q;
+    *tail = q;
+    return 0;
 }
 
 /* ---- reply links ---- */
@@ -327,12 +385,12 @@ uint64_t new_reply_id(void)
 /* A CALL's reply link died unused: its caller, if still waiting, fails. */
 void reply_link_dropped(const struct link *l)
 {
-    if (PID_MACHINE(l->dest) != this_machine) {
-        remote_reply_dropped(l);
+    struct proc *caller = proc_lookup(l->dest);
+    if (!caller) {
+        remote_reply_dropped(l);     /* on another machine, or moved away */
         return;
     }
-    struct proc *caller = proc_lookup(l->dest);
-    if (caller && caller->state == PS_CALLING && caller->wait_reply_id == l->reply_id) {
+    if (caller->state == PS_CALLING && caller->wait_reply_id == l->reply_id) {
         caller->remote.active = 0;
         TF_A(&caller->tf, 0) = (uint64_t)(int64_t)E_NOREPLY;
         make_runnable(caller);

@@ -137,6 +137,9 @@ void meter_answered(uint64_t op, int64_t status);
 void meter_machine_down(uint32_t machine, int error);   /* net/remote.c, fail_machine */
 int meter_mark_waited(uint8_t *waited);                 /* net/remote.c, the pings */
 void meter_print_counters(void);
+void meter_migrated(struct proc *p, uint32_t from, uint64_t took, uint64_t bytes, uint32_t messages);
+uint8_t *meter_take(struct proc *p, struct meter_state *out);
+void meter_give(struct proc *p, const struct meter_state *m, uint8_t *batch);
 
 /* ---- the probe points, in the order a message meets them ----
  * Those marked "in the call" run only in the metered copy of a kernel
@@ -231,6 +234,21 @@ static inline __attribute__((always_inline)) void probe_process_event(struct pro
         meter_probe_end();
     }
 }
+
+/* p has moved here from machine `from` (net/migrate.c). */
+static inline __attribute__((always_inline)) void probe_migrated(struct proc *p, uint32_t from, uint64_t took,
+                                                                 uint64_t bytes, uint32_t messages)
+{
+    if (METERED(p, MT_MIGRATE)) {
+        meter_count_on();
+        meter_migrated(p, from, took, bytes, messages);
+        meter_probe_end();
+    }
+}
+
+/* TODO(lab event, part 2): probe_preempt, the PREEMPT probe that
+ * kernel/proc.c's schedule calls, and meter.c's function it calls,
+ * declared above (docs/labs/event.md). */
 
 /* A process took a message from its queue: if batches wait for a filter
  * on this machine to make room, this may have made it. */

@@ -25,6 +25,10 @@ static int need_reschedule;
  * kept under its name) */
 __attribute__((used, externally_visible)) uint64_t last_switch_instret;
 static int exit_notify_slot = -1;
+/* Processes here that are not in the slot their id names (they moved here
+ * from another machine, or came home to another slot): proc_lookup
+ * (defs.h) looks for them only when there are any. */
+uint32_t procs_displaced;
 /* What a process that has ended has for an info page, so that the end of
  * its last kernel call (syscall.c, dispatch_metered) may write there; and
  * where the meter's count goes while no process is current. No one reads
@@ -32,9 +36,10 @@ static int exit_notify_slot = -1;
 struct dm_info unread_info;
 
 /* What the kernel's PROCTIME is the rest of (kernel_proctime): instret
- * when the process table was set up, the idle waits since, and the
- * PROCTIME of the processes that have ended. */
-static uint64_t instret_at_boot, idle_instret, ended_proctime;
+ * when the process table was set up, the idle waits since, the PROCTIME of
+ * the processes that have ended here or left, and that of those that came
+ * from another machine, as they came. */
+static uint64_t instret_at_boot, idle_instret, gone_proctime, arrived_proctime;
 
 void proc_init(void)
 {
@@ -51,19 +56,25 @@ void proc_init(void)
         procs[i].generation = 1;
 }
 
-/* The live process with this id on this machine, the kernel for slot 0,
- * or 0: gone, never existed, or from another boot of this machine. */
-struct proc *proc_lookup(dm_pid pid)
+static void free_slot(struct proc *p);
+static void charge_current(void);
+
+/* A process here that is not in the slot its id names (net/migrate.c), in
+ * whatever slot, or 0. Called only when procs_displaced says there are
+ * such processes: by proc_lookup, and by msg.c for a destination not found
+ * in its slot. */
+struct proc *proc_lookup_displaced(dm_pid pid)
 {
-    /* The id holds machine, epoch, slot and generation: one comparison with
-     * the slot's current id checks them all. */
-    unsigned slot = PID_SLOT(pid);
-    if (slot >= NPROC)
-        return 0;
-    struct proc *p = &procs[slot];
-    if (p->pid != pid || p->state == PS_FREE)
-        return 0;
-    return p;
+    for (int i = 1; i < NPROC; i++)
+        if (procs[i].pid == pid && procs[i].state != PS_FREE && procs[i].state != PS_ARRIVING)
+            return &procs[i];
+    return 0;
+}
+
+/* Whether p is not in the slot its id names. */
+static int is_displaced(struct proc *p)
+{
+    return PID_MACHINE(p->pid) != this_machine || &procs[PID_SLOT(p->pid)] != p;
 }
 
 /* The boot image called `name`; E_NOTFOUND if there is none. */
@@ -167,6 +178,8 @@ void proc_exit(struct proc *p, int64_t status)
 {
     runq_remove(p);
     dm_pid pid = p->pid;
+    if (p->moves || (p->held & HELD_MIGRATING))
+        migrate_exit(p);
     for (int i = 0; i < DM_NLINKS; i++) {
         if (p->links[i].state == LINK_LIVE)
             probe_link_destroyed(p, i, p->links[i].dest, ML_EXIT);
@@ -182,19 +195,98 @@ void proc_exit(struct proc *p, int64_t status)
     }
     vm_free_space(p->pagetable);
     p->pagetable = 0;
+    free_slot(p);
+    notify_process(DM_NOTICE_EXIT, pid, status);
+}
+
+/* p's slot is free: a new process there gets a new generation, so that no
+ * link to p reaches it. What p ran here stays counted (kernel_proctime). */
+static void free_slot(struct proc *p)
+{
+    if (is_displaced(p))
+        procs_displaced--;
+    gone_proctime += p->proctime;
     p->info = &unread_info;
-    ended_proctime += p->proctime;   /* what it ran stays counted (kernel_proctime) */
     p->state = PS_FREE;
     p->generation = (p->generation + 1) & 0xfffff;
     if (p->generation == 0)
         p->generation = 1;
     fp_forget(p);
+}
 
-    if (exit_notify_slot >= 0) {
-        struct dm_notice notice = { DM_NOTICE_EXIT, this_machine, pid, status };
-        if (msg_send_from_kernel(&kernel_proc->links[exit_notify_slot], &notice, sizeof notice, 0) == E_DEAD)
-            set_exit_notify_slot(-1);
+/* Tell the process manager (the KOP_NOTIFY link) of process pid:
+ * DM_NOTICE_EXIT with its exit status, DM_NOTICE_MOVED with its moves. */
+void notify_process(uint32_t kind, dm_pid pid, int64_t status)
+{
+    if (exit_notify_slot < 0)
+        return;
+    struct dm_notice notice = { kind, this_machine, pid, status };
+    if (msg_send_from_kernel(&kernel_proc->links[exit_notify_slot], &notice, sizeof notice, 0) == E_DEAD)
+        set_exit_notify_slot(-1);
+}
+
+/* ---- processes that move (net/migrate.c) ---- */
+
+/* A slot for process pid, which is moving here: its own if pid names this
+ * machine and the slot is free, else the first free one; kept
+ * (PS_ARRIVING, found by no lookup) with an empty address space until it
+ * has arrived (proc_arrived). 0 with *err E_PROCFULL or E_NOMEM. */
+struct proc *proc_reserve(dm_pid pid, int *err)
+{
+    struct proc *p = 0;
+    if (PID_MACHINE(pid) == this_machine && PID_SLOT(pid) < NPROC && procs[PID_SLOT(pid)].state == PS_FREE &&
+        PID_SLOT(pid) != 0)
+        p = &procs[PID_SLOT(pid)];
+    for (int i = 1; i < NPROC && !p; i++)
+        if (procs[i].state == PS_FREE)
+            p = &procs[i];
+    if (!p || !(p->pagetable = vm_new_space())) {
+        *err = p ? E_NOMEM : E_PROCFULL;
+        return 0;
     }
+    uint32_t generation = p->generation;
+    uint64_t *pagetable = p->pagetable;
+    memset(p, 0, sizeof *p);
+    p->generation = generation;
+    p->pagetable = pagetable;
+    p->state = PS_ARRIVING;
+    return p;
+}
+
+/* The move for which p was kept did not come: its slot is free again. */
+void proc_unreserve(struct proc *p)
+{
+    vm_free_space(p->pagetable);
+    p->pagetable = 0;
+    p->state = PS_FREE;
+}
+
+/* p, kept by proc_reserve and filled in by migrate.c, is process pid from
+ * now on (its state is set by the caller). */
+void proc_arrived(struct proc *p, dm_pid pid)
+{
+    p->pid = pid;
+    p->tf.kernel_sp = (uint64_t)kernel_stack_top;
+    arrived_proctime += p->proctime;   /* run elsewhere (kernel_proctime) */
+    if (is_displaced(p))
+        procs_displaced++;
+}
+
+/* p has left for another machine, taking its address space, links and
+ * messages with it (migrate.c has taken them): its slot is free. */
+void proc_departed(struct proc *p)
+{
+    runq_remove(p);
+    if (p == current) {   /* off its page tables, which leave with it */
+        charge_current();
+        CSR_WRITE(satp, MAKE_SATP(kernel_pagetable));
+        sfence_vma();
+        current = 0;
+    }
+    memset(p->links, 0, sizeof p->links);
+    p->pagetable = 0;
+    p->held = 0;
+    free_slot(p);
 }
 
 /* Ctrl-T on the console: every process's state and what it waits for, and
@@ -203,15 +295,19 @@ void proc_exit(struct proc *p, int64_t status)
 void kernel_status(void)
 {
     static const char *const states[] = { "free", "created", "ready", "receiving", "calling", "stopped",
-                                          "kernel", "sending", "moving" };
+                                          "kernel", "sending", "moving", "arriving" };
     kprintf("\nmachine %u of %u, epoch %u: %lu free pages\n", this_machine, node_count, boot_epoch,
             pages_free_count());
     for (int i = 0; i < NPROC; i++) {
         struct proc *p = &procs[i];
         if (p->state == PS_FREE)
             continue;
-        kprintf("  %u.%u.%u %s %s%s queued %u", this_machine, i, PID_GEN(p->pid), p->name,
-                p->state < sizeof states / sizeof states[0] ? states[p->state] : "?", (p->held & HELD_STOPPED) ? " (stopped)" : (p->held & HELD_METER) ? " (meter wait)" : "",
+        kprintf("  [%u] %u.%u.%u %s %s%s queued %u", i, PID_MACHINE(p->pid), PID_SLOT(p->pid), PID_GEN(p->pid),
+                p->name, p->state < sizeof states / sizeof states[0] ? states[p->state] : "?",
+                (p->held & HELD_STOPPED)      ? " (stopped)"
+                : (p->held & HELD_METER)      ? " (meter wait)"
+                : (p->held & HELD_MIGRATING) ? " (moving away)"
+                                              : "",
                 p->queue_len);
         if (p->state == PS_CALLING)
             kprintf(" reply-id %lu", p->wait_reply_id);
@@ -377,9 +473,9 @@ uint64_t proctime_now(struct proc *p)
 
 uint64_t kernel_proctime(void)
 {
-    uint64_t processes = ended_proctime;
+    uint64_t processes = gone_proctime - arrived_proctime;
     for (int i = 1; i < NPROC; i++)
-        if (procs[i].state != PS_FREE)
+        if (procs[i].state != PS_FREE && procs[i].state != PS_ARRIVING)
             processes += proctime_now(&procs[i]);
     return read_instret() - instret_at_boot - idle_instret - processes;
 }
@@ -446,6 +542,8 @@ void schedule(void)
     if (prev && prev->state == PS_RUNNABLE && !prev->held) {
         if (!need_reschedule || !runq_head)
             run(prev);
+        /* TODO(lab event, part 2): prev is preempted here: its probe
+         * (docs/labs/event.md). */
         runq_add(prev);
     }
     need_reschedule = 0;

@@ -278,14 +278,8 @@ static int movedata_side(struct proc *p, int64_t slot, uint64_t offset, uint64_t
         return E_RIGHTS;
     if (offset > l->area_len || len > l->area_len - offset)
         return E_BOUNDS;
-    if (PID_MACHINE(l->dest) == this_machine) {
-        if (!(*local = proc_lookup(l->dest)))
-            return E_DEAD;
-    } else {
-        *local = 0;
-        if ((err = remote_reachable(l->dest)))
-            return err;
-    }
+    if (!(*local = proc_lookup(l->dest)) && (err = remote_reachable(l->dest)))
+        return err;            /* not here, and not to be reached where it is (E_DEAD: gone) */
     *owner = l->dest;
     *address = l->area_addr + offset;
     return 0;

@@ -86,6 +86,45 @@ int vm_map_new(struct proc *p, uint64_t va, uint64_t perm)
     return 0;
 }
 
+/* Give p a page at va with permissions perm, holding the PAGE_SIZE bytes
+ * at `bytes` (a process moving here: net/migrate.c). vm_map_new's errors. */
+int vm_map_filled(struct proc *p, uint64_t va, uint64_t perm, const uint8_t *bytes)
+{
+    int err = vm_map_new(p, va, perm);
+    if (err)
+        return err;
+    memcpy((void *)PTE_TO_PA(*walk_user(p->pagetable, va, 0)), bytes, PAGE_SIZE);
+    return 0;
+}
+
+/* The first user page mapped in root at or after *va: 1 with its address
+ * in *va, its permissions (PTE_R, PTE_W, PTE_X) in *perm and where the
+ * kernel sees it in *kernel; 0 if there is none (net/migrate.c, sending a
+ * process's memory). */
+int vm_next_mapped(uint64_t *root, uint64_t *va, uint64_t *perm, uint8_t **kernel)
+{
+    uint64_t l1e = root[1];
+    if (!(l1e & PTE_V) || *va < DM_USER_BASE)
+        return 0;
+    uint64_t *l1 = (uint64_t *)PTE_TO_PA(l1e);
+    for (uint64_t at = PAGE_ROUND_DOWN(*va); at < DM_USER_TOP;) {
+        uint64_t l0e = l1[VPN(at, 1)];
+        if (!(l0e & PTE_V)) {
+            at = (at | ((1UL << 21) - 1)) + 1;   /* the next 2 MiB */
+            continue;
+        }
+        uint64_t entry = ((uint64_t *)PTE_TO_PA(l0e))[VPN(at, 0)];
+        if (entry & PTE_V) {
+            *va = at;
+            *perm = entry & (PTE_R | PTE_W | PTE_X);
+            *kernel = (uint8_t *)PTE_TO_PA(entry);
+            return 1;
+        }
+        at += PAGE_SIZE;
+    }
+    return 0;
+}
+
 /* Remove and free the page at va, if mapped. */
 void vm_unmap_free(struct proc *p, uint64_t va)
 {

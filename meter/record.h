@@ -32,14 +32,15 @@
     T(CREATEPROCESS,  8) \
     T(STARTPROCESS,   9) \
     T(STOPPROCESS,   10) \
-    T(DESTROYPROCESS, 11)
+    T(DESTROYPROCESS, 11) \
+    T(MIGRATE,       12)
 
 enum meter_type {
 #define METER_ENUM(name, number) MT_##name = number,
     METER_TYPES(METER_ENUM)
 #undef METER_ENUM
 };
-#define METER_NTYPES 12                  /* type numbers 1..11; 0 is the header */
+#define METER_NTYPES 13                  /* type numbers 1..12; 0 is the header */
 #define METER_FLAG(type) (1u << (type))  /* a process's selection flags: a bit per type */
 #define METER_ALL_FLAGS  (((1u << METER_NTYPES) - 1) & ~1u)
 
@@ -136,6 +137,29 @@ enum meter_type {
 /* DESTROYPROCESS: the process ended. */
 #define METER_DESTROYPROCESS_FIELDS(F) \
     F(int64_t,  status,    10)  /* exit status (DM_EXIT_KILLED, DM_EXIT_FAULT, ...) */
+
+/* MIGRATE: the process has moved to this machine (the header's) and runs
+ * here from now on; written when it restarts here (kernel/net/migrate.c). */
+#define METER_MIGRATE_FIELDS(F) \
+    F(uint32_t, fromMachine, 10)  /* where it ran before */ \
+    F(uint32_t, toMachine, 10)    /* where it runs now */ \
+    F(uint64_t, took,      10)  /* ns out of execution: from the request at the source to the restart
+                                   here (each machine's part on its own clock) */ \
+    F(uint64_t, bytes,     10)  /* bytes of its memory moved */ \
+    F(uint32_t, messages,  10)  /* queued messages moved with it */ \
+    F(uint32_t, moves,     10)  /* its moves so far, this one included */
+
+/* A message id (SEND, MESSAGEQUEUED and RECEIVE's messageId): made by the
+ * kernel that records the message first, the sender's, or the receiver's
+ * when the sender is not metered; unique across machines and boots: the
+ * machine that made it, its boot epoch and a counter, so that the ids one
+ * machine makes in one boot rise with its clock. */
+#define METER_MESSAGE_ID(machine, epoch, counter) \
+    (((uint64_t)(machine) << 56) | ((uint64_t)((epoch) & 0xffffff) << 32) | (uint64_t)(counter))
+#define METER_MESSAGE_ID_MACHINE(id) ((uint32_t)((uint64_t)(id) >> 56))
+
+/* TODO(lab event, part 1): PREEMPT, type 13 in METER_TYPES (after
+ * MIGRATE, and METER_NTYPES one more), and its body's fields here (docs/labs/event.md). */
 
 /* How a link came or went (CREATELINK, DESTROYLINK). */
 enum meter_link_how {

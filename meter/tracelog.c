@@ -80,6 +80,8 @@ const struct meter_layout meter_header_layout = {
 #define STARTPROCESS_FIELD(type, name, base) FIELD_ENTRY(meter_STARTPROCESS, type, name, base)
 #define STOPPROCESS_FIELD(type, name, base) FIELD_ENTRY(meter_STOPPROCESS, type, name, base)
 #define DESTROYPROCESS_FIELD(type, name, base) FIELD_ENTRY(meter_DESTROYPROCESS, type, name, base)
+#define MIGRATE_FIELD(type, name, base) FIELD_ENTRY(meter_MIGRATE, type, name, base)
+/* TODO(lab event, part 1): PREEMPT's fields' macro, as the others. */
 METER_TYPES(BODY_FIELDS)
 
 static const struct meter_layout body_layouts[METER_NTYPES] = {

@@ -15,6 +15,7 @@ times are written as a network file, build/net/here.tsv (docs/analyzer.md,
 
     python3 scripts/bench.py [NAME...]   every benchmark, or those whose
                                          program is named (callbench, fsbench, netbench, meterbench,
+                                         migbench: moves and forwarding on 3 nodes,
                                          dpmstats: the host analyzer, scripts/dpmbench.py;
                                          authbench: a frame's seal, by the kernel at boot)
 """
@@ -50,6 +51,8 @@ BENCHMARKS = [
      "host dpmstats", "host"),
     ("a frame's seal: SipHash-2-4 tag written and checked, by the kernel at boot (boot argument net.authbench=1)",
      "boot authbench", "boot"),
+    ("moving a process of 64 KiB, 1 MiB and 8 MiB between machines, and a message forwarded (3 nodes)",
+     "run migbench 4 200", "cluster3"),
 ]
 
 NOMETER_KERNEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "kernel-nometer.elf")
@@ -243,7 +246,20 @@ def run_authbench():
     return out
 
 
+def run_migbench(command):
+    """`command` (migbench) on node 0 of a 3-node cluster: the moves go
+    between machines 1 and 2 (user/bench/migbench.c)."""
+    with Cluster(3) as cluster:
+        cluster.wait_joined()
+        node = cluster.node(0)
+        out = node.command(command, timeout=900)
+        node.halt()
+    return out
+
+
 def run(command, image_mib, workdir):
+    if image_mib == "cluster3":
+        return run_migbench(command)
     if image_mib == "host":
         return dpmbench.run()
     if image_mib == "cluster":

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """cluster.py -- boot a cluster of N nodes on one virtual Ethernet switch.
 
-    python3 scripts/cluster.py [--nodes N] [--disk IMAGE] [--logs DIR] [--faults SPEC] [--place SPEC]
-                               [--trace-disks DIR] [--gdb NODES] [--gdb-dir DIR]
+    python3 scripts/cluster.py [--nodes N] [--disk IMAGE] [--kernel ELF] [--logs DIR] [--faults SPEC]
+                               [--place SPEC] [--trace-disks DIR] [--gdb NODES] [--gdb-dir DIR]
 
 starts an unprivileged VDE switch (vde_switch) and N QEMU nodes plugged into
-it. Node 0's console is this terminal (or the piped input and output); the
+it, each booting the kernel ELF (default build/kernel.elf; a lab's kernel, such
+as build/labs/forwarding/kernel.elf, for `make run LAB=forwarding`). Node 0's
+console is this terminal (or the piped input and output); the
 other nodes' consoles go to DIR/node1.log ... (default build/cluster/). `halt`
 on node 0 ends the whole cluster, with node 0's exit status; Ctrl-C or SIGTERM
 ends it with a non-zero status. A node other than 0 that exits or crashes is
@@ -801,6 +803,8 @@ def parse_arguments(argv):
                         help="node 0's disk image, written to (default: the system disk, "
                              "build/disk.img); the other nodes boot from the system disk in "
                              "snapshot mode")
+    parser.add_argument("--kernel", default=KERNEL, metavar="ELF",
+                        help="the kernel every node boots (default: the system's, build/kernel.elf)")
     parser.add_argument("--logs", default=DEFAULT_LOGS, metavar="DIR",
                         help="where nodeK.log (node K's console), switch.log and, with --faults, "
                              "nodeK-net.log (node K's switch and wirefilter) go (default build/cluster)")
@@ -849,6 +853,9 @@ def main(argv=None):
     if not os.path.exists(args.disk):
         print("cluster: %s: no such disk image" % args.disk, file=sys.stderr)
         return 2
+    if not os.path.exists(args.kernel):
+        print("cluster: %s: no such kernel (make builds it)" % args.kernel, file=sys.stderr)
+        return 2
     gdb_nodes = []
     try:
         parse_faults(args.faults or "")
@@ -871,7 +878,7 @@ def main(argv=None):
     cluster = None
     status = 1
     try:
-        cluster = Cluster(args.nodes, disk=args.disk, logs=args.logs, console=True,
+        cluster = Cluster(args.nodes, disk=args.disk, kernel=args.kernel, logs=args.logs, console=True,
                           faults=args.faults, place=args.place, trace_disks=args.trace_disks,
                           meter_fs=args.meter_fs, disk_service_us=args.disk_service_us, gdb=gdb_nodes,
                           gdb_dir=args.gdb_dir, key=args.key)

@@ -20,6 +20,9 @@ It grades what is built: `make grade` builds first.
 A lab's grader is labs/NAME/grade.py, a module with
 
     NODES = 2                                       the cluster the lab needs
+    KERNEL = "build/labs/forwarding/kernel.elf"     the kernel it boots, if not
+                                                    the system's (a lab whose
+                                                    part is in the kernel)
 
     @test(10, "links: server found")                points, title (time_limit=S)
     def server_found(lab):
@@ -36,12 +39,20 @@ time limit (TIME_LIMIT seconds unless it says) fails; so does one whose
 cluster's node 0 stops answering, and the cluster is then booted afresh for
 the next test, with lab.state emptied (a test that needs a server it did not
 start itself finds it there, or starts it).
+
+A test marked boot=False is given no cluster: it boots its own, with
+lab.boot(nodes, **options) (a disk of its own, trace disks, a modelled
+disk service time: scripts/cluster.py's Cluster options), ends it with
+lab.halt(), or looks only at what the tests before it found. lab.scratch is
+a directory of the lab's own for such files, removed when the lab is graded.
 """
 import importlib.util
 import os
 import re
+import shutil
 import signal
 import sys
+import tempfile
 import time
 import traceback
 
@@ -49,7 +60,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 from cluster import Cluster, ClusterError  # noqa: E402  (found through the path above)
-from harness import NodeError  # noqa: E402
+from harness import KERNEL, NodeError  # noqa: E402
 
 LABS = os.path.join(ROOT, "labs")
 TIME_LIMIT = 20            # seconds a test may take unless it says otherwise
@@ -75,10 +86,12 @@ def require(condition, why):
         raise Failure(why)
 
 
-def test(points, title, time_limit=TIME_LIMIT):
-    """Mark a lab grader's function as a test worth `points`, shown as `title`."""
+def test(points, title, time_limit=TIME_LIMIT, boot=True):
+    """Mark a lab grader's function as a test worth `points`, shown as `title`;
+    boot=False: it is given no cluster (it boots its own, or needs none)."""
     def mark(function):
         function.points, function.title, function.time_limit = points, title, time_limit
+        function.boot = boot
         return function
     return mark
 
@@ -87,23 +100,43 @@ class Lab:
     """The cluster a lab's tests run on, and what they keep between them.
 
     command(line): type a command into node 0's shell; what it printed.
-    expect(pattern): wait for text node 0 prints later (a background program's).
-    ps(): every process as a dict: pid, name, state, node, links.
-    state: a dict the lab's tests share, emptied when the cluster is booted again."""
+    expect(pattern, since=None): wait for text node 0 prints later (a background
+        program's); with since, a position in printed(0), for text printed after it.
+    ps(): every process as a dict: pid, name, state, node (where it runs),
+        links, home (the machine that created it).
+    kill(k): end node k's QEMU at once, as a machine that fails.
+    printed(k): what node k's console has printed since it booted.
+    state: a dict the lab's tests share, emptied when the cluster is booted again.
+    boot(nodes, **options), halt(): a cluster of a test's own (boot=False), or a
+        fresh one of the lab's.
+    scratch: a directory for the lab's files, removed when the lab is graded."""
 
-    def __init__(self, nodes):
+    def __init__(self, nodes, kernel=KERNEL):
         self.nodes = nodes
+        self.kernel = kernel
         self.cluster = None
         self.state = {}
         self.boots = 0
+        self.scratch = tempfile.mkdtemp(prefix="dm-grade-")
 
-    def boot(self):
-        """Boot the cluster afresh (the one before, if any, is ended)."""
+    def boot(self, nodes=None, **options):
+        """Boot the cluster afresh (the one before, if any, is ended): `nodes`
+        nodes (the lab's NODES unless given), with scripts/cluster.py's Cluster
+        options (disk=IMAGE, trace_disks=DIR, meter_fs=K, disk_service_us=N ...)."""
         self.close()
         self.state = {}
         self.boots += 1
-        self.cluster = Cluster(nodes=self.nodes)
+        self.cluster = Cluster(nodes=nodes or self.nodes, kernel=self.kernel, **options)
         self.cluster.wait_joined()
+
+    def halt(self, timeout=30):
+        """`halt` on node 0, and the cluster ended; what node 0 printed after
+        the command (the process manager's and the kernels' last lines)."""
+        node = self.cluster.node(0)
+        node.type("halt\n")
+        said = node.read_to_end(timeout)
+        self.close()
+        return said
 
     def close(self):
         """End the cluster, if one runs."""
@@ -121,15 +154,23 @@ class Lab:
     def command(self, line, timeout=20):
         return self.cluster.node(0).command(line, timeout)
 
-    def expect(self, pattern, timeout=10):
-        """The match of regex `pattern` in what node 0 prints from now on."""
-        return self.cluster.node(0).expect(pattern, timeout)
+    def expect(self, pattern, timeout=10, since=None):
+        """The match of regex `pattern` in what node 0 prints from now on, or
+        from position `since` of what it has printed."""
+        return self.cluster.node(0).expect(pattern, timeout, since)
+
+    def kill(self, k):
+        self.cluster.kill(k)
+
+    def printed(self, k):
+        return self.cluster.node(k).printed()
 
     def ps(self):
         rows = []
-        for m in re.finditer(r"^(\d+\.\d+\.\d+) +(\S+) +(\S+) +(\d+) +\d+ +(\d+) +\d+$", self.command("ps"), re.M):
+        for m in re.finditer(r"^(\d+\.\d+\.\d+) +(\S+) +(\S+) +(\d+) +\d+ +(\d+) +\d+ +(\d+)$", self.command("ps"),
+                             re.M):
             rows.append({"pid": m.group(1), "name": m.group(2), "state": m.group(3), "node": int(m.group(4)),
-                         "links": int(m.group(5))})
+                         "links": int(m.group(5)), "home": int(m.group(6))})
         return rows
 
 
@@ -165,7 +206,7 @@ def run_test(lab, function):
     signal.signal(signal.SIGALRM, on_alarm)
     signal.setitimer(signal.ITIMER_REAL, function.time_limit)
     try:
-        if not lab.usable():
+        if function.boot and not lab.usable():
             lab.boot()
         function(lab)
     except Exception as e:
@@ -199,7 +240,8 @@ def grade(name):
     tests = tests_of(module)
     print("== Lab %s (docs/labs/%s.md), %d node%s ==" % (name, name, module.NODES, "" if module.NODES == 1 else "s"))
     sys.stdout.flush()
-    lab = Lab(module.NODES)
+    kernel = getattr(module, "KERNEL", None)
+    lab = Lab(module.NODES, os.path.join(ROOT, kernel) if kernel else KERNEL)
     earned = 0
     try:
         for function in tests:
@@ -207,6 +249,7 @@ def grade(name):
             sys.stdout.flush()
     finally:
         lab.close()
+        shutil.rmtree(lab.scratch, ignore_errors=True)
     return earned, sum(f.points for f in tests)
 
 

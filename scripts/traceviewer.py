@@ -92,9 +92,12 @@ def label(pid, name):
     return "%s %s" % (name, text) if name else text
 
 
-def expected(log):
+def expected(log, shifts=None):
     """What the export of `log` must show: ({label: Counter of slice names},
-    {message id: (sender label, receiver label)})."""
+    {message id: (sender label, receiver label)}). `shifts` {machine: ns},
+    the export's clockShiftNs, put each record on the export's axis: a
+    process that moved has records on several machines' clocks."""
+    shifts = shifts or {}
     streams, names = defaultdict(list), {}
     for kind, f in records(log):
         pid = int(f["pid"], 0)
@@ -106,7 +109,7 @@ def expected(log):
     for pid, recs in streams.items():
         counts, calling, call_time, last_end = Counter(), False, 0, None
         for kind, f in sorted(recs, key=lambda r: int(r[1]["sequence"])):
-            time = int(f["time"])
+            time = int(f["time"]) + shifts.get(int(f["machine"]), 0)
             if kind == "RECEIVECALL":
                 calling, call_time = f.get("empty", "0") == "0", time
             if kind == "RECEIVE" and calling:
@@ -159,25 +162,28 @@ def nesting_problems(slices):
 def check(log, json_path):
     """What is wrong with json_path as the viewer reads it, against `log`: [] if nothing."""
     problems = file_problems(json_path)
-    want_slices, want_flows = expected(log)
+    with open(json_path) as f:
+        shifts = {int(name.split()[1]): ns for name, ns in json.load(f)["otherData"]["clockShiftNs"].items()}
+    want_slices, want_flows = expected(log, shifts)
     seen = load(json_path)
-    threads = {t["name"]: t for t in seen["threads"]}
+    threads = defaultdict(list)      # a process that moved has a thread on each machine it was on
+    for t in seen["threads"]:
+        threads[t["name"]].append(t)
     with_slices = {name for name, counts in want_slices.items() if counts}   # the viewer makes threads of slices
     if set(threads) != with_slices:
         problems.append("threads %s, the trace's processes with slices %s" % (sorted(threads), sorted(with_slices)))
     for name, want in sorted(want_slices.items()):
-        thread = threads.get(name)
-        if not thread:
-            continue
-        got = Counter(s[0] for s in thread["slices"])
-        if got != want:
+        for thread in threads.get(name, []):
+            if thread["tree"] != len(thread["slices"]):
+                problems.append("%s: %d of %d slices left out of the flame chart" %
+                                (name, len(thread["slices"]) - thread["tree"], len(thread["slices"])))
+            bad = nesting_problems(thread["slices"])
+            if bad:
+                problems.append("%s: %d slices start inside another and end after it, e.g. %s" %
+                                (name, len(bad), bad[0]))
+        got = Counter(s[0] for thread in threads.get(name, []) for s in thread["slices"])
+        if name in threads and got != want:
             problems.append("%s: slices %s, the trace's %s" % (name, dict(got), dict(want)))
-        if thread["tree"] != len(thread["slices"]):
-            problems.append("%s: %d of %d slices left out of the flame chart" %
-                            (name, len(thread["slices"]) - thread["tree"], len(thread["slices"])))
-        bad = nesting_problems(thread["slices"])
-        if bad:
-            problems.append("%s: %d slices start inside another and end after it, e.g. %s" % (name, len(bad), bad[0]))
     names = {(t["pid"], t["tid"]): t["name"] for t in seen["threads"]}
     paired = {}
     for flow in seen["flows"]:

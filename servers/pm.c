@@ -9,6 +9,13 @@
  * to every other machine's kernel as that machine comes up (a
  * DM_NOTICE_MACHINE notice); it then asks that kernel for exit notices too.
  *
+ * A process may be moved to another machine (PM_MIGRATE, the shell's
+ * `migrate`): the process manager asks the kernel of the machine it runs
+ * on (KOP_MIGRATE), and keeps in its record where each process runs now,
+ * which every later request about it goes to. The kernel it moved to says
+ * so too (DM_NOTICE_MOVED), so the record is right even when the answer to
+ * the request cannot come.
+ *
  * Every process's link to the process manager (slot SLOT_PM) carries that
  * process's own id as its code, so a request always says who sent it
  * (DEMOS's way; docs/architecture.md). A new process is created stopped, given its
@@ -27,16 +34,24 @@
 #define CHANNEL_REQUEST 0
 #define CHANNEL_NOTICE  1
 #define CHANNEL_PLACEHOLDER 2   /* links that only hold a slot; never used */
+#define CHANNEL_WATCH   3       /* the timer's alarms: look at the machines of processes waited for */
 #define NRECORDS 256
 #define NWAITERS 8
 
 struct record {
     dm_pid pid;          /* 0: unused */
+    uint32_t machine;    /* where it runs (its pid names where it was created) */
+    uint32_t moves;      /* times it has moved (KOP_MIGRATE) */
     char   name[24];
     int    ended;
+    int    lost;                 /* ended with its machine, which went down: no exit status */
     int    ready;                /* a boot server said PM_READY */
     int    system;               /* one of the system's own processes (started at boot): not killed,
                                     stopped or metered on request */
+    int    holds_device;         /* a system process given a link to a kernel (a device, or process
+                                    control): it stays on that kernel's machine */
+    int    movable;              /* a system process that may be moved (PM_MIGRATE): the file
+                                    system's request interpreter, directory and buffer managers */
     int64_t status;
     int    waiters[NWAITERS];   /* reply slots of PM_WAIT requests */
     int    nwaiters;
@@ -74,6 +89,7 @@ static uint64_t end_counter;
 static long switchboard_slot = -1, console_slot = -1;
 static long control[PM_MAX_MACHINES];   /* process-control link to each machine's kernel, or -1 */
 static long buffer_manager = -1;        /* our own link to the file system's buffer manager, for halt */
+static long request_interpreter = -1;   /* the request interpreter's halt link (PM_SERVE "fs") */
 static long notice_link = -1;           /* our notice channel, copied to every kernel */
 static uint8_t buffer[DM_MSG_MAX];
 
@@ -95,13 +111,23 @@ static long kernel_request_on(uint32_t machine, uint32_t op, dm_pid pid, int64_t
     return status;
 }
 
+static struct record *find_record(dm_pid pid);
+
+/* The machine process pid runs on: as its record says, else the one that
+ * created it. */
+static uint32_t machine_of(dm_pid pid)
+{
+    const struct record *r = find_record(pid);
+    return r ? r->machine : PID_MACHINE(pid);
+}
+
 /* The same, for the requests that need only arg[0], to the kernel of the
- * machine of `pid` (of this machine when pid is 0). */
+ * machine `pid` runs on (of this machine when pid is 0). */
 static long kernel_request_about(uint32_t op, dm_pid pid, int64_t arg0, const void *data, uint32_t len, long pass,
                                  void *answer_data, uint32_t answer_cap, uint64_t *value)
 {
-    return kernel_request_on(pid ? PID_MACHINE(pid) : dm_machine(), op, pid, arg0, 0, data, len, pass,
-                             answer_data, answer_cap, value);
+    return kernel_request_on(pid ? machine_of(pid) : dm_machine(), op, pid, arg0, 0, data, len, pass, answer_data,
+                             answer_cap, value);
 }
 
 /* The process manager's own heap (newlib's malloc, for stdio's buffers)
@@ -144,6 +170,7 @@ static struct record *new_record(dm_pid pid, const char *name)
     if (best) {
         memset(best, 0, sizeof *best);
         best->pid = pid;
+        best->machine = PID_MACHINE(pid);
         best->filter = -1;
         snprintf(best->name, sizeof best->name, "%s", name);
     }
@@ -281,7 +308,7 @@ static long meter_request(dm_pid pid, const struct pm_meter *m, long filter_link
     if (filter_link >= 0 && (copy = dm_duplicatelink(filter_link)) < 0)
         return copy;
     int64_t options = (m->options & PM_METER_LOSSY ? 1 : 0) | ((int64_t)m->max_age_ms << 32);
-    return kernel_request_on(PID_MACHINE(pid), KOP_METER, pid, m->flags, options, &parent, sizeof parent, copy,
+    return kernel_request_on(machine_of(pid), KOP_METER, pid, m->flags, options, &parent, sizeof parent, copy,
                              0, 0, 0);
 }
 
@@ -361,7 +388,7 @@ static void metering_machine_down(uint32_t machine)
 {
     filter_forget(PID_MAKE(machine, 0, 0, 0), 1);
     for (int f = 0; f < NFILTERS; f++)
-        if (filters[f].link >= 0 && PID_MACHINE(filters[f].owner) == machine)
+        if (filters[f].link >= 0 && machine_of(filters[f].owner) == machine)
             filter_gone(f);
 }
 
@@ -448,6 +475,7 @@ static long change_metering(dm_pid caller, struct record *r, const struct pm_met
  * have been taken (each kernel answers then, or after wait_ms). */
 #define FLUSH_AT_HALT_MS 10000       /* a stuck filter must not stop a halt for long */
 #define FLUSH_AT_STOP_MS 60000       /* a lossy stream's whole outbox may be on its way over a bad wire */
+#define FILTER_BUSY_RETRY_NS 10000000ull   /* a filter whose queue is full is asked again after 10 ms */
 static void flush_kernels_metering(int64_t wait_ms)
 {
     for (uint32_t m = 0; m < PM_MAX_MACHINES; m++)
@@ -468,8 +496,11 @@ static void flush_for_stop(const struct sv_request *q, uint32_t len)
     flush_kernels_metering(FLUSH_AT_STOP_MS);
 }
 
-/* At halt: every kernel sends its metered processes' batches, then every
- * filter writes out what it has, before the power goes. */
+/* At halt: the metering into every filter ends, as at `filter stop` (each
+ * metered process's last batch goes; a process metered on would make
+ * records after the flush that no filter writes out), every kernel sends
+ * its metered processes' batches, then every filter writes out what it
+ * has, before the power goes. */
 static void flush_metering(void)
 {
     int any = 0;
@@ -477,14 +508,25 @@ static void flush_metering(void)
         any |= records[i].pid && !records[i].ended && records[i].serves_filter[0];
     if (!any)
         return;
+    for (int f = 0; f < NFILTERS; f++)
+        if (filters[f].link >= 0)
+            end_metering_into(f);
     flush_kernels_metering(FLUSH_AT_HALT_MS);
     for (int i = 0; i < NRECORDS; i++) {       /* only the filter servers this process manager started */
         struct record *r = &records[i];
         long link = r->pid && !r->ended && r->serves_filter[0] ? filter_lookup(r->serves_filter) : -1;
         if (link < 0)
             continue;
+        /* A filter whose queue is full of batches refuses the request
+         * (E_QFULL): asked again until it has taken them, which it does
+         * soon, nothing being metered any more. */
         struct sv_call flush = { .op = FILTER_FLUSH, .pass = DM_NO_LINK };
-        sv_call(link, &flush);
+        long err = sv_call(link, &flush);
+        uint64_t tries = FLUSH_AT_HALT_MS * 1000000ull / FILTER_BUSY_RETRY_NS;
+        while (err == E_QFULL && --tries > 0) {
+            timer_sleep_ns(FILTER_BUSY_RETRY_NS);
+            err = sv_call(link, &flush);
+        }
         dm_destroylink(link);
     }
 }
@@ -520,7 +562,9 @@ static long device_link_on(uint32_t machine, int64_t arg0, int64_t arg1)
 
 /* A copy of a free trace disk's device link on `machine` for a filter
  * about to start there (*index: its entry): DM_NO_LINK if the machine has
- * none, E_STATE if each is lent to a filter that still runs. */
+ * none, E_STATE if each is lent to a filter that still runs. An entry
+ * whose link is -1 is the disk of a machine that booted again
+ * (machine_up): its device link is asked of the new boot's kernel. */
 static long lend_trace_disk(uint32_t machine, int *index)
 {
     *index = -1;
@@ -540,6 +584,12 @@ static long lend_trace_disk(uint32_t machine, int *index)
         const struct record *r = trace_disks[i].filter ? find_record(trace_disks[i].filter) : 0;
         if (trace_disks[i].filter && r && !r->ended)
             continue;
+        if (trace_disks[i].link < 0) {
+            long link = device_link_on(machine, REMOTE_TRACE_DISK, 0);
+            if (link < 0)
+                return link;
+            trace_disks[i].link = link;
+        }
         *index = i;
         return dm_duplicatelink(trace_disks[i].link);
     }
@@ -557,7 +607,7 @@ static long lend_live_channel(const struct record *filter)
 {
     if (!filter || !filter->serves_filter[0])
         return E_RIGHTS;
-    uint32_t machine = PID_MACHINE(filter->pid);
+    uint32_t machine = filter->machine;
     if (machine >= PM_MAX_MACHINES || control[machine] < 0)
         return E_NODE;
     typeof(live_channels[0]) *c = &live_channels[machine];
@@ -576,20 +626,103 @@ static long lend_live_channel(const struct record *filter)
     return copy;
 }
 
+static void record_ended(struct record *r, int64_t status, int lost);
+
+/* Process r runs on `machine` after its `moves`th move (the answer to
+ * KOP_MIGRATE, or the notice of the kernel it moved to, whichever comes
+ * first; the other, or an older one, changes nothing). */
+static void record_moved(struct record *r, uint32_t machine, uint32_t moves)
+{
+    if (moves <= r->moves || machine >= PM_MAX_MACHINES)
+        return;
+    r->machine = machine;
+    r->moves = moves;
+}
+
 /* A process has ended (the kernel's notice): its metering's bookkeeping,
  * then tell whoever waits. */
 static void process_ended(dm_pid pid, int64_t status)
 {
     struct record *r = find_record(pid);
-    if (!r || r->ended)
-        return;
+    if (r && !r->ended)
+        record_ended(r, status, 0);
+}
+
+/* Record r's process has ended with `status`, or is `lost` with its
+ * machine: whoever waits for it is answered, with the status or E_NODE. */
+static void record_ended(struct record *r, int64_t status, int lost)
+{
     metering_process_ended(r->pid);
     r->ended = 1;
+    r->lost = lost;
     r->status = status;
     r->ended_order = ++end_counter;
     for (int i = 0; i < r->nwaiters; i++)
-        sv_reply(r->waiters[i], 0, r->status, 0, 0, DM_NO_LINK);
+        sv_reply(r->waiters[i], lost ? E_NODE : 0, r->status, 0, 0, DM_NO_LINK);
     r->nwaiters = 0;
+}
+
+/* Machine `machine` is down (its kernel's DM_NOTICE_DOWN, or the watch
+ * found it so): its processes went with it, and no exit notice will come
+ * for them. Each is taken as ended, lost. */
+static void machine_lost(uint32_t machine)
+{
+    for (int i = 0; i < NRECORDS; i++)
+        if (records[i].pid && PID_MACHINE(records[i].pid) == machine && !records[i].ended)
+            record_ended(&records[i], DM_EXIT_KILLED, 1);
+}
+
+/* ---- watching the machines of processes waited for ----
+ * A machine that goes down sends no exit notice, and this machine's
+ * kernel notices it only when something is sent there: a PM_WAIT for a
+ * process on another machine would wait for ever. While there is one,
+ * each such machine is asked, once a second, for something small
+ * (KOP_NETSTAT): a machine that does not answer is taken to be down by
+ * its kernel within about 4 s, and its processes are lost. */
+#define WATCH_EVERY_NS 1000000000ull
+static int watch_armed;
+static long watch_timer = -1;          /* the timer server, for the watch's alarms */
+
+/* Whether someone waits for a process of `machine`. */
+static int waited_on(uint32_t machine)
+{
+    for (int i = 0; i < NRECORDS; i++)
+        if (records[i].pid && !records[i].ended && records[i].nwaiters && PID_MACHINE(records[i].pid) == machine)
+            return 1;
+    return 0;
+}
+
+/* The watch's next alarm, a second from now, unless one is on its way. */
+static void arm_watch(void)
+{
+    if (watch_armed)
+        return;
+    if (watch_timer < 0)
+        watch_timer = sb_lookup("timer");
+    long link = watch_timer < 0 ? watch_timer : dm_createlink(CHANNEL_WATCH, 0, 0, 0, 0);
+    if (link < 0)
+        return;
+    struct sv_call alarm = { .op = TIMER_ALARM, .arg = { (int64_t)WATCH_EVERY_NS, 0 }, .pass = link };
+    watch_armed = sv_call(watch_timer, &alarm) == 0;
+}
+
+/* The watch's alarm: every other machine with a process waited for is
+ * asked; one that does not answer is lost. Armed again while any remain. */
+static void watch_machines(void)
+{
+    watch_armed = 0;
+    int again = 0;
+    for (uint32_t m = 0; m < PM_MAX_MACHINES; m++) {
+        if (m == dm_machine() || !waited_on(m))
+            continue;
+        long err = kernel_request_on(m, KOP_NETSTAT, 0, 0, 0, 0, 0, DM_NO_LINK, 0, 0, 0);
+        if (err == E_NODE || err == E_DEAD)
+            machine_lost(m);
+        else
+            again = 1;
+    }
+    if (again)
+        arm_watch();
 }
 
 #define NOTIFY_ATTEMPTS 5
@@ -610,8 +743,15 @@ static void machine_up(uint32_t machine, long link)
     if (live_channels[machine].link >= 0)      /* a device link of its former boot */
         dm_destroylink(live_channels[machine].link);
     live_channels[machine].link = -1;
+    for (int i = 0; i < ntrace_disks; i++) {   /* the same for its trace disk: lend_trace_disk asks again */
+        if (trace_disks[i].machine == machine && trace_disks[i].link >= 0) {
+            dm_destroylink(trace_disks[i].link);
+            trace_disks[i].link = -1;
+            trace_disks[i].filter = 0;
+        }
+    }
     for (int i = 0; i < NRECORDS; i++)
-        if (records[i].pid && PID_MACHINE(records[i].pid) == machine && !records[i].ended)
+        if (records[i].pid && records[i].machine == machine && !records[i].ended)
             process_ended(records[i].pid, DM_EXIT_KILLED);
     /* A machine just booted may not answer at once: asked again a few times. */
     long err = E_NOMEM;
@@ -641,15 +781,23 @@ static void halt_other_machines(int code)
             dm_send(control[m], &q, sizeof q, DM_NO_LINK);
 }
 
-/* Before power-off: the buffer manager writes its changed blocks back,
- * over the process manager's own link to it (the switchboard is not
- * needed). What could not be written back is said on the console. */
+/* Before power-off: the file system's final sync, over the request
+ * interpreter's halt link: between two of its operations, every changed
+ * block is written back and the disk marked CLEAN, and no later change is
+ * taken (a program still writing is refused). Without a request
+ * interpreter, the buffer manager syncs alone, over the process manager's
+ * own link to it (the switchboard is not needed). What could not be
+ * written back is said on the console. */
 static void flush_file_system(void)
 {
     if (buffer_manager < 0)
         return;        /* no file system was started */
-    struct sv_call sync = { .op = BM_SYNC, .arg = { 1 }, .pass = DM_NO_LINK };   /* final: marks it CLEAN */
-    long err = sv_call(buffer_manager, &sync);
+    struct sv_call sync = { .op = FS_SYNC, .pass = DM_NO_LINK };
+    long err = request_interpreter >= 0 ? sv_call(request_interpreter, &sync) : E_DEAD;
+    if (err == E_DEAD || err == E_NODE || err == E_FSDOWN) {
+        sync = (struct sv_call){ .op = BM_SYNC, .arg = { 1 }, .pass = DM_NO_LINK };   /* final: marks it CLEAN */
+        err = sv_call(buffer_manager, &sync);
+    }
     if (err == E_DEAD || err == E_NODE)
         printf("pm: halt: the file system's changes since its last sync could not be written back: "
                "its buffer manager (bm) is gone: %s\n", dm_error_text(err));
@@ -667,8 +815,8 @@ static int wait_for_machines(uint32_t first, uint32_t last, uint64_t give_up);
 /* The handlers of each kind of request (user/lib/server_protocol.h, enum pm_op),
  * below in this order. Each fills in the answer (server.h); the caller is
  * the request link's code, info->code. */
-static server_handler run_program, meter_process, meter_system, wait_for_end, signal_process, list_processes,
-    list_peers, halt_system, lend_live, take_server_link;
+static server_handler run_program, meter_process, meter_system, wait_for_end, signal_process, migrate_process,
+    list_processes, list_peers, halt_system, lend_live, take_server_link;
 
 /* One request to the process manager, by kind. */
 static void handle_request(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
@@ -695,6 +843,9 @@ static void handle_request(const struct dm_msg_info *info, const struct sv_reque
     case PM_STOP:
     case PM_RESUME:
         signal_process(info, q, len, answer);
+        break;
+    case PM_MIGRATE:
+        migrate_process(info, q, len, answer);
         break;
     case PM_PS:
         list_processes(info, q, len, answer);
@@ -742,6 +893,7 @@ static long parse_run_request(const struct sv_request *q, uint32_t len, struct r
 static long load_and_create(uint32_t machine, const struct run_request *run, int argc, int envc, long device,
                             const struct metering *metering, uint64_t *pid);
 static void note_served_name(struct record *filter, const struct run_request *run, long argc);
+static int keeps_no_log(const struct run_request *run, long argc);
 
 /* PM_RUN, PM_METER_RUN (data: a struct pm_meter first), PM_FILTER: create
  * a process running the program named by the data, on the machine asked
@@ -757,7 +909,7 @@ static void run_program(const struct dm_msg_info *info, const struct sv_request 
         answer->status = E_INVAL;
         return;
     }
-    uint32_t machine = q->arg[2] > 0 ? (uint32_t)(q->arg[2] - 1) : PID_MACHINE(caller);
+    uint32_t machine = q->arg[2] > 0 ? (uint32_t)(q->arg[2] - 1) : machine_of(caller);
     if (machine < dm_nodes() && machine < PM_MAX_MACHINES && control[machine] < 0) {
         wait_to_run(info, q, len, answer, machine);
         return;
@@ -770,7 +922,7 @@ static void run_program(const struct dm_msg_info *info, const struct sv_request 
     struct metering metering = { .filter = -1 };
     int disk = -1;
     long device = DM_NO_LINK;
-    if (q->op == PM_FILTER)    /* a filter is not metered by the machine's system setting */
+    if (q->op == PM_FILTER && !keeps_no_log(&run, q->arg[0]))   /* nor metered by the machine's setting */
         device = lend_trace_disk(machine, &disk);
     else
         status = metering_for(caller, machine, run.asked, &metering);
@@ -884,6 +1036,21 @@ static void note_served_name(struct record *filter, const struct run_request *ru
                  (int)strnlen(name, (size_t)(end - name)), name);
 }
 
+/* Whether a filter about to start keeps no log (its option -n, among
+ * those after argv[0]): it is lent no trace disk. */
+static int keeps_no_log(const struct run_request *run, long argc)
+{
+    const char *end = run->args + run->args_len, *word = run->args;
+    for (long i = 0; i < argc && word < end; i++) {
+        if (i > 0 && word[0] != '-')
+            break;
+        if (i > 0 && strcmp(word, "-n") == 0)
+            return 1;
+        word += strnlen(word, (size_t)(end - word)) + 1;
+    }
+    return 0;
+}
+
 /* PM_METER: change the metering of process arg0 (data: a struct pm_meter). */
 static void meter_process(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
                           struct server_answer *answer)
@@ -924,10 +1091,13 @@ static void wait_for_end(const struct dm_msg_info *info, const struct sv_request
     if (!r) {
         answer->status = E_NOTFOUND;
     } else if (r->ended) {
+        answer->status = r->lost ? E_NODE : 0;
         answer->value = r->status;
     } else if (r->nwaiters < NWAITERS && info->reply >= 0) {
         r->waiters[r->nwaiters++] = (int)info->reply;
-        answer->later = 1;   /* answered when it ends (process_ended) */
+        answer->later = 1;   /* answered when it ends (process_ended), or is lost */
+        if (PID_MACHINE(r->pid) != dm_machine())
+            arm_watch();
     } else {
         answer->status = E_QFULL;
     }
@@ -952,6 +1122,36 @@ static void signal_process(const struct dm_msg_info *info, const struct sv_reque
                                               : q->op == PM_STOP ? KOP_STOP
                                                                  : KOP_RESUME,
                                               r->pid, DM_EXIT_KILLED, &caller, sizeof caller, DM_NO_LINK, 0, 0, 0);
+}
+
+/* PM_MIGRATE: move process arg0 to machine arg1 (DEMOS/MP's migration:
+ * the kernel of the machine it runs on does it, KOP_MIGRATE). Of the
+ * system's own processes, only the file system's that hold no device link
+ * move (docs/migration.md, "The system's processes"): those that were
+ * given a link to a kernel stay with it (E_DEVICE: the process manager,
+ * the console and timer servers, the disk interfaces), and the switchboard
+ * and the shell stay where they are (E_SYSTEM). Any other process that
+ * holds a device link is refused by its kernel (E_DEVICE). The answer
+ * comes when the process runs on that machine; its value is the machine. */
+static void migrate_process(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
+                            struct server_answer *answer)
+{
+    (void)info, (void)len;
+    struct record *r = target(q);
+    int64_t to = q->arg[1];
+    uint64_t value = 0;
+    if (!r || r->ended)
+        answer->status = E_NOTFOUND;
+    else if (r->system && !r->movable)
+        answer->status = r->holds_device ? E_DEVICE : E_SYSTEM;
+    else if (to < 0 || to >= PM_MAX_MACHINES || control[to] < 0)
+        answer->status = E_NODE;
+    else
+        answer->status = kernel_request_on(r->machine, KOP_MIGRATE, r->pid, to, 0, 0, 0, DM_NO_LINK, 0, 0, &value);
+    if (answer->status < 0)
+        return;
+    record_moved(r, (uint32_t)value, r->moves + 1);
+    answer->value = (int64_t)value;
 }
 
 /* The answer of PM_PS and PM_NETSTAT: `count` entries of `size` bytes
@@ -1007,14 +1207,16 @@ static void list_peers(const struct dm_msg_info *info, const struct sv_request *
     answer_entries(answer, status, value, peers, sizeof(struct dm_kpeer));
 }
 
-/* PM_HALT: write back the file system and the metering, power every
- * machine off with status arg0. Answered only if the kernel refuses. */
+/* PM_HALT: write back the metering, then the file system, and power
+ * every machine off with status arg0. The metering first: a filter may
+ * write its log into a file, which the file system's final sync must
+ * find written. Answered only if the kernel refuses. */
 static void halt_system(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
                         struct server_answer *answer)
 {
     (void)info, (void)len;
-    flush_file_system();
     flush_metering();
+    flush_file_system();
     halt_other_machines((int)q->arg[0]);
     kernel_request_about(KOP_HALT, 0, q->arg[0], 0, 0, DM_NO_LINK, 0, 0, 0);
     answer->status = E_STATE;
@@ -1034,14 +1236,20 @@ static void lend_live(const struct dm_msg_info *info, const struct sv_request *q
 }
 
 /* PM_SERVE: the switchboard or the console server (the data: its name)
- * gives its link, once; it is kept for every process created after. */
+ * gives its link, once; it is kept for every process created after. The
+ * request interpreter started at boot gives its halt link ("fs"), once. */
 static void take_server_link(const struct dm_msg_info *info, const struct sv_request *q, uint32_t len,
                              struct server_answer *answer)
 {
     const char *name = (const char *)(q + 1);
     uint32_t name_len = len - sizeof *q;
+    const struct record *from = find_record(info->code);
     if (info->link < 0 || strnlen(name, name_len) == name_len) {
         answer->status = E_INVAL;
+    } else if (strcmp(name, "fs") == 0 && request_interpreter < 0 && from && from->system &&
+               strcmp(from->name, "ri") == 0) {
+        request_interpreter = info->link;
+        answer->link_kept = 1;
     } else if (strcmp(name, "switchboard") == 0 && switchboard_slot < 0) {
         switchboard_slot = info->link;
         answer->link_kept = 1;
@@ -1110,12 +1318,17 @@ static void serve_message(const struct dm_msg_info *m, long n)
             process_ended(notice->pid, notice->status);
         else if (notice->kind == DM_NOTICE_MACHINE && info.link >= 0)
             machine_up(notice->machine, info.link);
-        else if (notice->kind == DM_NOTICE_DOWN)
+        else if (notice->kind == DM_NOTICE_DOWN && notice->machine < PM_MAX_MACHINES) {
             metering_machine_down(notice->machine);
+            machine_lost(notice->machine);
+        } else if (notice->kind == DM_NOTICE_MOVED && find_record(notice->pid))
+            record_moved(find_record(notice->pid), notice->machine, (uint32_t)notice->status);
         else if (info.link >= 0)
             dm_destroylink(info.link);
     } else if (info.channel == CHANNEL_REQUEST) {
         server_serve(&info, buffer, n, handle_request);
+    } else if (info.channel == CHANNEL_WATCH) {
+        watch_machines();
     } else if (info.reply >= 0) {
         sv_reply(info.reply, E_BADREQ, 0, 0, 0, DM_NO_LINK);
     }
@@ -1126,7 +1339,7 @@ static void serve_message(const struct dm_msg_info *m, long n)
  * them: the buffer manager's argument is its cache size in blocks. The
  * boot argument place.NAME=K (e.g. `make run PLACE="bm=1 ri=2"`) puts
  * process NAME on machine K; the disk interface stays with the disk, on
- * this machine. */
+ * this machine. The other three may be moved later (PM_MIGRATE). */
 struct boot_server {
     const char *program, *argument;
     int takes_disk;                /* it gets disk 0's device link in slot 3 */
@@ -1176,9 +1389,9 @@ static void read_placement(int argc, char **argv)
 
 /* Start a system server and serve requests until it is ready: `*ready`
  * set (PM_SERVE), or, without `ready`, its PM_READY; or until it ends.
- * Returns whether it is ready. */
-static int start_server(uint32_t machine, const char *name, const char *argument, long device_link, long *ready,
-                        const struct metering *metering)
+ * Returns its record if it is ready, else 0. */
+static struct record *start_server(uint32_t machine, const char *name, const char *argument, long device_link,
+                                   long *ready, const struct metering *metering)
 {
     char args[32];
     int len = snprintf(args, sizeof args, "%s", name) + 1;
@@ -1199,11 +1412,13 @@ static int start_server(uint32_t machine, const char *name, const char *argument
         return 0;
     }
     struct record *r = find_record(pid);
-    if (r)
+    if (r) {
         r->system = 1;
+        r->holds_device = device_link >= 0;
+    }
     while (r && !r->ended && (ready ? *ready < 0 : !r->ready))
         serve_one();
-    return r && !r->ended;
+    return r && !r->ended ? r : 0;
 }
 
 /* meter.fs=K: a filter named "fstrace" on machine K's trace disk (all records,
@@ -1303,6 +1518,7 @@ static void init_tables(void)
     records[0].pid = dm_self();
     records[0].filter = -1;
     records[0].system = 1;
+    records[0].holds_device = 1;     /* the process-control links of every kernel */
     snprintf(records[0].name, sizeof records[0].name, "pm");
     for (int m = 0; m < PM_MAX_MACHINES; m++)
         control[m] = live_channels[m].link = -1;
@@ -1333,9 +1549,11 @@ static void start_disk_servers(int disks)
         start_fs_filter((uint32_t)meter_fs_machine, &fs_metering);
     for (size_t i = 0; disks > 0 && i < FILE_SYSTEM_PROCESSES; i++) {
         const struct boot_server *f = &file_system[i];
-        if (!start_server(f->machine, f->program, f->argument, f->takes_disk ? BOOT_SLOT_DISK0 : -1, 0,
-                          &fs_metering))
+        long device = f->takes_disk ? BOOT_SLOT_DISK0 : -1;
+        struct record *r = start_server(f->machine, f->program, f->argument, device, 0, &fs_metering);
+        if (!r)
             break;
+        r->movable = !f->takes_disk;
         if (strcmp(f->program, "bm") == 0)
             buffer_manager = sb_lookup("bm");   /* it registered before it said PM_READY */
     }

@@ -1,7 +1,10 @@
 /*
  * timer.c — the timer server: time of day, sleeping, alarms. It holds the
  * clock's device link (slot 3) and keeps every sleeper and alarm in one
- * list, asking the kernel for a wake-up at the earliest of them.
+ * list, asking the kernel for a wake-up at the earliest of them. An alarm
+ * whose receiver's queue is full when it fires is sent again a little
+ * later, until it is taken: a process busy with a flood of messages (a
+ * filter) still gets its alarms.
  * Registered with the switchboard as "timer".
  */
 #include <stdint.h>
@@ -14,6 +17,7 @@
 #define CHANNEL_TICK    1
 #define NWAITING        128
 #define MAX_ARMED       8
+#define ALARM_RETRY_NS  10000000ull   /* an alarm whose receiver's queue is full is sent again this much later */
 
 static struct {
     uint64_t when;        /* machine clock ns */
@@ -77,12 +81,17 @@ static void fire_expired(void)
     for (int i = 0; i < NWAITING; i++) {
         if (!waiting[i].used || waiting[i].when > now)
             continue;
-        waiting[i].used = 0;
         if (waiting[i].is_alarm) {
             struct sv_request fired = { .op = TIMER_ALARM_FIRED, .arg = { waiting[i].cookie } };
-            dm_send(waiting[i].slot, &fired, sizeof fired, DM_NO_LINK);
+            long err = dm_send(waiting[i].slot, &fired, sizeof fired, DM_NO_LINK);
+            if (err == E_QFULL || err == E_NOMEM) {   /* no room now (a busy filter's queue): later */
+                waiting[i].when = now + ALARM_RETRY_NS;
+                continue;
+            }
+            waiting[i].used = 0;
             dm_destroylink(waiting[i].slot);
         } else {
+            waiting[i].used = 0;
             sv_reply(waiting[i].slot, 0, (int64_t)now, 0, 0, DM_NO_LINK);
         }
     }

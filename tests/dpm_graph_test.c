@@ -59,6 +59,9 @@ struct builder {
     size_t nevents, capacity;
     struct dpm_process process[MAX_PROCESSES];
     uint64_t cpu[MAX_PROCESSES], clock[MAX_PROCESSES];
+    uint32_t on[MAX_PROCESSES];          /* the machine each process is on now */
+    struct dpm_move moves[MAX_PROCESSES];
+    size_t nmoves;
     size_t nprocesses;
     uint64_t next_message, pc;
 };
@@ -82,7 +85,7 @@ static struct dpm_event *add_event(struct builder *b, uint64_t pid, uint32_t typ
     struct dpm_event *ev = &b->events[b->nevents++];
     memset(ev, 0, sizeof *ev);
     ev->type = type;
-    ev->machine = b->process[p].machine;
+    ev->machine = b->on[p];
     ev->time = b->clock[p];
     ev->proctime = b->cpu[p];
     ev->pc = b->pc;
@@ -99,9 +102,31 @@ static void add_process(struct builder *b, uint64_t pid, uint32_t machine, const
     struct dpm_process *p = &b->process[b->nprocesses++];
     memset(p, 0, sizeof *p);
     p->pid = pid;
-    p->machine = machine;
+    p->machine = p->last_machine = machine;
+    b->on[b->nprocesses - 1] = machine;
     snprintf(p->name, sizeof p->name, "%s", name);
     add_event(b, pid, MT_CREATEPROCESS);
+}
+
+/* Process pid moves to `machine`, out of execution `took` ns: its MIGRATE
+ * record, written there at `time` by that machine's clock (the process's
+ * clock is set to it). */
+static void move_to(struct builder *b, uint64_t pid, uint32_t machine, uint64_t took, uint64_t time)
+{
+    size_t p = find(b, pid);
+    uint32_t from = b->on[p];
+    b->on[p] = machine;
+    b->clock[p] = time;
+    struct dpm_event *ev = add_event(b, pid, MT_MIGRATE);
+    ev->from_machine = (uint16_t)from;
+    ev->to_machine = (uint16_t)machine;
+    ev->code = took;
+    ev->kind = (uint32_t)++b->process[p].nmoves;
+    ev->present = EV_MACHINE | EV_TIME | EV_PROCTIME | EV_PC | EV_PID | EV_SEQUENCE | EV_FROM_MACHINE |
+                  EV_TO_MACHINE | EV_CODE | EV_KIND;
+    b->process[p].last_machine = machine;
+    b->moves[b->nmoves++] = (struct dpm_move){ .pid = pid, .event = (uint32_t)(b->nevents - 1), .from = from,
+                                               .to = machine, .time = time, .took = took, .moves = ev->kind };
 }
 
 static void compute(struct builder *b, uint64_t pid, uint64_t ns)
@@ -146,10 +171,20 @@ static void finish(struct builder *b, struct dpm_trace *t)
     t->nevents = b->nevents;
     t->processes = b->process;
     t->nprocesses = b->nprocesses;
+    for (size_t i = 1; i < b->nmoves; i++)       /* by process, each one's in order: struct dpm_trace's */
+        for (size_t j = i; j > 0 && b->moves[j - 1].pid > b->moves[j].pid; j--) {
+            struct dpm_move swap = b->moves[j];
+            b->moves[j] = b->moves[j - 1];
+            b->moves[j - 1] = swap;
+        }
+    t->moves = b->moves;
+    t->nmoves = b->nmoves;
     t->by_process = malloc(b->nevents * sizeof *t->by_process + 1);
-    uint32_t at = 0;
+    uint32_t at = 0, moved = 0;
     for (size_t p = 0; p < b->nprocesses; p++) {
         b->process[p].first = at;
+        b->process[p].first_move = moved;
+        moved += b->process[p].nmoves;
         for (size_t i = 0; i < b->nevents; i++)
             if (b->events[i].pid == b->process[p].pid)
                 t->by_process[at++] = (uint32_t)i;
@@ -278,6 +313,73 @@ static void check_hand_cases(void)
     check_step(&t, 2, two_machines, &zero, 10, 1.6);
     check_step(&t, 3, two_machines, &zero, 10, 1.6);
     check_step(&t, 1, 0, &zero, 10, 1.6);
+    builder_free(&b, &t);
+}
+
+/* Processes that move (MIGRATE records): each node runs on the machine
+ * its record was written on, from it to the next (models/parallel.h). */
+static void check_moves(void)
+{
+    struct builder b = { 0 };
+    struct dpm_trace t;
+    struct history h;
+    char err[256];
+    struct delay_table zero = constant_delays(0, 0);
+    static const uint32_t two_machines[MAX_PROCESSES] = { 0, 1 };
+
+    /* A computes 1000 on machine 0; B computes 500 on machine 1, moves to
+     * machine 0 and computes 500 more. Without contention t_max = 1000, P =
+     * 2. With it, as measured: 500 ns apart, then A's last 500 and B's 500
+     * share machine 0 and take 1000 each: t_max = 1500, P = 4/3. Were B
+     * on machine 1 throughout, P = 2. */
+    add_process(&b, 1, 0, "A");
+    add_process(&b, 2, 1, "B");
+    compute(&b, 1, 1000);
+    compute(&b, 2, 500);
+    move_to(&b, 2, 0, 3000, 500);
+    compute(&b, 2, 500);
+    end(&b, 1);
+    end(&b, 2);
+    finish(&b, &t);
+    CHECK(history_build(&h, &t, err, sizeof err) == 0);
+    CHECK(h.nnodes == 5 && h.kind[h.first_node[1] + 1] == HN_MIGRATE);   /* A: start, end; B: start, MIGRATE, end */
+    uint32_t measured[MAX_PROCESSES];
+    placement_measured(measured, &h);
+    CHECK(measured[1] == PLACE_MEASURED && placement_node(&h, measured, h.first_node[1]) == 1 &&
+          placement_node(&h, measured, h.first_node[1] + 1) == 0);
+    history_free(&h);
+    check_step(&t, 1, 0, &zero, 1000, 2.0);
+    check_step(&t, 3, 0, &zero, 1500, 2000.0 / 1500);
+    check_step(&t, 3, two_machines, &zero, 1000, 2.0);
+    builder_free(&b, &t);
+
+    /* A ping (machine 0) calls a pong (machine 1) twice; between the two
+     * the pong moves to machine 0. Delivery 10 ns on one machine, 1000
+     * between two: the first exchange's messages are remote, the second's
+     * local: t_max = 1000 + 1000 + 500 + 1000 + 1000 + 10 + 500 + 10 =
+     * 5020; with the pong on machine 1 throughout, 7000. */
+    add_process(&b, 1, 0, "ping");
+    add_process(&b, 2, 1, "pong");
+    compute(&b, 1, 1000);
+    uint64_t m = send(&b, 1, 2);
+    receive(&b, 2, 1, m);
+    compute(&b, 2, 500);
+    m = send(&b, 2, 1);
+    receive(&b, 1, 2, m);
+    move_to(&b, 2, 0, 100, 1600);
+    compute(&b, 1, 1000);
+    m = send(&b, 1, 2);
+    receive(&b, 2, 1, m);
+    compute(&b, 2, 500);
+    m = send(&b, 2, 1);
+    receive(&b, 1, 2, m);
+    end(&b, 1);
+    end(&b, 2);
+    finish(&b, &t);
+    struct delay_table far = constant_delays(10, 1000);
+    check_step(&t, 2, 0, &far, 5020, 3000.0 / 5020);
+    check_step(&t, 3, 0, &far, 5020, 3000.0 / 5020);
+    check_step(&t, 2, two_machines, &far, 7000, 3000.0 / 7000);
     builder_free(&b, &t);
 }
 
@@ -1464,6 +1566,42 @@ static void check_three_machines(void)
     builder_free(&b, &t);
 }
 
+/* A move bounds the clocks as a message does. Machine 1 reads 1,000,000
+ * ahead. A client on machine 0 sends at true 100 to a server on machine 1,
+ * arriving at true 200: offset(1) <= 1,000,200 - 100 = 1,000,100. Heard
+ * one way only, machine 1 would be bounded above only (its estimate 0).
+ * The server's last record on machine 1 is at true 500, and it reaches
+ * machine 0, where its MIGRATE record is at true 800: offset(1) >=
+ * 1,000,500 - 800 = 999,700. So [999700, 1000100], 999,900 within 200;
+ * the server's records after the move are on machine 0's clock. */
+static void check_move_bounds_clocks(void)
+{
+    struct builder b = { 0 };
+    struct dpm_trace t;
+    struct history h;
+    struct arrivals a;
+    struct clock_model c;
+    add_process(&b, 1, 0, "client");
+    add_process(&b, 2, 1, "server");
+    timed_message(&b, 1, 2, 100, 1000200);
+    end(&b, 1);
+    b.clock[1] = 1000500;
+    send_id(&b, 2, OUTSIDE_PID, 99, 1);             /* its last node on machine 1: a SEND outside the trace */
+    move_to(&b, 2, 0, 250, 800);
+    b.clock[1] = 900;
+    end(&b, 2);
+    finish(&b, &t);
+    clocks_of(&t, &h, &a, &c, 0);
+    CHECK(c.nmachines == 2 && c.remote == 1 && c.moves == 1 && c.slack == 0);
+    CHECK(c.machine[1].low == 999700 && c.machine[1].high == 1000100 && c.machine[1].offset == 999900 &&
+          c.machine[1].bound == 200);
+    uint32_t migrate = h.first_node[1] + 3;          /* server: start, RECEIVE, SEND, MIGRATE, end */
+    CHECK(h.kind[migrate] == HN_MIGRATE && clocks_node_time(&c, &h, migrate) == 800 &&
+          clocks_node_time(&c, &h, migrate - 1) == 1000500 - 999900);
+    clocks_release(&h, &a, &c);
+    builder_free(&b, &t);
+}
+
 /* Clocks no constant offset explains: 0 -> 1 arrives 100 before it was
  * sent (offset(1) - offset(0) <= -100), 1 -> 0 arrives 50 before
  * (offset(1) - offset(0) >= 50). With a slack s on each: -100 + s >= 50 -
@@ -1581,6 +1719,7 @@ static void measure_a_million(void)
 int main(int argc, char **argv)
 {
     check_hand_cases();
+    check_moves();
     check_random_traces();
     check_outside_arc();
     check_untraced_clients();
@@ -1595,6 +1734,7 @@ int main(int argc, char **argv)
     check_vector_clocks();
     check_skewed_traces();
     check_three_machines();
+    check_move_bounds_clocks();
     check_inconsistent_clocks();
     check_elf();
     if (!(argc > 1 && strcmp(argv[1], "--quick") == 0))

@@ -7,7 +7,11 @@
  * truncated logs are refused or end cleanly; a log written over an older,
  * longer one ends where it ends (its log identity); a blank trace disk is
  * told apart from a log and from anything else; a log with a capacity
- * stops there and still counts its losses.
+ * stops there and still counts its losses; a filter's summaries
+ * (summary.c) count each message once, from its SEND or, when its sender is
+ * not metered there, from its RECEIVE, count MOVEDATAs, keep each process's
+ * latest machine, count what finds no room, and are read back as packed
+ * while damaged ones are refused.
  *
  *     meter_test    prints `meter_test: N checks passed` or the failures
  */
@@ -16,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tracelog.h"
+#include "summary.h"
 
 #define TEST_NAME "meter_test"
 #include "host_check.h"
@@ -802,6 +807,98 @@ static void check_append_whole(void)
     CHECK(tracelog_append_whole(&w, packed, 1, &bytes) == 1 && bytes == bad.header.length);
 }
 
+/* A record of `type` in process pid's stream, written on `machine`, with
+ * the body's fields set by the caller. */
+static struct meter_record summary_record(uint32_t type, uint64_t pid, uint32_t machine)
+{
+    struct meter_record r;
+    memset(&r, 0, sizeof r);
+    r.header.traceType = type;
+    r.header.pid = pid;
+    r.header.machine = machine;
+    r.header.length = (uint32_t)(sizeof r.header + meter_body_layout(type)->size);
+    return r;
+}
+
+static const struct meter_summary_pair *pair_of(const struct meter_summary_pair *pairs, uint32_t n, uint64_t from,
+                                                uint64_t to)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (pairs[i].from == from && pairs[i].to == to)
+            return &pairs[i];
+    return 0;
+}
+
+static void check_summary(void)
+{
+    static struct meter_summary s;
+    meter_summary_begin(&s, 7, 2, 1000);
+    struct meter_record r = summary_record(MT_SEND, 0x11, 1);
+    r.body.SEND.toTask = 0x22;
+    r.body.SEND.size = 100;
+    meter_summary_add(&s, &r.header, 0);
+    meter_summary_add(&s, &r.header, 0);
+    r.body.SEND.status = -5;                          /* a SEND that failed moved nothing */
+    meter_summary_add(&s, &r.header, 0);
+    r = summary_record(MT_RECEIVE, 0x22, 0);
+    r.body.RECEIVE.fromTask = 0x11;
+    r.body.RECEIVE.size = 100;
+    meter_summary_add(&s, &r.header, 1);              /* its SEND counted it */
+    r.body.RECEIVE.fromTask = 0x33;
+    r.body.RECEIVE.size = 8;
+    meter_summary_add(&s, &r.header, 0);              /* 0x33 is not metered there: counted here */
+    r = summary_record(MT_MOVEDATA, 0x22, 0);
+    r.body.MOVEDATA.fromTask = 0x22;
+    r.body.MOVEDATA.toTask = 0x44;
+    r.body.MOVEDATA.size = 4096;
+    meter_summary_add(&s, &r.header, 0);
+    r.body.MOVEDATA.fromTask = 0x55;                  /* between two others: one with each */
+    meter_summary_add(&s, &r.header, 0);
+    r = summary_record(MT_MIGRATE, 0x11, 3);          /* 0x11 moved to machine 3 */
+    meter_summary_add(&s, &r.header, 0);
+    r = summary_record(MT_DESTROYPROCESS, 0x44, 0);
+    meter_summary_add(&s, &r.header, 0);
+    s.head.end_ns = 2000;
+    uint32_t len = meter_summary_pack(&s);
+    static uint8_t message[4096];
+    CHECK(len <= sizeof message);
+    memcpy(message, &s, len);
+    const struct meter_summary_head *h;
+    const struct meter_summary_pair *pairs;
+    const struct meter_summary_process *processes;
+    CHECK(meter_summary_parse(message, len, &h, &pairs, &processes) == 0);
+    CHECK(h->sequence == 7 && h->machine == 2 && h->begin_ns == 1000 && h->end_ns == 2000 && h->records == 9);
+    CHECK(h->npairs == 4 && h->nprocesses == 3 && h->messages_left_out == 0);
+    const struct meter_summary_pair *p = pair_of(pairs, h->npairs, 0x11, 0x22);
+    CHECK(p && p->messages == 2 && p->bytes == 200);
+    p = pair_of(pairs, h->npairs, 0x33, 0x22);
+    CHECK(p && p->messages == 1 && p->bytes == 8);
+    p = pair_of(pairs, h->npairs, 0x22, 0x44);
+    CHECK(p && p->messages == 2 && p->bytes == 8192);
+    p = pair_of(pairs, h->npairs, 0x22, 0x55);
+    CHECK(p && p->messages == 1 && p->bytes == 4096);
+    CHECK(pair_of(pairs, h->npairs, 0x22, 0x11) == 0);
+    CHECK(processes[0].pid == 0x11 && processes[0].machine == 3 && processes[0].records == 4 && !processes[0].ended);
+    CHECK(processes[1].pid == 0x22 && processes[1].machine == 0 && processes[1].records == 4);
+    CHECK(processes[2].pid == 0x44 && processes[2].ended == 1);
+    CHECK(meter_summary_parse(message, len - 1, &h, &pairs, &processes) == -1);
+    message[0] ^= 1;
+    CHECK(meter_summary_parse(message, len, &h, &pairs, &processes) == -1);
+
+    meter_summary_begin(&s, 0, 0, 0);                  /* more pairs and processes than fit */
+    for (uint64_t i = 0; i < METER_SUMMARY_PAIRS + 3; i++) {
+        r = summary_record(MT_SEND, 0x100 + i, 0);
+        r.body.SEND.toTask = 0x22;
+        meter_summary_add(&s, &r.header, 0);
+    }
+    CHECK(s.head.npairs == METER_SUMMARY_PAIRS && s.head.messages_left_out == 3);
+    CHECK(s.head.nprocesses == METER_SUMMARY_PROCESSES &&
+          s.head.processes_left_out == METER_SUMMARY_PAIRS + 3 - METER_SUMMARY_PROCESSES);
+    len = meter_summary_pack(&s);
+    CHECK(len == sizeof(struct meter_summary) && len <= 4096);
+    CHECK(meter_summary_parse(&s, len, &h, &pairs, &processes) == 0 && processes[0].pid == 0x100);
+}
+
 int main(void)
 {
     check_tables();
@@ -818,6 +915,7 @@ int main(void)
     check_foreign_log();
     check_unstream();
     check_append_whole();
+    check_summary();
     if (failures) {
         printf("meter_test: %d of %d checks failed\n", failures, checks);
         return 1;

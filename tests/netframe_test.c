@@ -112,7 +112,7 @@ static void test_foreign_frames(void)
             CHECK(result == NETFRAME_OK);
         else if (type == NETFRAME_DATA)
             CHECK(result == NETFRAME_E_SHORT);          /* 60 bytes: shorter than its headers */
-        else if (type == NETFRAME_ACK)
+        else if (type == NETFRAME_ACK || type == NETFRAME_GONE)
             CHECK(result == NETFRAME_E_FIELD);          /* receiver epoch 0 */
         else
             CHECK(result == NETFRAME_E_TYPE);
@@ -373,6 +373,32 @@ static void test_build_data_sealed(void)
     }
 }
 
+/* A GONE frame: built from its fields (receiver_epoch 14 bytes after the
+ * Ethernet header), parsed back, sealed and unsealed as every frame is;
+ * shorter than its header, or naming no receiver epoch, refused. */
+static void test_gone_frames(void)
+{
+    uint8_t built[NETFRAME_MIN_LEN];
+    const struct siphash_key key = { 0x0123456789abcdefull, 0xfedcba9876543210ull };
+    uint64_t number = 0;
+    struct netframe f = { .machine = 1, .node_count = 3, .epoch = 9, .receiver_epoch = 5 }, back;
+    memcpy(f.destination, (const uint8_t[]){ 0x52, 0x54, 0x00, 0x4d, 0x03, 0x00 }, 6);
+    memcpy(f.source, (const uint8_t[]){ 0x52, 0x54, 0x00, 0x4d, 0x03, 0x01 }, 6);
+    uint32_t body = netframe_build_gone(built, &f);
+    CHECK(body == NETFRAME_BODY_MIN_LEN);
+    CHECK(built[NETFRAME_ETH_LEN + 1] == NETFRAME_GONE && built[NETFRAME_ETH_LEN + 14] == 5 &&
+          built[NETFRAME_ETH_LEN + 15] == 0);
+    CHECK(netframe_parse(built, body, &back) == NETFRAME_OK);
+    CHECK(back.type == NETFRAME_GONE && back.machine == 1 && back.epoch == 9 && back.receiver_epoch == 5);
+    CHECK(netframe_seal(built, body, 7, &key) == NETFRAME_MIN_LEN);
+    CHECK(netframe_unseal(built, NETFRAME_MIN_LEN, &key, &number) == (int32_t)body && number == 7);
+    CHECK(netframe_parse(built, body, &back) == NETFRAME_OK && back.receiver_epoch == 5);
+    CHECK(netframe_parse(built, NETFRAME_ETH_LEN + NETFRAME_GONE_LEN, &back) == NETFRAME_OK);
+    CHECK(netframe_parse(built, NETFRAME_ETH_LEN + NETFRAME_GONE_LEN - 1, &back) == NETFRAME_E_SHORT);
+    f.receiver_epoch = 0;
+    CHECK(netframe_parse(built, netframe_build_gone(built, &f), &back) == NETFRAME_E_FIELD);
+}
+
 /* The MAC convention: 52:54:00:4d:CC:NN is machine NN of CC; anything else
  * is not a cluster address, and leaves the outputs alone. */
 static void test_identity(void)
@@ -430,6 +456,7 @@ int main(void)
     test_bad_fields();
     test_data_frames();
     test_ack_frames();
+    test_gone_frames();
     test_seal();
     test_build_data_sealed();
     test_identity();

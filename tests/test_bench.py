@@ -105,3 +105,30 @@ def test_netbench_prints_the_delivery_table():
                    int(figures["deliver_remote_%d_instr" % size])) <= 1, out
     assert int(figures["deliver_local_1_instr"]) < int(figures["deliver_remote_1_instr"]), out
     assert int(figures["deliver_remote_1_instr"]) < int(figures["deliver_remote_1000_instr"]), out
+
+
+def test_migbench_prints_every_figure():
+    """migbench on three nodes, with one move of each size and a few
+    forwarded CALLs: every figure it promises, a larger process costing
+    more to move, each process as large as its heap at least, and a CALL
+    forwarded once costing more than a direct one (the median of the
+    rounds' differences)."""
+    from cluster import Cluster
+    with Cluster(3) as cluster:
+        cluster.wait_joined()
+        out = cluster.node(0).command("run migbench 1 31", timeout=300)
+        assert cluster.node(0).command("run migbench 0").startswith("usage: migbench")
+        assert "usage: migbench" in cluster.node(0).command("run @1 migbench 1 1")
+    figures = {name: float(value) for name, value in
+               re.findall(r"^BENCH (\S+) (-?\d+(?:\.\d+)?) (?:us|instructions)$", out, re.M)}
+    sizes = (("64k", 64), ("1m", 1024), ("8m", 8192))
+    assert sorted(figures) == sorted(["forward_extra_instr"] + ["migrate_%s_%s" % (tag, unit) for tag, _ in sizes
+                                                                 for unit in ("us", "instr")]), out
+    assert all(value > 0 for value in figures.values()), out
+    for tag, kib in sizes:
+        m = re.search(r"^migbench: a process of (\d+) KiB \(a heap of %d KiB\), moved 1 times" % kib, out, re.M)
+        assert m and int(m.group(1)) > kib, out
+    assert figures["migrate_64k_instr"] < figures["migrate_1m_instr"] < figures["migrate_8m_instr"], out
+    # Moving 8 MiB more seals and copies every byte on both sides: several instructions a byte.
+    assert figures["migrate_8m_instr"] - figures["migrate_1m_instr"] > 7 * 1024 * 1024 * 4, out
+    assert re.search(r"^migbench: 31 CALLs forwarded once, -?\d+ instructions each; 31 direct", out, re.M), out

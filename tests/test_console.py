@@ -4,12 +4,17 @@ ones), so that `run @K` works at once; piped input is flow-controlled end to
 end (no byte is lost however much is piped in); a line longer than the shell
 takes is refused with a message and not run; bytes >= 0x80 (UTF-8) are kept,
 and backspace erases a whole UTF-8 character; the shell quotes as a POSIX
-shell does for '...', "..." and backslash, and quotes protect >, >>, &, |."""
+shell does for '...', "..." and backslash, and quotes protect >, >>, &, |;
+a program's line to standard error, its first included, is one write."""
+import os
 import re
+import shutil
+import subprocess
+import tempfile
 import threading
 import time
 
-from harness import Node, run_make
+from harness import DMTRACE, Node, run_make
 from cluster import Cluster
 
 node = None
@@ -182,3 +187,36 @@ def test_an_unterminated_quote_is_an_error_and_nothing_runs():
     assert n.command("echo abc\\") == "shell: a \\ ends the line (nothing to escape): not run\n"
     out = n.command("ls /")
     assert "q1" not in out and "q2" not in out, out
+
+
+# ---- 6. a line is one write ----
+
+def test_a_programs_first_error_line_is_one_write_to_the_console():
+    """A program's line to standard error, even its first, reaches the console
+    in one write, as a line to standard output does: else other output (the
+    shell's prompt, another program's lines) comes between its pieces, and a
+    program on another machine pays a network round trip for each piece.
+    Counted as SENDs over the console link (slot 2) in the programs' metered
+    records: ls and fsseq on machine 1 each print one error line, hello one
+    line to standard output."""
+    traces = tempfile.mkdtemp(prefix="dm-console-")
+    try:
+        with Cluster(2, trace_disks=traces) as cluster:
+            cluster.wait_joined()
+            n = cluster.node(0)
+            n.command("filter start t - -")
+            printed = ""
+            for command in ("ls /nodir", "fsseq /nodir/x 4", "hello"):
+                printed += n.command("meter -F t -e SEND run @1 %s" % command)
+            n.command("filter stop t", timeout=60)
+            log = os.path.join(traces, "t.log")
+            subprocess.run([DMTRACE, "extract", os.path.join(traces, "trace0.img"), log], check=True,
+                           capture_output=True)
+            dump = subprocess.run([DMTRACE, "dump", log], check=True, capture_output=True, text=True).stdout
+        assert "ls: /nodir: not found\n" in printed and "fsseq: /nodir/x: cannot make it" in printed, printed
+        writes = {}
+        for pid in re.findall(r"^SEND .* pid=(\S+) .* sendLink=2 ", dump, re.M):
+            writes[pid] = writes.get(pid, 0) + 1
+        assert sorted(writes.values()) == [1, 1, 1], "console writes by each program: %s\n%s" % (writes, printed)
+    finally:
+        shutil.rmtree(traces, ignore_errors=True)

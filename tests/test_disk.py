@@ -63,6 +63,22 @@ def test_blocks_read_are_the_image_blocks():
     assert fnv1a(content[255 * BLOCK:]) in last, last
 
 
+def test_reads_sent_without_waiting_are_answered_over_their_links_in_order():
+    """DI_READs sent with SEND (no reply link), eight at once, the last two
+    past the end: each is answered over the link it passed, in the order
+    sent, with its block or its error (struct di_read_done), and counted."""
+    n = booted()
+    before = re.search(r"reads (\d+) writes (\d+) errors (\d+)", n.command("run disktest -d di1 stats"))
+    out = n.command("run disktest -d di1 sent 250 8")
+    got = re.findall(r"^block (\d+):? (?:fnv ([0-9a-f]+)|(E_\w+))$", out, re.M)
+    assert [int(b) for b, _, _ in got] == list(range(250, 258)), out
+    for b, h, err in got[:6]:
+        assert h == fnv1a(content[int(b) * BLOCK:(int(b) + 1) * BLOCK]), "block %s differs:\n%s" % (b, out)
+    assert [err for _, _, err in got[6:]] == ["E_BOUNDS", "E_BOUNDS"] and "exit status 1" in out, out
+    after = re.search(r"reads (\d+) writes (\d+) errors (\d+)", n.command("run disktest -d di1 stats"))
+    assert int(after.group(1)) == int(before.group(1)) + 6 and int(after.group(3)) == int(before.group(3)) + 2
+
+
 def test_read_past_the_end_is_an_error():
     out = booted().command("run disktest -d di1 read 256 1")
     assert "block 256: E_BOUNDS" in out and "exit status 1" in out, out
@@ -99,9 +115,9 @@ def test_several_disks_are_found():
 
 
 def test_make_run_attaches_a_disk():
-    small = make_fs_image(os.path.join(workdir, "run.img"), 6)   # /bin and little more
+    small = make_fs_image(os.path.join(workdir, "run.img"), 8)   # /bin and little more
     status, out = run_make("run", "DISK=" + small, input=b"run disktest info\nhalt\n")
-    assert status == 0 and "blocks %d" % (6 * 256) in out, out
+    assert status == 0 and "blocks %d" % (8 * 256) in out, out
 
 
 def test_a_modeled_service_time_bounds_every_request():

@@ -24,7 +24,7 @@ A fenced block whose info string is `session` is run:
 2. `$ make run [VAR=VALUE ...]` boots a cluster: it runs the Makefile's `run`
    target, `make run VAR=VALUE ...`, with node 0's console on a pipe, the VARs
    being those the target reads (NODES, FAULTS, PLACE, TRACE, METER_FS,
-   DISK_SERVICE_US, DISK, GDB; values with spaces quoted as in a shell:
+   DISK_SERVICE_US, DISK, GDB, LAB; values with spaces quoted as in a shell:
    FAULTS="loss=10 dup=5"), and waits until node 0's shell prompt is there and
    every machine has joined (scripts/cluster.py, wait_joined: the `ps` and
    `netstat` it types for that are not shown). Its output is the launcher's
@@ -117,7 +117,7 @@ JOIN_TIMEOUT = 60               # and then every machine to join
 HALT_TIMEOUT = 60               # seconds `halt` may take to end the launcher
 # The variables of the Makefile's run target (and `make run` reads them from
 # the environment too: the commands run without them).
-RUN_VARS = ("NODES", "FAULTS", "PLACE", "TRACE", "METER_FS", "DISK_SERVICE_US", "DISK", "GDB")
+RUN_VARS = ("NODES", "FAULTS", "PLACE", "TRACE", "METER_FS", "DISK_SERVICE_US", "DISK", "GDB", "LAB")
 MAKE_ENVIRONMENT = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "LAB")   # LAB: make grade's
 DEFAULT_NODES = 4               # the Makefile's NODES ?= 4
 # A line a node prints that comes in no fixed order: harness.ASYNC_LINE, or

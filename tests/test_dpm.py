@@ -69,6 +69,51 @@ C send A 50
 C send K 40
 """
 
+# A ping on machine 0 and a pong on machine 1, whose clock reads 1,000,000
+# ahead (its records' TIME), the pong moved to machine 0 and back: every
+# figure of a process that moved, by hand. Messages take 100 ns between
+# machines; only compute and moves take time.
+#   ping calls pong (1000 -> 1100, remote) and gets its reply (1600 ->
+#     1700, remote). pong waits in a receive from 1600 and moves to machine
+#     0 while it waits: out of execution 2000 ns, its MIGRATE at 3600 there.
+#     ping sends it 20 bytes at 4600 (local): pong's wait, on its own
+#     clock across the move, is 1600 + 2000 .. 4600 = 3000 ns.
+#   ping sends 30 bytes at 4900, queued at pong on machine 0; pong moves
+#     to machine 1 (1000 ns), its MIGRATE at 5900 there (TIME 1,005,900),
+#     and receives it: a queue wait of 1000 across the move.
+#   Local: 20 + 30 bytes; remote: 10 + 10. Waits: ping 700 (its CALL),
+#   pong 1100 and 3000: 4800 ns. CPU: ping 2100 on machine 0; pong 500 on
+#   machine 1, 200 on machine 0, 100 on machine 1 again.
+#   pong's lifetime: 0 .. 6000 on its own clock (its first machine's).
+#   Parallelism: T = 2900; t_max = 2800 without contention; with it,
+#   ping's 100 and pong's 200 share machine 0 at 4600: 2900. Were pong on
+#   machine 1 throughout, 2800.
+#   Clocks: machine 1 in [999,900, 1,000,100] by the two remote messages
+#   (the moves bound it less: >= 998,000 and <= 1,001,300), 1,000,000.
+MOVED = """\
+machine 1 skew 1000000
+delay 100
+process P machine 0 name ping
+process Q machine 1 name pong
+Q receive
+P compute 1000
+P call Q 10
+Q compute 500
+Q reply 10
+Q receive
+Q move 0 2000 bytes 4096
+P compute 1000
+P send Q 20
+P compute 100
+Q compute 200
+P send Q 30
+Q move 1 1000 bytes 8192
+Q receive
+Q compute 100
+Q exit
+P exit
+"""
+
 
 def export_events(*logs):
     """The trace events of `dpm export --perfetto` of the logs, and its stderr."""
@@ -182,7 +227,10 @@ def test_generate_refuses_bad_scenarios():
             ("process A machine 0\nA send B 10\n", 2, "no process B (declare it first: process B machine M)"),
             ("process A machine 0\nA fly\n", 2, "expected a declaration"),
             ("repeat 2\nprocess A machine 0\n", 1, "repeat without end"),
-            ("process A machine 0\nA compute lots\n", 2, "expected a number, not 'lots'")):
+            ("process A machine 0\nA compute lots\n", 2, "expected a number, not 'lots'"),
+            ("process A machine 0\nA move 0 10\n", 2, "A is on machine 0 already"),
+            ("process A machine 0\nA exit\nA move 1 10\n", 3, "A has exited: it cannot move"),
+            ("process A machine 0\nA move 1\n", 2, "expected: NAME move MACHINE TOOK [bytes B]")):
         with open(path("bad.scenario"), "w") as f:
             f.write(text)
         status, out, err = dpm("generate", path("bad.scenario"), path("bad.log"))
@@ -278,6 +326,83 @@ def test_stats_csv_and_export():
     assert (server["queue_max"], server["queue_time_mean"], server["cpu_pct"]) == ("3", "0.800", "39.326"), server
     status, _, _ = dpm("stats", "--csv", path("csv2"), log)
     assert status == 0 and open(path("csv2/pairs.csv")).read() == open(path("csv/pairs.csv")).read()
+
+
+def test_a_process_that_moves():
+    """MOVED above: each figure of a process that moved twice, placed on the
+    machine it was on at each record, worked out by hand; stats reads the
+    log twice (its receivers are known only after a first reading)."""
+    log, out = generate("moved", MOVED)
+    assert out == "%s: 19 records, 0 lost\n" % log, out
+    _, dump, _ = dpm("dump", log)
+    assert ("MIGRATE machine=0 traceType=12 time=3600 procTime=500 pc=0x1002c load=1 length=88 pid=0x100000001100001 "
+            "sequence=5 fromMachine=1 toMachine=0 took=2000 bytes=4096 messages=0 moves=1") in dump, dump
+    out = stats_lines(log)
+    assert re.search(r"\[1\]\s+ping 0\.16\.1\s+0\s+7\s+3\s+60\s+1\s+10\s+4900\s", out), out
+    assert re.search(r"\[2\]\s+pong 1\.17\.1\s+1>0>1\s+12\s+1\s+10\s+3\s+60\s+6000\s", out), out
+    for line in (
+            "  local:  2 messages (50.0%), 50 bytes (71.4%)",
+            "  remote: 2 messages (50.0%), 20 bytes (28.6%)",
+            "  1 queued messages: min 1000, mean 1000.0, max 1000",
+            "  3 receives that waited: min 700, mean 1600.0, max 3000"):
+        assert line + "\n" in out, (line, out)
+    machines = out.split("\nMachines (")[1].split("\n\n")[0].splitlines()[3:]
+    assert [l.split() for l in machines] == [["0", "2", "10", "2300", "2", "1", "1", "1"],
+                                             ["1", "1", "9", "600", "0", "1", "1", "1"]], machines
+    moves = out.split("\nMigrations (2: MIGRATE records")[1].split("\n\n")[0].splitlines()[3:]
+    assert [l.split() for l in moves] == [["pong", "1.17.1", "1", "1", "0", "3600", "2000", "4096", "0"],
+                                          ["pong", "1.17.1", "2", "0", "1", "1005900", "1000", "8192", "1"]], moves
+    status, _, err = dpm("stats", "--csv", path("mcsv"), log)
+    assert status == 0, err
+    with open(path("mcsv/pairs.csv")) as f:
+        pairs = [(p["from_label"], p["messages"], p["local"], p["local_messages"]) for p in csv.DictReader(f)]
+    assert pairs == [("ping 0.16.1", "3", "0", "2"), ("pong 1.17.1", "1", "0", "0")], pairs
+    with open(path("mcsv/processes.csv")) as f:
+        pong = [r for r in csv.DictReader(f) if r["label"] == "pong 1.17.1"][0]
+    assert (pong["machine"], pong["last_machine"], pong["moves"]) == ("1", "1", "2"), pong
+    with open(path("mcsv/migrations.csv")) as f:
+        rows = [(r["move"], r["from"], r["to"], r["took"], r["messages"]) for r in csv.DictReader(f)]
+    assert rows == [("1", "1", "0", "2000", "0"), ("2", "0", "1", "1000", "1")], rows
+    with open(path("mcsv/machines.csv")) as f:
+        assert [r["cpu"] for r in csv.DictReader(f)] == ["2300", "600"]
+    steps = lambda *options: [r[:3] for r in csv.reader(dpm("parallelism", "--csv", *options, log)[1].splitlines()[1:])]
+    zero = path("zero.delays")
+    with open(zero, "w") as f:
+        f.write("1 0 0\n")
+    assert steps("--delays", zero) == [["1 upper bound: no delivery time, no contention", "2900", "2800"],
+                                       ["2 delivery times, no contention", "2900", "2800"],
+                                       ["3 contention, thesis Appendix A", "2900", "2900"],
+                                       ["3 contention, elapsed-time simulation", "2900", "2900"]]
+    assert [r[2] for r in steps("--delays", zero, "--place", "pong=1")] == ["2800"] * 4
+    _, out, _ = dpm("parallelism", "--delays", zero, log)
+    assert re.search(r"^  pong 1\.17\.1\s+1>0>1\s+1>0>1$", out, re.M), out
+    _, out, _ = dpm("clocks", "--events", log)
+    assert re.search(r"^\s+1\s+\+1000000\s+\[\+999900, \+1000100\]\s+100\s", out, re.M), out
+    assert "moves: 2 of a process from one machine to another with TIME at both ends" in out, out
+    assert re.search(r"^\s+3600\s+0\s+3600\s+pong 1\.17\.1\s+MIGRATE from machine 1$", out, re.M), out
+    assert re.search(r"^\s+5900\s+1\s+1005900\s+pong 1\.17\.1\s+MIGRATE from machine 0$", out, re.M), out
+    _, out, _ = dpm("waitstates", log)
+    assert out.startswith("wait states: 3 waits (1 in CALLs, 2 in RECEIVEs), 4800 ns in all\n"), out
+    status, _, err = dpm("export", "--perfetto", path("moved.json"), "--dot", path("moved.dot"), "--shiviz",
+                         path("moved.shiviz"), log)
+    assert status == 0 and err == "", err
+    with open(path("moved.json")) as f:
+        events = json.load(f)["traceEvents"]
+    threads = sorted((e["pid"], e["args"]["name"]) for e in events if e["name"] == "thread_name")
+    assert threads == [(1, "ping 0.16.1"), (1, "pong 1.17.1"), (2, "pong 1.17.1")], threads   # pid: machine + 1
+    migrates = sorted((e["pid"], e["args"]["time"]) for e in events if e["name"] == "MIGRATE")
+    assert migrates == [(1, 3600), (2, 1005900)], migrates
+    thread = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["name"] == "thread_name"}
+    receives = sorted((e["pid"], e["args"]["time"]) for e in events
+                      if e["name"] == "RECEIVE" and thread[(e["pid"], e["tid"])] == "pong 1.17.1")
+    assert receives == [(1, 4600), (2, 1001100), (2, 1005900)], receives
+    assert len({tid for _, tid in thread}) == 3        # a thread of its own on each machine, by number too
+    with open(path("moved.dot")) as f:
+        assert 'p2 [label="pong 1.17.1\\n12 records\\nran on machines 1>0>1", shape=box];' in f.read()
+    with open(path("moved.shiviz")) as f:
+        shiviz = f.read()
+    assert "MIGRATE from machine 1; machine 0 time 3600 corrected 3600" in shiviz, shiviz
+    assert "MIGRATE from machine 0; machine 1 time 1005900 corrected 5900" in shiviz, shiviz
 
 
 def test_merge_round_trip():

@@ -152,8 +152,8 @@ def test_report_of_the_known_scenario():
     page, printed = report(log)
     assert printed == "%s: 26 records, 2 lost, 2 missing in sequence gaps\n" % path("page.html"), printed
     assert page.sections == ["summary", "graph", "processes", "matrix", "traffic", "sizes", "queues", "waits",
-                             "blocking", "cpu", "shares", "rate", "parallelism", "critpath", "clocks", "spacetime",
-                             "waitstates"], page.sections
+                             "blocking", "cpu", "shares", "machines", "rate", "parallelism", "critpath", "clocks",
+                             "spacetime", "waitstates"], page.sections
     summary = {r[0]: r[1] for r in page.tables["summary-table"]}
     assert summary == {"records": "26", "lost": "2", "missing in sequence gaps": "2", "processes": "4",
                        "traced processes": "3", "messages": "7", "bytes": "752", "sends that failed at once": "1"}
@@ -245,6 +245,34 @@ def test_report_clocks_spacetime_and_waits():
     assert len(arrows) == 200 and all(float(a["x2"]) >= float(a["x1"]) for a in arrows), len(arrows)
     backward = {r[0]: int(r[1]) for r in page.tables["backward"]}
     assert backward["backward by the machines' own clocks"] > 0 and backward["backward once corrected"] == 0
+
+
+def test_report_of_a_process_that_moves():
+    """test_dpm's MOVED (worked out by hand there): the machines' table and
+    the moves, the pong's machines in the processes' table and in the
+    placement, and the space-time diagram with a row for the pong on each
+    machine it was on, a line for each of its three stays, an arrow for
+    each of its two moves and each message between the rows it was on."""
+    log = generate("moved", test_dpm.MOVED)
+    page, _ = report(log)
+    assert "machines" in page.sections and page.sections[-3:] == ["clocks", "spacetime", "waitstates"], page.sections
+    assert page.tables["machines-table"][1:] == [["0", "2", "10", "2300", "2", "1", "1", "1"],
+                                                 ["1", "1", "9", "600", "0", "1", "1", "1"]], page.tables["machines-table"]
+    assert page.tables["migrations-table"][1:] == [["pong 1.17.1", "1", "1", "0", "3600", "2000", "4096", "0"],
+                                                   ["pong 1.17.1", "2", "0", "1", "1005900", "1000", "8192", "1"]]
+    processes = {r[1]: r[2] for r in page.tables["processes-table"][1:]}
+    assert processes == {"ping 0.16.1": "0", "pong 1.17.1": "1>0>1"}, processes
+    assert rows(page, "placement")["pong 1.17.1"] == ["1>0>1", "1>0>1"], page.tables["placement"]
+    lines = [l for l in page.svg["line"] if l.get("class") == "process"]
+    moves = [l for l in page.svg["line"] if l.get("class") == "move"]
+    arrows = [l for l in page.svg["line"] if l.get("class", "").startswith("message")]
+    rows_of = lambda ls, end: sorted({float(l[end]) for l in ls})
+    assert len(lines) == 4 and len(moves) == 2 and len(arrows) == 4, page.svg["line"]
+    assert len(rows_of(lines, "y1")) == 3       # ping's; pong's on machine 0 and on machine 1
+    pong_rows = {float(m["y1"]) for m in moves} | {float(m["y2"]) for m in moves}
+    assert len(pong_rows) == 2 and all(float(m["x2"]) >= float(m["x1"]) for m in moves + arrows), moves
+    assert "pong 1.17.1 moved from machine 1 to machine 0 (move 1): out of execution 2.0 us" in page.titles, \
+        page.titles
 
 
 def test_report_says_what_is_outside_and_honours_the_window():

@@ -9,10 +9,12 @@ import struct
 import subprocess
 import tempfile
 import time
+from cluster import Cluster
 from harness import BIN, Node, ROOT, SYSTEM_DISK, disk_args, fnv1a, make_image
 
 BLOCK = 4096
 DMFS = os.path.join(ROOT, "build", "tools", "dmfs")
+DPM = os.path.join(ROOT, "build", "tools", "dpm")
 workdir = tempfile.mkdtemp(prefix="dm-durable-")
 STATE_CLEAN, STATE_MOUNTED = 1, 2
 CHECKING = "di: file system not cleanly unmounted; checking\n"
@@ -113,6 +115,48 @@ def test_a_change_after_the_final_sync_marks_the_disk_mounted_again():
         assert CHECKING in n.output
         assert n.halt() == 0
     assert_consistent(image)
+
+
+def test_a_halt_while_programs_write_leaves_the_disk_clean():
+    """Writers still at work when `halt` comes, one on machine 1 and one on
+    machine 0 (and a filter, whose flush at halt keeps the process manager
+    waiting while they run): what reached the file system before its final
+    sync is on the disk, whatever comes after is refused, and the disk is
+    CLEAN and consistent."""
+    image = mkfs("writers.img", 16)
+    with Cluster(2, disk=image, trace_disks=os.path.join(workdir, "writers-traces")) as c:
+        c.wait_joined()
+        n = c.node(0)
+        n.command("filter start @1 t - -")
+        n.command("meter -F t run ping 1000000 &")
+        n.command("run @1 fsseq /remote 4096 50 &")
+        n.command("run fsseq /local 4096 50 &")
+        time.sleep(1.5)
+        n.type("halt\n")
+        n.read_to_end(60)
+        assert n.proc.wait() == 0
+        assert c.node(1).proc.wait(30) == 0
+    assert state(image) == STATE_CLEAN, "halt left the disk MOUNTED"
+    assert_consistent(image)
+
+
+def test_a_filters_log_file_is_written_before_the_halts_final_sync():
+    """A filter logging into a file of the file system writes its log out at
+    halt before the file system's final sync: the disk is CLEAN and the file
+    holds every record the kernel made."""
+    image = mkfs("filterlog.img", 8)
+    with Cluster(1, disk=image, trace_disks=os.path.join(workdir, "filterlog-traces")) as c:
+        n = c.node(0)
+        assert "logging to trace disk (16384 blocks) and /t.log" in n.command("filter start t - - /t.log")
+        assert "all answered" in n.command("meter -F t run ping 300")
+        n.type("halt\n")
+        made = int(re.search(r"machine 0: meter: (\d+) records, ", n.read_to_end(60)).group(1))
+    assert state(image) == STATE_CLEAN, "halt left the disk MOUNTED"
+    assert_consistent(image)
+    log = os.path.join(workdir, "filter.log")
+    open(log, "wb").write(host_get(image, "/t.log"))
+    stats = subprocess.run([DPM, "stats", log], capture_output=True, text=True, timeout=60)
+    assert re.search(r"^%d records, 0 lost" % made, stats.stdout, re.M), (made, stats.stdout[:300], stats.stderr)
 
 
 def test_a_disk_without_a_file_system_is_left_alone():

@@ -6,7 +6,8 @@ machine says so at every write, at `run` and at `halt`; a full process
 table, disk or switchboard, a name too long, a system process or a filter
 given to `meter attach`, and `meter off` of a process that is not metered
 each get their own message; a background job on a machine that went down
-is reported, and the machine's silence is said once."""
+is reported, and the machine's silence is said once; a program the shell
+waits for on a machine that went down gives the prompt back."""
 import os
 import re
 import shutil
@@ -116,7 +117,7 @@ def fill(node, command, limit, until):
 
 
 def test_every_error_names_its_cause():
-    image = make_image(os.path.join(workdir, "small.img"), 6)
+    image = make_image(os.path.join(workdir, "small.img"), 8)
     c = Cluster(1, disk=image, trace_disks=os.path.join(workdir, "traces"))
     clusters.append(c)
     n = c.node(0)
@@ -179,3 +180,27 @@ def test_a_background_job_on_a_machine_that_went_down_is_reported_and_its_silenc
     assert n.output[since:].count(notice) == 1, n.output[since:]
     said = n.output[since:].count("machine 0: machine 1 does not answer: taken to be down\n")
     assert said == 1, n.output[since:]
+
+
+def test_a_foreground_program_on_a_machine_that_goes_down_gives_the_prompt_back():
+    """The shell waits for `run @1 hello 100`; machine 1 is killed. No exit
+    notice can come from it, and no message goes there: the process
+    manager asks the machine of a process someone waits for, once a
+    second, whether it is up, so that its kernel notices the silence. The
+    shell says the machine went down and gives the prompt back, the
+    process is gone from ps, and run @1 says the machine is not up."""
+    c = Cluster(2)
+    clusters.append(c)
+    c.wait_joined()
+    n = c.node(0)
+    n.type("run @1 hello 100\n")
+    m = n.expect(r"hello from process (1\.\d+\.\d+) on machine 1\n", timeout=30)
+    job = m.group(1)
+    c.kill(1)
+    killed = time.monotonic()
+    n.expect(r"\[%s\] hello: machine 1 went down\n" % re.escape(job), timeout=30)
+    n.expect(r"\$ ", timeout=10)
+    assert time.monotonic() - killed < 15, "the prompt came back after %.1f s" % (time.monotonic() - killed)
+    assert job not in n.command("ps", timeout=60)
+    out = without_notes(n.command("run @1 hello", timeout=60))
+    assert out == "run: hello: that machine is not up\n", out

@@ -5,9 +5,11 @@ column, a description that does not parse, a description whose layouts
 disagree with the kernel's records (DPM's own sample, with 4-byte times),
 rules that do not parse, a missing file, and having nowhere to write its
 log; a running one registers its name, answers FILTER_STATS with zero
-counts, counts what it refuses, flushes and stops when asked (user/tests/
-filtertest.c), and leaves a log that dmtrace reads on the host. Meter
-batches from kernels are for the metering suite to send."""
+counts, counts what it refuses, forwards summaries to a link it is given
+until told to stop, flushes and stops when asked (user/tests/
+filtertest.c), and leaves a log that dmtrace reads on the host; with -n it
+keeps no log and forwards. Meter batches from kernels are for the metering
+suite to send."""
 import os
 import re
 import shutil
@@ -61,7 +63,9 @@ def refused(command, line):
 
 
 def test_refuses_bad_arguments_and_files():
-    refused("run filter", "usage: filter [-l] NAME DESCRIPTION RULES [LOGFILE]")
+    refused("run filter", "usage: filter [-l] NAME DESCRIPTION RULES [LOGFILE]; filter -n NAME DESCRIPTION RULES")
+    refused("run filter -n t - - /t.log", "usage: filter [-l] NAME DESCRIPTION RULES [LOGFILE]; filter -n NAME "
+                                          "DESCRIPTION RULES")
     refused("run filter t /bad.desc -", "filter: /bad.desc:2:13: expected ',' after the field's name")
     refused("run filter t /nosuch.desc -", "filter: /nosuch.desc: No such file or directory")
     refused("run filter t - /bad.rules /t.log", "filter: /bad.rules:2:3: no such field in the description")
@@ -96,8 +100,21 @@ def test_serves_counts_refusals_flushes_and_stops(report):
         if m:
             checks += 1
             report("filter.filtertest." + m.group(2), m.group(1) == "ok", m.group(3) or "")
-    assert checks == 9 and "filtertest: 9 passed, 0 failed" in out, out
+    assert checks == 15 and "filtertest: 15 passed, 0 failed" in out, out
     n.expect(r"filter t: stopped: 0 records kept, 0 lost, 2 log blocks\n", 10, since=0)
+
+
+def test_keeps_no_log_with_n_and_forwards():
+    """filter -n keeps no log (it needs no trace disk, file or live channel)
+    and forwards what it selects (filtertest's forwarding checks pass
+    against it too)."""
+    n = booted()
+    out = n.command("run filter -n f - - &")
+    assert re.search(r"\[0\.\d+\.\d+\] filter\n", out), out
+    n.expect(r"filter f: keeping no log: what it selects is only forwarded\n", 10, since=0)
+    out = n.command("run filtertest -n f", timeout=60)
+    assert "ok stats.no_log\n" in out and "filtertest: 15 passed, 0 failed" in out, out
+    n.expect(r"filter f: stopped: 0 records selected, 0 lost, \d+ summaries forwarded\n", 10, since=0)
 
 
 def test_its_log_reads_on_the_host():

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import tempfile
 import harness
+from cluster import Cluster
 from harness import Node, ROOT, disk_args, make_image
 
 node = None
@@ -51,15 +52,31 @@ def test_ktest(report):
 
 def test_a_full_disk_provokes_its_error():
     """E_DISKFULL, the one error ktest cannot provoke on the system disk it
-    shares: fsseq on a 6 MB image fills it."""
+    shares: fsseq on an 8 MB image fills it."""
     workdir = tempfile.mkdtemp(prefix="dm-kernel-")
     try:
-        image = make_image(os.path.join(workdir, "full.img"), 6)
+        image = make_image(os.path.join(workdir, "full.img"), 8)
         with Node(extra=disk_args(image)) as n:
             out = n.command("run fsseq /huge 8000", timeout=120)
         m = re.search(r"fsseq: /huge: write at offset \d+: (E_[A-Z]+) ", out)
         assert m and m.group(1) == "E_DISKFULL", out
         provoked.add(m.group(1))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def test_a_device_holder_is_not_moved():
+    """E_DEVICE, which a process on one machine gives only when it holds a
+    device link: a filter holds its trace disk's, and its kernel refuses to
+    move it (KOP_MIGRATE) before it looks where to."""
+    workdir = tempfile.mkdtemp(prefix="dm-kernel-")
+    try:
+        with Cluster(1, trace_disks=os.path.join(workdir, "traces")) as c:
+            n = c.node(0)
+            pid = re.search(r"\[(\S+)\] filter t", n.command("filter start t - -", timeout=60)).group(1)
+            out = n.command("migrate %s @0" % pid)
+        assert out == "migrate: %s: it holds a device link: it stays with its device\n" % pid, out
+        provoked.add("E_DEVICE")
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

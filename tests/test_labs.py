@@ -16,6 +16,7 @@ The copy is made with `cp -a` (build/ too, its times kept, so that `make`
 there builds only what the patch changes and the system disk),
 without .git, in a fresh temporary directory.
 """
+import csv
 import os
 import re
 import shutil
@@ -130,9 +131,158 @@ def test_the_solution_gets_full_marks():
     assert lines[0][0] == "links: the client finds the server" and lines[0][3] == 10, out
 
 
+# The forwarding lab (docs/labs/forwarding.md): its part is in the lab's own
+# kernel, build/labs/forwarding/kernel.elf, which the solution relinks; the
+# system's kernel stays as it is.
+
+def test_the_forwarding_starting_point_gets_less_than_full_marks():
+    check_starting_point("forwarding", 7, 60, "forward is not written yet (docs/labs/forwarding.md, part 1)")
+
+
+def test_the_forwarding_solution_gets_full_marks():
+    out = check_solution("forwarding", 7, 60, 4, "LD      build/labs/forwarding/kernel.elf",
+                         os.path.join("kernel", "labs", "forwarding.c"))
+    if out is None:
+        return
+    assert "CC      kernel/labs/forwarding.c (in kernel/net/remote.c)" in out, out[-2000:]
+    assert "LD      build/kernel.elf" not in out, "the lab's solution relinked the system's kernel:\n" + out[-2000:]
+
+
 def test_an_unknown_lab_is_refused():
     run = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "grade.py"), "nosuch"], cwd=ROOT,
                          capture_output=True, text=True, timeout=60)
     labs = sorted(e for e in os.listdir(os.path.join(ROOT, "labs")) if os.path.exists(os.path.join(ROOT, "labs", e, "grade.py")))
-    assert "links" in labs
+    assert "links" in labs and "forwarding" in labs
     assert run.returncode == 2 and "grade: no lab called nosuch (labs: %s)" % " ".join(labs) in run.stderr, run
+
+
+# The timeout lab (docs/labs/timeout.md): a kernel call, so the copy builds
+# the kernel and every program again (kernel/demos.h changes), not newlib.
+
+def test_timeout_starting_point_gets_less_than_full_marks():
+    check_starting_point("timeout", 11, 100, "the kernel answers E_NOSYS to call 10")
+
+
+def test_timeout_solution_gets_full_marks():
+    out = check_solution("timeout", 11, 100, 2, "LD      build/kernel.elf",
+                         os.path.join("user", "labs", "timeout", "timedrecv.c"))
+    if out is not None:
+        assert "LD      build/user/labs/timeout/timedrecv.elf" in out, out[-2000:]
+
+
+# The event lab (docs/labs/event.md): a record type, so the copy builds the
+# kernel, the filter, the shell, the host tools and the analyzer again
+# (meter/record.h changes), not newlib.
+
+def test_event_starting_point_gets_less_than_full_marks():
+    check_starting_point("event", 7, 100, "meter: PREEMPT: no such event")
+
+
+def test_event_solution_gets_full_marks():
+    out = check_solution("event", 7, 100, 1, "HOSTCC  build/tools/dpm", os.path.join("kernel", "proc.c"))
+    if out is not None:
+        assert "LD      build/kernel.elf" in out, out[-2000:]
+
+
+# The questions lab (docs/labs/questions.md): 15 tests, 100 points, on 3 nodes.
+
+def test_questions_starting_point_gets_less_than_full_marks():
+    check_starting_point("questions", 15, 100, "your rules leave out")
+
+
+def test_questions_solution_gets_full_marks():
+    out = check_solution("questions", 15, 100, 3, "DMFS    build/disk.img",
+                         os.path.join("user", "labs", "questions", "answers.txt"))
+    if out is None:
+        return
+    assert "LD      build/kernel.elf" not in out, "the copy built the kernel again:\n" + out[-2000:]
+    assert "questions: the log keeps no link record and no link code == ok (15 pts)" in out, out
+
+
+# The bottleneck lab (docs/labs/bottleneck.md): 3 tests, 50 points, on 4 nodes.
+
+def test_bottleneck_starting_point_gets_less_than_full_marks():
+    out = check_starting_point("bottleneck", 3, 50, "P = 0.911 (dpm parallelism --window-of render")
+    assert "== Test bottleneck: render draws the picture == ok (10 pts)" in out, out
+
+
+def test_bottleneck_solution_gets_full_marks():
+    out = check_solution("bottleneck", 3, 50, 4, "LD      build/user/labs/bottleneck/render.elf",
+                         os.path.join("user", "labs", "bottleneck", "render.c"))
+    if out is None:
+        return
+    assert "LD      build/kernel.elf" not in out, "the copy built the kernel again:\n" + out[-2000:]
+
+
+# The readahead lab (docs/labs/readahead.md): its starting point is fs/bm.c's
+# readahead(), which reads nothing ahead; the system is otherwise whole, so
+# the tests of reading right, of the disk after halt and of random reads pass,
+# and those of the sequential reader's wait and of the trace fail.
+
+READAHEAD_TESTS, READAHEAD_POINTS = 5, 75
+
+
+def test_readahead_starting_point_gets_less_than_full_marks():
+    out = check_starting_point("readahead", READAHEAD_TESTS, READAHEAD_POINTS,
+                               "a sequential reader waits less with read-ahead on == FAIL")
+    lines, score = graded(out)
+    assert [line[1] for line in lines] == ["ok", "ok", "FAIL", "ok", "FAIL"] and score[0] == 35, out
+
+
+def test_readahead_solution_gets_full_marks():
+    check_solution("readahead", READAHEAD_TESTS, READAHEAD_POINTS, 1, "LD      build/fs/bm.elf",
+                   os.path.join("fs", "bm.c"))
+
+
+# The staff's tools (scripts/course.py, docs/teaching.md).
+
+def test_a_course_publishes_the_labs_without_their_solutions():
+    tmp = tempfile.mkdtemp(prefix="dm-course-")
+    live.append(tmp)
+    target = os.path.join(tmp, "students")
+    run = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "course.py"), "publish", target],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and re.search(r"^course: %s: the students' copy, \d+ files, without "
+                                             r"docs/labs/solutions/ \(one commit\)$" % re.escape(target),
+                                             run.stdout, re.M), run
+    assert not os.path.exists(os.path.join(target, "docs", "labs", "solutions"))
+    for lab in os.listdir(os.path.join(ROOT, "labs")):
+        assert os.path.exists(os.path.join(target, "labs", lab, "grade.py")), lab
+    assert os.path.exists(os.path.join(target, "Makefile")) and not os.path.exists(os.path.join(target, "build"))
+    log = subprocess.run(["git", "log", "--oneline"], cwd=target, capture_output=True, text=True).stdout
+    assert log.count("\n") == 1 and "The course's starting point" in log, log
+    again = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "course.py"), "publish", target],
+                           capture_output=True, text=True, timeout=60)
+    assert again.returncode == 2 and "is not an empty directory" in again.stderr, again
+
+
+def test_a_course_grades_many_submissions():
+    """Two submissions of the links lab, the starting point and the solution:
+    a line and a CSV row each, with the score and the tests failed."""
+    submissions = [copy_of_repository()]
+    patch = os.path.join(ROOT, "docs", "labs", "solutions", "links.patch")
+    if os.path.exists(patch):
+        submissions.append(copy_of_repository())
+        subprocess.run(["git", "apply", patch], cwd=submissions[1], check=True)
+    names = []
+    for i, tree in enumerate(submissions):       # named as a course names them: by student
+        names.append(("alice", "bob")[i])
+        os.rename(tree, os.path.join(os.path.dirname(tree), names[-1]))
+        submissions[i] = os.path.join(os.path.dirname(tree), names[-1])
+    table = os.path.join(os.path.dirname(submissions[0]), "grades.csv")
+    run = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "course.py"), "grade", "--lab", "links",
+                          "--csv", table, *submissions], capture_output=True, text=True, timeout=1200,
+                         env=user_environment())
+    out = run.stdout + run.stderr
+    assert run.returncode == 1, out
+    assert re.search(r"^alice +links +\d+/60 +failed: links: the client finds the server; ", out, re.M), out
+    with open(table) as f:
+        rows = {row["submission"]: row for row in csv.DictReader(f)}
+    assert rows["alice"]["status"] == "graded" and int(rows["alice"]["score"]) < POINTS, rows
+    assert "links: the client finds the server" in rows["alice"]["failed"], rows
+    with open(os.path.join(submissions[0], "grade.out")) as f:
+        assert "Score: " in f.read()
+    if len(submissions) > 1:
+        assert re.search(r"^bob +links +60/60 ", out, re.M), out
+        assert (rows["bob"]["score"], rows["bob"]["possible"], rows["bob"]["failed"]) == ("60", "60", ""), rows
+        assert "course: 1 of 2 with full marks" in out, out

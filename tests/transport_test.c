@@ -281,11 +281,11 @@ static const struct siphash_key sim_key = { 0x0123456789abcdefull, 0xfedcba98765
 static int sim_send_netframe(void *context, const struct netframe *f)
 {
     struct node *n = context;
-    CHECK(f->type == NETFRAME_DATA || f->type == NETFRAME_ACK);
-    uint32_t len = f->type == NETFRAME_DATA ? netframe_build_data_sealed(n->nic, f, ++frames_in_place, &sim_key)
-                                            : netframe_seal(n->nic, netframe_build_ack(n->nic, f), ++frames_in_place,
-                                                            &sim_key);
-    return sim_send_frame(context, n->nic, len);
+    CHECK(f->type == NETFRAME_DATA || f->type == NETFRAME_ACK || f->type == NETFRAME_GONE);
+    if (f->type == NETFRAME_DATA)
+        return sim_send_frame(context, n->nic, netframe_build_data_sealed(n->nic, f, ++frames_in_place, &sim_key));
+    uint32_t body = f->type == NETFRAME_ACK ? netframe_build_ack(n->nic, f) : netframe_build_gone(n->nic, f);
+    return sim_send_frame(context, n->nic, netframe_seal(n->nic, body, ++frames_in_place, &sim_key));
 }
 
 static const struct transport_hooks sim_hooks_in_place = {
@@ -872,6 +872,72 @@ static void check_outcome(uint64_t seed, const struct scenario *sc, int total, i
     }
 }
 
+/* Hook: what failed in test_gone (sequence 0: the peer alone, nothing
+ * under way), and why. */
+static int gone_messages_failed, gone_peers_failed, gone_reason;
+static void gone_failed(void *context, uint32_t machine, uint32_t sequence, int reason)
+{
+    (void)context, (void)machine;
+    if (sequence == 0)
+        gone_peers_failed++;
+    else
+        gone_messages_failed++;
+    gone_reason = reason;
+}
+
+/* A node that gives a peer up (it stopped answering) tells it so with a
+ * GONE frame, answers each later frame from it with GONE again and takes
+ * nothing of it; the peer, told, gives the node up too: its messages
+ * under way fail, later sends fail, and the layer above is told even when
+ * nothing was under way. Else the one that still takes the other to be up
+ * waits on it for ever (what it sends is acknowledged but never
+ * answered). A GONE meant for another boot is dropped. */
+static void test_gone(void)
+{
+    static const struct transport_hooks hooks = { .send_frame = capture_frame, .now = sim_now,
+                                                  .deliver = hand_deliver, .failed = gone_failed,
+                                                  .peer_rebooted = sim_peer_rebooted };
+    static struct transport one, zero, idle;
+    now_ns = 0;
+    captured_count = 0;
+    hand_delivered = 0;
+    transport_init(&one, 1, 2, 9, &hooks, 0);              /* machine 1 (epoch 9) gives machine 0 up */
+    transport_peer_up(&one, 0, 7);
+    CHECK(transport_send(&one, 0, "x", 1) == 1);
+    for (int i = 0; i < 100 && transport_pending(&one, 0); i++) {
+        uint64_t next = transport_tick(&one);
+        if (next != TRANSPORT_NO_TIMER)
+            now_ns = next;
+    }
+    CHECK(transport_pending(&one, 0) == 0 && gone_messages_failed == 1 && gone_reason == TRANSPORT_FAIL_TIMEOUT);
+    struct netframe f = captured_frame(captured_count - 1);
+    CHECK(f.type == NETFRAME_GONE && f.machine == 1 && f.epoch == 9 && f.receiver_epoch == 7);
+    int gone_at = captured_count - 1;
+    CHECK(transport_send(&one, 0, "x", 1) == TRANSPORT_E_DOWN);
+    feed_data(&one, 1, 1, 0, NETFRAME_DATA_ACK_NOW, 0);       /* machine 0 goes on: GONE again, nothing taken */
+    f = captured_frame(captured_count - 1);
+    CHECK(captured_count == gone_at + 2 && f.type == NETFRAME_GONE && hand_delivered == 0);
+
+    transport_init(&zero, 0, 2, 7, &hooks, 0);             /* machine 0, a message to 1 under way, is told */
+    transport_peer_up(&zero, 1, 9);
+    CHECK(transport_send(&zero, 1, "y", 1) == 1);
+    transport_frame(&zero, captured[gone_at], captured_len[gone_at]);
+    CHECK(gone_messages_failed == 2 && gone_reason == TRANSPORT_FAIL_GIVEN_UP && transport_pending(&zero, 1) == 0);
+    CHECK(transport_send(&zero, 1, "y", 1) == TRANSPORT_E_DOWN);
+
+    transport_init(&idle, 0, 2, 7, &hooks, 0);             /* nothing under way: the layer above is told all the same */
+    transport_peer_up(&idle, 1, 9);
+    transport_frame(&idle, captured[gone_at], captured_len[gone_at]);
+    CHECK(gone_peers_failed == 1 && gone_reason == TRANSPORT_FAIL_GIVEN_UP);
+    CHECK(transport_send(&idle, 1, "y", 1) == TRANSPORT_E_DOWN);
+
+    transport_init(&idle, 0, 2, 8, &hooks, 0);             /* another boot of machine 0: stale */
+    transport_peer_up(&idle, 1, 9);
+    transport_frame(&idle, captured[gone_at], captured_len[gone_at]);
+    CHECK(gone_peers_failed == 1 && transport_counters(&idle, 1)->stale_dropped == 1);
+    CHECK(transport_send(&idle, 1, "y", 1) == 1);
+}
+
 int main(void)
 {
     static const struct scenario faulty_3 = { .nodes = 3, .messages = 60, .loss = 50, .duplication = 30, .faults = 1 };
@@ -886,6 +952,7 @@ int main(void)
     test_selective_retransmit();
     test_patient_peer();
     test_eviction();
+    test_gone();
     for (uint64_t seed = 1; seed <= 4; seed++)
         run(seed, seed % 2 ? &faulty_3 : &faulty_4);
     run(5, &lossy_3);

@@ -33,16 +33,20 @@ static const char clocks_help[] =
     "    interval: every offset in it is allowed by the trace, none outside it. The estimate\n"
     "    is the interval's middle, machine by machine in number order (each fixed before the\n"
     "    next, so that together they satisfy every message); its error is at most the bound,\n"
-    "    the distance to the interval's farther end. If no constant offsets satisfy every\n"
-    "    message, dpm clocks says so and gives the offsets that keep every message the least\n"
-    "    backward (the slack); the intervals are then no guarantee.\n"
+    "    the distance to the interval's farther end. A process that moved carried its state\n"
+    "    from one machine to the other between its last record there and its MIGRATE record\n"
+    "    (every record after a move is on its new machine's clock): each move bounds the two\n"
+    "    clocks as a message does. If no constant offsets satisfy every message, dpm clocks\n"
+    "    says so and gives the offsets that keep every message the least backward (the\n"
+    "    slack); the intervals are then no guarantee.\n"
     "\n"
     "    Prints: each machine's offset, interval and bound, and the messages it sent to and\n"
-    "    received from other machines; each pair of machines' interval from its own messages;\n"
-    "    the messages whose arrival is earlier than their send, by the machines' own clocks\n"
-    "    and by the corrected ones; and happens-before from vector timestamps: of the pairs of\n"
-    "    events (history-graph nodes) of different processes, how many are ordered and how\n"
-    "    many concurrent. dpm export --shiviz writes the vector timestamps.\n"
+    "    received from other machines; each pair of machines' interval from its own messages\n"
+    "    (and moves); the messages whose arrival is earlier than their send, by the machines'\n"
+    "    own clocks and by the corrected ones; the moves, if any; and happens-before from\n"
+    "    vector timestamps: of the pairs of events (history-graph nodes) of different\n"
+    "    processes, how many are ordered and how many concurrent. dpm export --shiviz writes\n"
+    "    the vector timestamps.\n"
     "\n"
     "OPTIONS\n"
     "    --min-delay NS      the least time a message between machines takes (default 0)\n"
@@ -164,6 +168,8 @@ static int print_events(const struct graph_input *in, const struct clock_model *
                clocks_machine_of(h, h->process[v], ev), ev->time, label);
         if (h->kind[v] == HN_START || h->kind[v] == HN_END)
             printf("%s\n", h->kind[v] == HN_START ? "start" : "end");
+        else if (h->kind[v] == HN_MIGRATE)
+            printf("MIGRATE from machine %" PRIu32 "\n", dpm_move_of(ev, in->trace.events[h->event[v - 1]].machine).from);
         else
             printf("%s %s %s, message 0x%" PRIx64 "\n", h->kind[v] == HN_SEND ? "SEND" : "RECEIVE",
                    h->kind[v] == HN_SEND ? "to" : "from",
@@ -194,6 +200,9 @@ static int clocks_report(const struct graph_input *in, const struct clock_model 
            PRIu64 " without TIME\n", c->messages, c->remote, c->untimed);
     printf("backward (arriving before they were sent): %" PRIu64 " by the machines' own clocks (%" PRIu64
            " within one machine), %" PRIu64 " corrected\n", c->backward_before, c->backward_local, c->backward_after);
+    if (c->moves)
+        printf("moves: %" PRIu64 " of a process from one machine to another with TIME at both ends (its last "
+               "record before the move and its MIGRATE record), each a bound as a message is\n", c->moves);
     if (vclock_order(&in->history, &order) < 0) {
         fprintf(stderr, "dpm clocks: no memory for the vector timestamps\n");
         return EXIT_BAD_INPUT;

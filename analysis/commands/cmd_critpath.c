@@ -165,32 +165,17 @@ static int critpath_option(struct critpath_options *o, int argc, char **argv, in
 {
     int missing = 0;
     const char *value;
-    char *end;
     if (strcmp(argv[*i], "--full") == 0)
         return o->full = 1;
     if (strcmp(argv[*i], "--plain") == 0) {
         o->graph = GRAPH_PLAIN;
         return 1;
     }
-    if ((value = graph_option(argc, argv, i, "--elf-dir", &missing))) {
-        o->programs.elf_dir = value;
-        return 1;
-    }
-    if ((value = graph_option(argc, argv, i, "--elf", &missing))) {
-        if (strchr(value, '=')) {
-            o->programs.elf[o->programs.nelf++] = value;
-            return 1;
-        }
-        fprintf(stderr, "dpm critpath: --elf %s: expected NAME=FILE\n", value);
-        return -1;
-    }
-    if ((value = graph_option(argc, argv, i, "--top", &missing))) {
-        o->top = strtol(value, &end, 10);
-        if (end != value && !*end && o->top >= 0)
-            return 1;
-        fprintf(stderr, "dpm critpath: --top %s: expected a number\n", value);
-        return -1;
-    }
+    int taken = program_option(&o->programs, "critpath", argc, argv, i);
+    if (taken == 0)
+        taken = top_option(&o->top, "critpath", argc, argv, i);
+    if (taken != 0)
+        return taken;
     if ((value = graph_option(argc, argv, i, "--step", &missing))) {
         if ((o->step = step_named(value)))
             return 1;

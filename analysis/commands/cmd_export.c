@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands/commands.h"
@@ -35,9 +36,11 @@ static const char export_help[] =
 "    --perfetto OUT.json\n"
 "        The Trace Event Format that ui.perfetto.dev, chrome://tracing and\n"
 "        Chrome DevTools open: a process per machine (\"machine M\") and in it\n"
-"        a thread per traced process, named by its label. Each SEND and\n"
-"        RECEIVE is a 1 ns slice, a receive that waited a slice \"waiting\"\n"
-"        from its RECEIVECALL to its RECEIVE, every other record an instant;\n"
+"        a thread per traced process that wrote records there (a process\n"
+"        that moved has one on each machine), named by its label. Each\n"
+"        SEND and RECEIVE is a 1 ns slice, a receive that waited a slice\n"
+"        \"waiting\" from its RECEIVECALL to its RECEIVE (on the thread of\n"
+"        its RECEIVE), every other record an instant;\n"
 "        each record's fields are its args (\"time\": its machine's clock).\n"
 "        A message whose SEND and RECEIVE are both in the trace is an arrow\n"
 "        (a flow start and its finish, with an id of their own, 1, 2, ...);\n"
@@ -60,7 +63,8 @@ static const char export_help[] =
 "    --dot OUT.dot\n"
 "        The communication graph (DPM's \"who talks to whom\"): a box per\n"
 "        traced process, an ellipse per process that was only sent to,\n"
-"        grouped in a cluster per machine; an edge per pair that talked,\n"
+"        grouped in a cluster per machine (one that moved with the machine\n"
+"        it began on, saying where it ran); an edge per pair that talked,\n"
 "        labelled with its messages and bytes, wider the more messages it\n"
 "        carried and from blue to red the more bytes (the hot spots).\n"
 "        Render it with: dot -Tsvg OUT.dot > OUT.svg\n"
@@ -69,8 +73,8 @@ static const char export_help[] =
 "    --shiviz OUT.log\n"
 "        A log for ShiViz (bestchai.bitbucket.io/shiviz), which draws the\n"
 "        run as a space-time diagram from vector timestamps: a line per\n"
-"        event of the program history graph (a process's start, each SEND\n"
-"        and RECEIVE, its end), `HOST {VECTOR} EVENT`, HOST the process\n"
+"        event of the program history graph (a process's start, each SEND,\n"
+"        RECEIVE and MIGRATE, its end), `HOST {VECTOR} EVENT`, HOST the process\n"
 "        (\"ri@0.8.1\"), VECTOR its vector timestamp as JSON, EVENT what it\n"
 "        is with its machine, TIME and time corrected by dpm clocks. Paste\n"
 "        it into ShiViz with this regular expression (and no delimiter):\n"
@@ -86,15 +90,19 @@ static const char export_help[] =
 
 /* ---- Graphviz DOT ---- */
 
-/* A process's node: a box for a traced one, a dashed ellipse for the others. */
+/* A process's node: a box for a traced one (with the machines it ran on
+ * if it moved: it sits with the first), a dashed ellipse for the others. */
 static void dot_node(FILE *f, const struct stats *st, size_t i)
 {
     const struct stats_process *p = &st->processes[i];
-    char label[64];
+    char label[64], machines[32];
     dpm_label(p->name, p->pid, label, sizeof label);
     fprintf(f, "    p%zu [label=\"", i + 1);
     export_label(f, label);
-    if (p->traced)
+    if (p->traced && p->moves)
+        fprintf(f, "\\n%" PRIu64 " records\\nran on machines %s\", shape=box];\n", p->records,
+                stats_machines(st, p, machines, sizeof machines));
+    else if (p->traced)
         fprintf(f, "\\n%" PRIu64 " records\", shape=box];\n", p->records);
     else
         fputs("\\n(not traced)\", shape=ellipse, style=dashed];\n", f);
@@ -127,13 +135,18 @@ static void export_dot(const char *path, const struct stats *st)
     fprintf(f, "digraph dpm {\n  label=\"who talks to whom: %" PRIu64 " messages, %" PRIu64 " bytes; %" PRIu64
             " records lost, %" PRIu64 " missing in sequence gaps\";\n  rankdir=LR;\n", st->messages, st->bytes,
             st->lost, st->gaps);
-    for (size_t i = 0; i < st->nprocesses; i++) {
-        uint32_t machine = DPM_PID_MACHINE(st->processes[i].pid);
-        if (i == 0 || machine != DPM_PID_MACHINE(st->processes[i - 1].pid))
+    size_t *order = malloc(st->nprocesses * sizeof *order + 1);
+    if (!order)
+        dpm_fail("%s: no memory", path);
+    stats_by_machine(st, order);
+    for (size_t k = 0; k < st->nprocesses; k++) {
+        uint32_t machine = st->processes[order[k]].machine;
+        if (k == 0 || machine != st->processes[order[k - 1]].machine)
             fprintf(f, "%s  subgraph cluster_machine%" PRIu32 " {\n    label=\"machine %" PRIu32 "\";\n",
-                    i ? "  }\n" : "", machine, machine);
-        dot_node(f, st, i);
+                    k ? "  }\n" : "", machine, machine);
+        dot_node(f, st, order[k]);
     }
+    free(order);
     fputs(st->nprocesses ? "  }\n" : "", f);
     dot_edges(f, st);
     fputs("}\n", f);

@@ -21,9 +21,12 @@ static const char parallelism_help[] =
     "\n"
     "DESCRIPTION\n"
     "    Builds the program history graph of the logs (Miller's thesis, section 5.2.3): a node\n"
-    "    per SEND and RECEIVE, arcs within a process weighted by the CPU used between them\n"
-    "    (PROCTIME), an arc per message from its SEND to its RECEIVE, and an arc from a request\n"
-    "    to a process outside the trace to its reply, weighted by the time between them.\n"
+    "    per SEND and RECEIVE (and per MIGRATE, where a process moved), arcs within a process\n"
+    "    weighted by the CPU used between them (PROCTIME), an arc per message from its SEND to\n"
+    "    its RECEIVE, and an arc from a request to a process outside the trace to its reply,\n"
+    "    weighted by the time between them. As measured, a process runs where its records were\n"
+    "    written, record by record: one that moved counts on each machine it was on, from its\n"
+    "    MIGRATE record on (a move's own time is on no arc).\n"
     "    T is the CPU time of all processes, t_max the longest path (the critical path), and\n"
     "    the parallelism P = T / t_max, computed in DPM's three steps:\n"
     "      1  upper bound: messages take no time, no process waits for a CPU;\n"
@@ -71,13 +74,14 @@ static const char parallelism_help[] =
 /* The placement, process by process. */
 static void print_placement(const struct graph_input *in, const uint32_t *machine, const char *how)
 {
-    char label[96];
+    char label[96], measured[64], placed[64];
     printf("placement: %s\n", how);
     printf("  %-28s %9s %7s\n", "process", "measured", "placed");
     for (uint32_t p = 0; p < in->history.nprocesses; p++) {
         const struct dpm_process *pr = &in->trace.processes[p];
         dpm_process_label(&in->trace, pr->pid, label, sizeof label);
-        printf("  %-28s %9u %7u\n", label, pr->machine, machine[p]);
+        printf("  %-28s %9s %7s\n", label, dpm_process_machines(&in->trace, pr, measured, sizeof measured),
+               placement_text(in, machine, p, placed, sizeof placed));
     }
 }
 

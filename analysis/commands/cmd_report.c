@@ -162,12 +162,14 @@ static int report_arguments(struct report_options *o, struct report_input *r, in
 }
 
 /* The statistics of the loaded trace, event by event in log order, as
- * `dpm stats` computes them while it streams the logs. */
+ * `dpm stats` computes them while it streams the logs (twice when it must:
+ * models/stats.h). */
 static void compute_stats(struct report_input *r)
 {
     stats_init(&r->stats);
-    for (size_t i = 0; i < r->graph.trace.nevents; i++)
-        stats_add(&r->stats, &r->graph.trace.events[i]);
+    for (int pass = 0; pass == 0 || (pass == 1 && stats_read_again(&r->stats)); pass++)
+        for (size_t i = 0; i < r->graph.trace.nevents; i++)
+            stats_add(&r->stats, &r->graph.trace.events[i]);
     r->stats.lost = r->graph.trace.lost;
     stats_finish(&r->stats);
 }

@@ -66,33 +66,10 @@ struct waitstates_options {
 static int waitstates_take(void *options, int argc, char **argv, int *i)
 {
     struct waitstates_options *o = options;
-    int missing = 0, taken = clock_option(&o->clock, argv[0], argc, argv, i);
-    const char *value;
-    char *end;
-    if (taken)
-        return taken;
-    if ((value = graph_option(argc, argv, i, "--elf-dir", &missing))) {
-        o->programs.elf_dir = value;
-        return 1;
-    }
-    if ((value = graph_option(argc, argv, i, "--elf", &missing))) {
-        if (strchr(value, '=')) {
-            o->programs.elf[o->programs.nelf++] = value;
-            return 1;
-        }
-        fprintf(stderr, "dpm waitstates: --elf %s: expected NAME=FILE\n", value);
-        return -1;
-    }
-    if ((value = graph_option(argc, argv, i, "--top", &missing))) {
-        o->top = strtol(value, &end, 10);
-        if (end != value && !*end && o->top >= 0)
-            return 1;
-        fprintf(stderr, "dpm waitstates: --top %s: expected a number\n", value);
-        return -1;
-    }
-    if (missing)
-        fprintf(stderr, "dpm waitstates: %s needs a value (see --help)\n", argv[*i]);
-    return missing ? -1 : 0;
+    int taken = clock_option(&o->clock, argv[0], argc, argv, i);
+    if (taken == 0)
+        taken = program_option(&o->programs, argv[0], argc, argv, i);
+    return taken != 0 ? taken : top_option(&o->top, argv[0], argc, argv, i);
 }
 
 static double share(uint64_t part, uint64_t whole)

@@ -1,7 +1,9 @@
 /*
  * analysis/commands/export_perfetto.c — `dpm export --perfetto`
  * (commands/export_perfetto.h): a process per machine, a thread per traced
- * process, on it a 1 ns slice per SEND and RECEIVE, a slice "waiting" per
+ * process there (a process that moved has one on each machine it was on,
+ * its records on the machine that wrote them), on it a 1 ns slice per SEND
+ * and RECEIVE, a slice "waiting" per
  * receive that waited, an instant per other record, and an arrow per
  * message paired on one time axis (models/timeline.h); every trace event
  * in the order of time, but a flow's finish never before its start.
@@ -63,7 +65,8 @@ struct record {
 /* A traced process: a thread of the JSON. */
 struct process {
     uint64_t pid;
-    uint32_t machine;           /* as load/event.h's struct dpm_process */
+    uint32_t machine;           /* where its first record (in the logs) was written, else its pid's */
+    uint8_t on[TIMELINE_MACHINES / 8];   /* the machines it wrote records on, a bit each */
     char name[17];
     uint32_t seen_as;           /* its index before the processes were sorted by pid */
     uint32_t first, count;      /* its records: by_process[first .. first+count) */
@@ -187,6 +190,17 @@ static uint32_t process_of(struct perfetto *p, const struct dpm_event *ev);
 static void follow_stream(struct process *process, const struct dpm_event *ev, uint64_t *key);
 static int key_before(const uint64_t *a, const uint64_t *b);
 
+/* Log i, read for its events alone; or the export fails, saying why. */
+static struct dpm_stream *open_log(struct perfetto *p, int i)
+{
+    struct dpm_error e;
+    struct dpm_stream *s = dpm_stream_open(p->logs[i], (uint16_t)i, &e);
+    if (!s)
+        dpm_fail("%s", e.text);
+    dpm_stream_events_only(s);
+    return s;
+}
+
 /* Every record of every log, in order: struct record, the blocks, the
  * processes, the messages and the shifts. */
 static void read_logs(struct perfetto *p)
@@ -194,10 +208,7 @@ static void read_logs(struct perfetto *p)
     timeline_init(&p->timeline);
     for (int i = 0; i < p->nlogs; i++) {
         struct dpm_error e;
-        struct dpm_stream *s = dpm_stream_open(p->logs[i], (uint16_t)i, &e);
-        if (!s)
-            dpm_fail("%s", e.text);
-        dpm_stream_events_only(s);
+        struct dpm_stream *s = open_log(p, i);
         uint64_t log_first = p->nrecords;
         struct dpm_event ev;
         int status;
@@ -263,6 +274,9 @@ static uint32_t process_of(struct perfetto *p, const struct dpm_event *ev)
         p->last_process = index;
     }
     struct process *process = &p->processes[index];
+    uint32_t m = ev->present & EV_MACHINE && ev->machine < TIMELINE_MACHINES ? ev->machine : process->machine;
+    if (m < TIMELINE_MACHINES)
+        process->on[m / 8] |= (uint8_t)(1u << (m % 8));
     if (ev->type == MT_CREATEPROCESS && (ev->present & EV_NAME))
         memcpy(process->name, ev->name, sizeof process->name);
     uint64_t before[3] = { process->run_time, process->run, process->sequence }, key[3];
@@ -383,10 +397,7 @@ static void order_streams(struct perfetto *p)
     uint64_t index = 0;
     for (int i = 0; i < p->nlogs; i++) {
         struct dpm_error e;
-        struct dpm_stream *s = dpm_stream_open(p->logs[i], (uint16_t)i, &e);
-        if (!s)
-            dpm_fail("%s", e.text);
-        dpm_stream_events_only(s);
+        struct dpm_stream *s = open_log(p, i);
         struct dpm_event ev;
         int status;
         for (; (status = dpm_stream_next(s, &ev, &e)) == 1; index++) {
@@ -582,28 +593,42 @@ static void put_header(struct perfetto *p)
             "},\n\"traceEvents\":[", p->timeline.nmessages, p->timeline.between_machines, p->timeline.backward);
 }
 
+/* The thread of process i on machine m: i + 1 on the machine it began on,
+ * and one of its own on each other (viewers find a flow's thread by its
+ * number alone). */
+static uint64_t thread_of(const struct perfetto *p, uint32_t i, uint32_t m)
+{
+    return i + 1 + (m == p->processes[i].machine ? 0 : (uint64_t)(m + 1) * p->nprocesses);
+}
+
 /* A process per machine ("machine M", and its clock's shift), a thread per
- * traced process, named by its label. */
+ * traced process on each machine it was on, named by its label. */
 static void put_names(struct perfetto *p)
 {
     FILE *f = p->out.file;
     uint8_t named[TIMELINE_MACHINES] = { 0 };
     char label[96];
+    int first = 1;
     for (size_t i = 0; i < p->nprocesses; i++) {
         const struct process *process = &p->processes[i];
-        uint32_t m = process->machine;
-        if (m < TIMELINE_MACHINES && !named[m]) {
-            named[m] = 1;
-            fprintf(f, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%" PRIu32 ",\"args\":{\"name\":\"machine %"
-                    PRIu32, i ? ",\n" : "\n", m + 1, m);
-            if (p->timeline.shift[m])
-                fprintf(f, " (clock +%" PRId64 " ns)", p->timeline.shift[m]);
+        for (uint32_t m = 0; m < TIMELINE_MACHINES; m++) {
+            if (!(process->on[m / 8] & (1u << (m % 8))))
+                continue;
+            if (!named[m]) {
+                named[m] = 1;
+                fprintf(f, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%" PRIu32 ",\"args\":{\"name\":"
+                        "\"machine %" PRIu32, first ? "\n" : ",\n", m + 1, m);
+                if (p->timeline.shift[m])
+                    fprintf(f, " (clock +%" PRId64 " ns)", p->timeline.shift[m]);
+                fputs("\"}}", f);
+                first = 0;
+            }
+            fprintf(f, "%s{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64 ",\"args\":"
+                    "{\"name\":\"", first ? "\n" : ",\n", m + 1, thread_of(p, (uint32_t)i, m));
+            export_label(f, dpm_label(process->name, process->pid, label, sizeof label));
             fputs("\"}}", f);
+            first = 0;
         }
-        fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRIu32 ",\"tid\":%zu,\"args\":{\"name\":\"",
-                m + 1, i + 1);
-        export_label(f, dpm_label(process->name, process->pid, label, sizeof label));
-        fputs("\"}}", f);
     }
 }
 
@@ -725,7 +750,7 @@ static const char *type_name(uint32_t type)
     return l ? l->name : "record";
 }
 
-static void put_head(struct perfetto *p, uint8_t kind, const char *name, uint32_t track, uint64_t ts, uint64_t dur,
+static void put_head(struct perfetto *p, uint8_t kind, const char *name, uint32_t e, uint64_t ts, uint64_t dur,
                      uint32_t flow);
 static void put_args(struct out *o, const struct dpm_event *ev);
 
@@ -738,38 +763,41 @@ static void put_event(struct perfetto *p, const struct run *r)
     switch (r->type) {
     case RUN_RECORDS:
         record_fields(p, ref, &ev);
-        put_head(p, r->kind, type_name(ev.type), r->track, r->order, 1, 0);
+        put_head(p, r->kind, type_name(ev.type), ref, r->order, 1, 0);
         put_args(&p->out, &ev);
         break;
     case RUN_WAITS:
-        put_head(p, r->kind, "waiting", r->track, r->order, p->records[p->waits[ref].receive].at - r->order, 0);
+        put_head(p, r->kind, "waiting", p->waits[ref].receive, r->order,
+                 p->records[p->waits[ref].receive].at - r->order, 0);
         break;
     case RUN_FLOW_STARTS:
-        put_head(p, r->kind, "message", p->records[p->timeline.message[ref].send].process, r->order, 0, ref + 1);
+        put_head(p, r->kind, "message", p->timeline.message[ref].send, r->order, 0, ref + 1);
         break;
     default:
-        put_head(p, r->kind, "message", p->records[p->timeline.message[ref].receive].process, flow_finish(p, ref), 0,
-                 ref + 1);
+        put_head(p, r->kind, "message", p->timeline.message[ref].receive, flow_finish(p, ref), 0, ref + 1);
         break;
     }
     out_text(&p->out, "}");
 }
 
 /* A trace event's phase, name, thread and time, and what its kind has:
- * a slice's duration, a flow's id, an instant's scope. */
-static void put_head(struct perfetto *p, uint8_t kind, const char *name, uint32_t track, uint64_t ts, uint64_t dur,
+ * a slice's duration, a flow's id, an instant's scope. Its thread is that
+ * of record e's process on the machine that wrote e. */
+static void put_head(struct perfetto *p, uint8_t kind, const char *name, uint32_t e, uint64_t ts, uint64_t dur,
                      uint32_t flow)
 {
     static const char *const phase[] = { "X", "X", "s", "f", "i" };
     struct out *o = &p->out;
+    const struct record *r = &p->records[e];
     out_text(o, ",\n{\"ph\":\"");
     out_text(o, phase[kind]);
     out_text(o, "\",\"name\":\"");
     out_text(o, name);
+    uint32_t machine = r->what & REC_SHIFTED ? r->machine : p->processes[r->process].machine;
     out_text(o, "\",\"cat\":\"dpm\",\"pid\":");
-    out_u64(o, (uint32_t)(p->processes[track].machine + 1));
+    out_u64(o, machine + 1);
     out_text(o, ",\"tid\":");
-    out_u64(o, (uint32_t)(track + 1));
+    out_u64(o, thread_of(p, r->process, machine));
     out_text(o, ",\"ts\":");
     out_u64(o, ts);
     if (kind == ITEM_WAITING || kind == ITEM_SLICE) {

@@ -103,6 +103,46 @@ int clock_option(struct clock_options *o, const char *command, int argc, char **
     return 1;
 }
 
+/* Take a program option (commands/graph_options.h). */
+int program_option(struct program_options *o, const char *command, int argc, char **argv, int *i)
+{
+    int missing = 0;
+    const char *name = argv[*i], *value;
+    if ((value = graph_option(argc, argv, i, "--elf-dir", &missing))) {
+        o->elf_dir = value;
+        return 1;
+    }
+    if ((value = graph_option(argc, argv, i, "--elf", &missing))) {
+        if (strchr(value, '=')) {
+            o->elf[o->nelf++] = value;
+            return 1;
+        }
+        fprintf(stderr, "dpm %s: --elf %s: expected NAME=FILE\n", command, value);
+        return -1;
+    }
+    if (missing)
+        fprintf(stderr, "dpm %s: %s needs a value (see --help)\n", command, name);
+    return missing ? -1 : 0;
+}
+
+/* Take --top (commands/graph_options.h). */
+int top_option(long *top, const char *command, int argc, char **argv, int *i)
+{
+    int missing = 0;
+    const char *name = argv[*i], *value = graph_option(argc, argv, i, "--top", &missing);
+    char *end;
+    if (!value) {
+        if (missing)
+            fprintf(stderr, "dpm %s: %s needs a value (see --help)\n", command, name);
+        return missing ? -1 : 0;
+    }
+    *top = strtol(value, &end, 10);
+    if (end != value && !*end && *top >= 0)
+        return 1;
+    fprintf(stderr, "dpm %s: --top %s: expected a number\n", command, value);
+    return -1;
+}
+
 /* Load the logs and build the history graph (commands/graph_options.h). */
 int graph_load(struct graph_input *in, const char *command, char **logs, int n)
 {
@@ -246,6 +286,15 @@ int placement_choose(const struct placement_options *o, const char *command, con
     else if (status < 0)
         fprintf(stderr, "dpm %s: %s\n", command, err);
     return status == -2 ? EXIT_USAGE : status < 0 ? EXIT_BAD_INPUT : EXIT_OK;
+}
+
+/* Where the placement puts process p (commands/graph_options.h). */
+const char *placement_text(const struct graph_input *in, const uint32_t *machine, uint32_t p, char *out, size_t cap)
+{
+    if (machine[p] == PLACE_MEASURED)
+        return dpm_process_machines(&in->trace, &in->trace.processes[p], out, cap);
+    snprintf(out, cap, "%" PRIu32, machine[p]);
+    return out;
 }
 
 /* A process outside the trace written M.S.G (machine, slot, generation),

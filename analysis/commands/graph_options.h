@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "load/event.h"
+#include "load/programs.h"
 #include "models/arrivals.h"
 #include "models/causality.h"
 #include "models/clocks.h"
@@ -79,6 +80,9 @@ int graph_select(const struct dpm_trace *t, const char *what, uint32_t *out, siz
  * delivery table into *d. 0, or the exit status after saying why. */
 int placement_choose(const struct placement_options *o, const char *command, const struct graph_input *in,
                      uint32_t *machine, char *how, size_t cap, struct delay_table *d);
+/* Where placement machine[] puts process p, as text into out[0..cap): a
+ * machine's number, or as measured (dpm_process_machines). */
+const char *placement_text(const struct graph_input *in, const uint32_t *machine, uint32_t p, char *out, size_t cap);
 
 /* The roles that --server NAME_OR_PID,... and --system NAME_OR_PID,...
  * (system may be NULL) give the processes of t, for causality_analyze:
@@ -98,6 +102,14 @@ struct clock_options {
 /* If argv[*i] is one of those options, take it: 1; 0 if it is not one; -1
  * if its value is missing or not a number (said on stderr). */
 int clock_option(struct clock_options *o, const char *command, int argc, char **argv, int *i);
+
+/* The program options of critpath and waitstates: --elf-dir DIR and
+ * --elf NAME=FILE (load/programs.h). If argv[*i] is one, take it: 1; 0 if
+ * it is not one; -1 if its value is missing or not NAME=FILE (said). */
+int program_option(struct program_options *o, const char *command, int argc, char **argv, int *i);
+
+/* --top N (a count, 0 or more) into *top: 1, 0 or -1 as above. */
+int top_option(long *top, const char *command, int argc, char **argv, int *i);
 
 /* The arrivals and clock offsets of a loaded graph. */
 struct clock_input {

@@ -40,12 +40,15 @@ enum dpm_field_bit {
     EV_FLAG       = 1u << 17,   /* RECEIVECALL empty, CREATELINK flags */
     EV_QUEUE      = 1u << 18,   /* MESSAGEQUEUED queueLength */
     EV_NAME       = 1u << 19,   /* CREATEPROCESS nameLow/nameHigh */
+    EV_FROM_MACHINE = 1u << 20, /* MIGRATE fromMachine */
+    EV_TO_MACHINE = 1u << 21,   /* MIGRATE toMachine */
 };
 
 /* One record. `type` is enum meter_type (MT_SEND ...). */
 struct dpm_event {
     uint32_t type;
-    uint32_t machine;        /* the machine that wrote it */
+    uint32_t machine;        /* the machine that wrote it; in a trace loaded whole (dpm_trace_load),
+                                where the log did not keep it, the machine the process was on then */
     uint64_t time;           /* that machine's clock, ns (= instructions under -icount) */
     uint64_t proctime;       /* the process's CPU time so far, instructions */
     uint64_t pc;
@@ -56,8 +59,8 @@ struct dpm_event {
                                 CREATEPROCESS: parent; STOPPROCESS: by */
     uint64_t other2;         /* MOVEDATA: fromTask; SEND: passTask */
     uint64_t message_id;     /* SEND, MESSAGEQUEUED, RECEIVE */
-    uint64_t code;
-    uint64_t size;           /* SEND, MESSAGEQUEUED, RECEIVE, MOVEDATA: bytes */
+    uint64_t code;           /* the link's code; MIGRATE: took (ns out of execution) */
+    uint64_t size;           /* SEND, MESSAGEQUEUED, RECEIVE, MOVEDATA: bytes; MIGRATE: bytes of memory */
     int64_t  status;         /* SEND: its immediate error; DESTROYPROCESS: exit status */
     int32_t  slot;           /* SEND: sendLink; RECEIVE: linkSlot; CREATE/DESTROYLINK: slot;
                                 MOVEDATA: toLink */
@@ -66,12 +69,15 @@ struct dpm_event {
     uint32_t load;
     uint32_t kind;           /* RECEIVECALL: kind (0 RECEIVE, 1 ARECEIVE, 2 CALL);
                                 CREATE/DESTROYLINK: how (enum meter_link_how);
-                                SEND: call (1: CALL's send half); STARTPROCESS: resumed */
+                                SEND: call (1: CALL's send half); STARTPROCESS: resumed;
+                                MIGRATE: moves (its moves so far, this one included) */
     uint32_t flag;           /* RECEIVECALL: empty; CREATELINK: flags */
-    uint32_t queue_length;   /* MESSAGEQUEUED */
+    uint32_t queue_length;   /* MESSAGEQUEUED; MIGRATE: messages (queued messages moved with it) */
     uint32_t present;        /* enum dpm_field_bit */
     char     name[17];       /* CREATEPROCESS: the program's name, NUL-ended */
     uint16_t file;           /* which of the loaded logs it came from (0-based) */
+    uint16_t from_machine;   /* MIGRATE: the machine it left */
+    uint16_t to_machine;     /* MIGRATE: the machine it reached (the header's) */
     uint64_t record;         /* its index in that log (0-based), for messages */
 };
 
@@ -152,10 +158,25 @@ uint64_t dpm_sequence_gap(struct dpm_sequence *q, const struct dpm_event *ev);
 /* A process seen in the trace. */
 struct dpm_process {
     uint64_t pid;
-    uint32_t machine;        /* where its records were written */
+    uint32_t machine;        /* where its first record was written */
+    uint32_t last_machine;   /* where its last record was written (another after a move) */
     char     name[17];       /* from its CREATEPROCESS, or "" */
     uint32_t first, count;   /* its events: trace.by_process[first .. first+count) */
+    uint32_t first_move, nmoves;   /* its moves: trace.moves[first_move .. first_move+nmoves) */
     uint64_t gaps;           /* records missing from its sequence numbers */
+};
+
+/* A move of a traced process to another machine: its MIGRATE record
+ * (meter/record.h), written where it arrived when it ran again. */
+struct dpm_move {
+    uint64_t pid;
+    uint32_t event;          /* its MIGRATE record, in trace.events */
+    uint32_t from, to;       /* the machine it left and the one it reached */
+    uint64_t time;           /* the record's TIME: when it ran again, on `to`'s clock (0 if not kept) */
+    uint64_t took;           /* ns out of execution, each machine's part on its own clock (0 if not kept) */
+    uint64_t bytes;          /* of memory moved */
+    uint32_t messages;       /* queued messages moved with it */
+    uint32_t moves;          /* its moves so far, this one included */
 };
 
 struct dpm_trace {
@@ -165,17 +186,35 @@ struct dpm_trace {
     size_t nprocesses;
     uint32_t *by_process;          /* indices into events: each process's events in
                                       sequence order, processes in the order above */
+    struct dpm_move *moves;        /* every process's moves, processes in pid order, each's in
+                                      the order of its stream */
+    size_t nmoves;
     uint64_t lost;                 /* the logs' own loss counts, summed */
     uint64_t gaps;                 /* sequence gaps over all streams */
     size_t events_mapped;          /* bytes of `events` mapped by dpm_trace_load (0: malloc'd) */
 };
 
+/* The move that MIGRATE record ev (a record of a process whose machine
+ * before it was `before`) stands for. */
+struct dpm_move dpm_move_of(const struct dpm_event *ev, uint32_t before);
+
 /* Load logs paths[0..n) into *t (every event; processes and their
- * sequence-ordered event lists; loss and gaps). 0, or -1 with *e set. */
+ * sequence-ordered event lists; each event's machine, where the log did
+ * not keep it, from the process's first record and its moves; the moves;
+ * loss and gaps). 0, or -1 with *e set. */
 int dpm_trace_load(struct dpm_trace *t, const char *const *paths, int n, struct dpm_error *e);
 /* The process `pid`, or NULL. */
 const struct dpm_process *dpm_trace_process(const struct dpm_trace *t, uint64_t pid);
 void dpm_trace_free(struct dpm_trace *t);
+
+/* The machines a process ran on, in order, as text into out[0..cap): its
+ * first machine, then where each of its moves took it, the moves of
+ * process pid among moves[0..n): "1", "1>2>0" after two (the first, the
+ * last and how many moves, when they are many). */
+const char *dpm_machines_text(uint32_t first, const struct dpm_move *moves, size_t n, uint64_t pid, char *out,
+                              size_t cap);
+/* The same for process p of trace t. */
+const char *dpm_process_machines(const struct dpm_trace *t, const struct dpm_process *p, char *out, size_t cap);
 
 /* A process's name for reports: its program name and pid ("ri 0.1.5"),
  * or its pid alone; into out[0..cap). */

@@ -32,9 +32,15 @@ static const struct {
     { "call", TO(kind, EV_KIND, 0) },                { "resumed", TO(kind, EV_KIND, 0) },
     { "empty", TO(flag, EV_FLAG, 0) },               { "flags", TO(flag, EV_FLAG, 0) },
     { "queueLength", TO(queue_length, EV_QUEUE, 0) },
+    { "fromMachine", TO(from_machine, EV_FROM_MACHINE, 0) }, { "toMachine", TO(to_machine, EV_TO_MACHINE, 0) },
+    { "took", TO(code, EV_CODE, 0) },               { "bytes", TO(size, EV_SIZE, 0) },
+    { "messages", TO(queue_length, EV_QUEUE, 0) },  { "moves", TO(kind, EV_KIND, 0) },
     { "nameLow", { offsetof(struct dpm_event, name), 0, 0, EV_NAME } },
     { "nameHigh", { offsetof(struct dpm_event, name) + 8, 0, 0, EV_NAME } },
 };
+/* TODO(lab event, part 3): PREEMPT's fields in the table above, and a
+ * case of whole_by_structs below; a member of struct dpm_event
+ * (load/event.h) for ranFor (docs/labs/event.md). */
 static const struct field_destination moved_from = TO(other2, EV_OTHER2, 0);
 static const struct field_destination nowhere = { 0, 0, 0, 0 };
 
@@ -118,6 +124,9 @@ static void put_field(struct dpm_event *ev, const struct field_destination *to, 
     } else if (to->size == 4) {
         uint32_t narrow = (uint32_t)v;
         memcpy(at, &narrow, 4);
+    } else if (to->size == 2) {
+        uint16_t narrow = (uint16_t)v;
+        memcpy(at, &narrow, 2);
     } else {
         for (int i = 0; i < 8; i++)
             at[i] = (uint8_t)(v >> (8 * i));    /* a name's bytes, little-endian in the record */
@@ -225,6 +234,12 @@ static void whole_by_structs(const struct dpm_field_map *m, const struct descrip
     case MT_DESTROYPROCESS:
         ev->status = b->DESTROYPROCESS.status;
         ev->present |= EV_STATUS;
+        break;
+    case MT_MIGRATE:
+        ev->from_machine = (uint16_t)b->MIGRATE.fromMachine, ev->to_machine = (uint16_t)b->MIGRATE.toMachine;
+        ev->code = b->MIGRATE.took, ev->size = b->MIGRATE.bytes, ev->queue_length = b->MIGRATE.messages;
+        ev->kind = b->MIGRATE.moves;
+        ev->present |= EV_FROM_MACHINE | EV_TO_MACHINE | EV_CODE | EV_SIZE | EV_QUEUE | EV_KIND;
         break;
     }
 }

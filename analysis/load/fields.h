@@ -16,8 +16,8 @@
 #include "tracelog.h"
 
 /* Where a field of a log's layout goes in struct dpm_event: at `offset`,
- * as a number of `size` bytes (4 or 8; 0 for the halves of the program's
- * name), with bit `present`; `is_signed` fields are sign-extended from
+ * as a number of `size` bytes (2, 4 or 8; 0 for the halves of the
+ * program's name), with bit `present`; `is_signed` fields are sign-extended from
  * their length in the log. */
 struct field_destination {
     uint16_t offset;

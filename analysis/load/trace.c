@@ -95,7 +95,7 @@ static int by_pid(const void *a, const void *b)
 }
 
 /* The processes seen (every event with a pid), sorted by pid, with their
- * machines, names and event counts; `first` not yet set. */
+ * names and event counts; `first` and their machines not yet set. */
 static void find_processes(struct dpm_trace *t)
 {
     struct table seen = { 0 };
@@ -111,12 +111,10 @@ static void find_processes(struct dpm_trace *t)
         last_pid = ev->pid;
         if (!index) {
             t->processes = array_grow(t->processes, &capacity, t->nprocesses, sizeof *t->processes);
-            t->processes[t->nprocesses] = (struct dpm_process){ .pid = ev->pid, .machine = DPM_PID_MACHINE(ev->pid) };
+            t->processes[t->nprocesses] = (struct dpm_process){ .pid = ev->pid };
             table_insert(&seen, ev->pid, 0, (uint32_t)t->nprocesses);
             index = table_find(&seen, ev->pid, 0);
             t->nprocesses++;
-            if (ev->present & EV_MACHINE)
-                t->processes[*index].machine = ev->machine;
         }
         struct dpm_process *p = &t->processes[*index];
         p->count++;
@@ -213,6 +211,56 @@ static void index_processes(struct dpm_trace *t)
     free(keys);
 }
 
+struct dpm_move dpm_move_of(const struct dpm_event *ev, uint32_t before)
+{
+    struct dpm_move m = { .pid = ev->pid, .from = before, .to = before };
+    if (ev->present & EV_FROM_MACHINE)
+        m.from = ev->from_machine;
+    if (ev->present & EV_TO_MACHINE)
+        m.to = ev->to_machine;
+    else if (ev->present & EV_MACHINE)
+        m.to = ev->machine;
+    m.time = (ev->present & EV_TIME) ? ev->time : 0;
+    m.took = (ev->present & EV_CODE) ? ev->code : 0;
+    m.bytes = (ev->present & EV_SIZE) ? ev->size : 0;
+    m.messages = (ev->present & EV_QUEUE) ? ev->queue_length : 0;
+    m.moves = (ev->present & EV_KIND) ? ev->kind : 0;
+    return m;
+}
+
+/* Where each process was at each of its records, and its moves: the
+ * machine of its first record (its pid's when the log did not keep it),
+ * then that of each record that says, and after a MIGRATE the machine it
+ * reached. A record whose machine the log did not keep gets the one the
+ * process was on then. */
+static void locate_processes(struct dpm_trace *t)
+{
+    size_t capacity = 0;
+    for (size_t i = 0; i < t->nprocesses; i++) {
+        struct dpm_process *p = &t->processes[i];
+        const uint32_t *mine = &t->by_process[p->first];
+        const struct dpm_event *first = p->count ? &t->events[mine[0]] : 0;
+        uint32_t at = first && (first->present & EV_MACHINE) ? first->machine : DPM_PID_MACHINE(p->pid);
+        p->machine = at;
+        p->first_move = (uint32_t)t->nmoves;
+        for (uint32_t k = 0; k < p->count; k++) {
+            struct dpm_event *ev = &t->events[mine[k]];
+            if (ev->type == MT_MIGRATE) {
+                t->moves = array_grow(t->moves, &capacity, t->nmoves, sizeof *t->moves);
+                t->moves[t->nmoves] = dpm_move_of(ev, at);
+                t->moves[t->nmoves].event = mine[k];
+                at = t->moves[t->nmoves++].to;
+            }
+            if (ev->present & EV_MACHINE)
+                at = ev->machine;
+            else
+                ev->machine = at;
+        }
+        p->last_machine = at;
+        p->nmoves = (uint32_t)(t->nmoves - p->first_move);
+    }
+}
+
 int dpm_trace_load(struct dpm_trace *t, const char *const *paths, int n, struct dpm_error *e)
 {
     memset(t, 0, sizeof *t);
@@ -225,6 +273,7 @@ int dpm_trace_load(struct dpm_trace *t, const char *const *paths, int n, struct 
     }
     find_processes(t);
     index_processes(t);
+    locate_processes(t);
     return 0;
 }
 
@@ -251,7 +300,34 @@ void dpm_trace_free(struct dpm_trace *t)
         free(t->events);
     free(t->processes);
     free(t->by_process);
+    free(t->moves);
     memset(t, 0, sizeof *t);
+}
+
+#define MACHINES_LISTED 5      /* dpm_machines_text lists this many moves at most */
+
+const char *dpm_machines_text(uint32_t first, const struct dpm_move *moves, size_t n, uint64_t pid, char *out,
+                              size_t cap)
+{
+    size_t count = 0, at = (size_t)snprintf(out, cap, "%" PRIu32, first);
+    uint32_t last = first;
+    for (size_t i = 0; i < n; i++)
+        if (moves[i].pid == pid)
+            count++, last = moves[i].to;
+    if (count > MACHINES_LISTED) {
+        snprintf(out + (at < cap ? at : cap), cap - (at < cap ? at : cap), ">...>%" PRIu32 " (%zu moves)", last,
+                 count);
+        return out;
+    }
+    for (size_t i = 0; i < n && at < cap; i++)
+        if (moves[i].pid == pid)
+            at += (size_t)snprintf(out + at, cap - at, ">%" PRIu32, moves[i].to);
+    return out;
+}
+
+const char *dpm_process_machines(const struct dpm_trace *t, const struct dpm_process *p, char *out, size_t cap)
+{
+    return dpm_machines_text(p->machine, &t->moves[p->first_move], p->nmoves, p->pid, out, cap);
 }
 
 const char *dpm_process_label(const struct dpm_trace *t, uint64_t pid, char *out, size_t cap)

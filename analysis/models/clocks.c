@@ -26,11 +26,12 @@ static int64_t add(int64_t a, int64_t b)
 /* The machine whose clock stamped ev (models/clocks.h). */
 uint32_t clocks_machine_of(const struct history *h, uint32_t p, const struct dpm_event *ev)
 {
-    return (ev->present & EV_MACHINE) ? ev->machine : h->trace->processes[p].machine;
+    (void)h, (void)p;
+    return ev->machine;
 }
 
 /* The index of machine number m in c->machine, or UINT32_MAX. */
-static uint32_t machine_index(const struct clock_model *c, uint32_t m)
+uint32_t clocks_machine_index(const struct clock_model *c, uint32_t m)
 {
     uint32_t low = 0, high = c->nmachines;
     while (low < high) {
@@ -46,7 +47,7 @@ static uint32_t machine_index(const struct clock_model *c, uint32_t m)
 /* Add machine number m to the sorted list, if new. 0, or -1 (no memory). */
 static int note_machine(struct clock_model *c, uint32_t m)
 {
-    if (machine_index(c, m) != UINT32_MAX)
+    if (clocks_machine_index(c, m) != UINT32_MAX)
         return 0;
     struct clock_machine *bigger = realloc(c->machine, (c->nmachines + 1) * sizeof *bigger);
     if (!bigger)
@@ -68,16 +69,16 @@ static int find_machines(struct clock_model *c, const struct history *h, uint16_
 {
     uint32_t last = UINT32_MAX, index = 0;
     for (uint32_t v = 0; v < h->nnodes; v++) {
-        uint32_t m = clocks_machine_of(h, h->process[v], &h->trace->events[h->event[v]]);
+        uint32_t m = h->machine[v];
         if (m != last && (note_machine(c, m) < 0 || c->nmachines > MACHINES_MAX))
             return -1;
         last = m;
     }
     last = UINT32_MAX;
     for (uint32_t v = 0; v < h->nnodes; v++) {
-        uint32_t m = clocks_machine_of(h, h->process[v], &h->trace->events[h->event[v]]);
+        uint32_t m = h->machine[v];
         if (m != last)
-            index = machine_index(c, m);
+            index = clocks_machine_index(c, m);
         last = m;
         node_machine[v] = (uint16_t)index;
     }
@@ -85,10 +86,12 @@ static int find_machines(struct clock_model *c, const struct history *h, uint16_
 }
 
 /* A timed message: its arrival minus its send, by the machines' own
- * clocks, and the machines (indices) it went from and to. */
+ * clocks, and the machines (indices) it went from and to; or a move, from
+ * the process's last node on the machine it left to its MIGRATE node. */
 struct timed_message {
     int64_t took;
     uint16_t from, to;
+    uint8_t move;
 };
 
 /* The direct pair of machines a < b, made when new (index[] holds n x n). */
@@ -120,10 +123,40 @@ static uint32_t timed_messages(struct clock_model *c, const struct history *h, c
             continue;
         }
         uint32_t to = arrived == h->event[v] ? node_machine[v]
-                                             : machine_index(c, clocks_machine_of(h, h->process[v], arrival));
+                                             : clocks_machine_index(c, clocks_machine_of(h, h->process[v], arrival));
         list[n++] = (struct timed_message){ (int64_t)arrival->time - (int64_t)send->time, node_machine[u],
-                                            (uint16_t)(to == UINT32_MAX ? node_machine[v] : to) };
+                                            (uint16_t)(to == UINT32_MAX ? node_machine[v] : to), 0 };
     }
+    return n;
+}
+
+/* The arcs along processes between two machines (a process's moves: the
+ * arc into its MIGRATE node), timed, into list[] after the messages: the
+ * process's state crossed from one machine to the other as a message does,
+ * and bounds their clocks the same way. Their count. */
+static uint32_t timed_moves(struct clock_model *c, const struct history *h, const uint16_t *node_machine,
+                            struct timed_message *list)
+{
+    uint32_t n = 0;
+    for (uint32_t v = 0; v < h->nnodes; v++) {
+        if (h->kind[v] == HN_START || node_machine[v - 1] == node_machine[v])
+            continue;
+        const struct dpm_event *left = &h->trace->events[h->event[v - 1]], *came = &h->trace->events[h->event[v]];
+        if (!(left->present & EV_TIME) || !(came->present & EV_TIME))
+            continue;
+        c->moves++;
+        list[n++] = (struct timed_message){ (int64_t)came->time - (int64_t)left->time, node_machine[v - 1],
+                                            node_machine[v], 1 };
+    }
+    return n;
+}
+
+/* The arcs along processes between two machines, timed or not. */
+static uint32_t count_moves(const struct history *h, const uint16_t *node_machine)
+{
+    uint32_t n = 0;
+    for (uint32_t v = 0; v < h->nnodes; v++)
+        n += h->kind[v] != HN_START && node_machine[v - 1] != node_machine[v];
     return n;
 }
 
@@ -137,23 +170,25 @@ static void constrain(struct clock_model *c, const struct timed_message *list, u
     for (uint32_t i = 0; i < count; i++) {
         struct timed_message e = list[i];
         int64_t took = e.took;
-        c->backward_before += took < 0;
-        if (e.from == e.to) {
-            c->backward_local += took < 0;
-            continue;
+        if (!e.move) {
+            c->backward_before += took < 0;
+            if (e.from == e.to) {
+                c->backward_local += took < 0;
+                continue;
+            }
+            c->remote++;
+            c->machine[e.from].sent++;
+            c->machine[e.to].received++;
         }
-        c->remote++;
-        c->machine[e.from].sent++;
-        c->machine[e.to].received++;
         int64_t limit = add(took, -(int64_t)c->min_delay);
         if (limit < w[e.from * n + e.to])
             w[e.from * n + e.to] = limit;
         struct clock_pair *p = pair_of(c, pair_index, e.from, e.to);
         if (e.from == p->a) {
-            p->a_to_b++;
+            p->a_to_b += !e.move;
             p->high = w[e.from * n + e.to];
         } else {
-            p->b_to_a++;
+            p->b_to_a += !e.move;
             p->low = -w[e.from * n + e.to];
         }
     }
@@ -276,7 +311,8 @@ static void apply(struct clock_model *c, const struct history *h, const uint16_t
     for (uint32_t v = 0; v < h->nnodes; v++)
         c->node_offset[v] = c->machine[node_machine[v]].offset;
     for (uint32_t i = 0; i < count; i++)
-        c->backward_after += list[i].took < c->machine[list[i].to].offset - c->machine[list[i].from].offset;
+        c->backward_after += !list[i].move &&
+                             list[i].took < c->machine[list[i].to].offset - c->machine[list[i].from].offset;
 }
 
 /* The offsets (models/clocks.h). */
@@ -286,9 +322,11 @@ int clocks_estimate(struct clock_model *c, const struct history *h, const struct
     memset(c, 0, sizeof *c);
     c->min_delay = min_delay;
     uint16_t *node_machine = malloc((size_t)h->nnodes * sizeof *node_machine + 1);
-    struct timed_message *list = malloc((size_t)h->message_arcs * sizeof *list + 1);
+    struct timed_message *list = 0;
     c->node_offset = malloc((size_t)h->nnodes * sizeof *c->node_offset + 1);
-    if (!node_machine || !list || !c->node_offset || find_machines(c, h, node_machine) < 0) {
+    if (node_machine && c->node_offset && find_machines(c, h, node_machine) == 0)
+        list = malloc(((size_t)h->message_arcs + count_moves(h, node_machine)) * sizeof *list + 1);
+    if (!node_machine || !list || !c->node_offset) {
         if (c->nmachines > MACHINES_MAX)
             snprintf(err, cap, "the records name more than the %d machines a pid can name: a damaged log",
                      MACHINES_MAX);
@@ -299,7 +337,7 @@ int clocks_estimate(struct clock_model *c, const struct history *h, const struct
         clocks_free(c);
         return -1;
     }
-    if (reference >= 0 && (reference > UINT32_MAX || machine_index(c, (uint32_t)reference) == UINT32_MAX)) {
+    if (reference >= 0 && (reference > UINT32_MAX || clocks_machine_index(c, (uint32_t)reference) == UINT32_MAX)) {
         snprintf(err, cap, "--reference %lld: no SEND, RECEIVE or first or last record of a process was stamped "
                            "by that machine", (long long)reference);
         free(node_machine);
@@ -307,7 +345,7 @@ int clocks_estimate(struct clock_model *c, const struct history *h, const struct
         clocks_free(c);
         return -2;
     }
-    c->reference = reference >= 0 ? machine_index(c, (uint32_t)reference) : 0;
+    c->reference = reference >= 0 ? clocks_machine_index(c, (uint32_t)reference) : 0;
     size_t n = c->nmachines;
     int64_t *w = malloc(n * n * sizeof *w + 1), *d = malloc(n * n * sizeof *d + 1);
     uint32_t *pair_index = malloc(n * n * sizeof *pair_index + 1);
@@ -318,6 +356,7 @@ int clocks_estimate(struct clock_model *c, const struct history *h, const struct
             w[i] = NO_PATH;
         memset(pair_index, 0xff, n * n * sizeof *pair_index);
         uint32_t count = timed_messages(c, h, a, node_machine, list);
+        count += timed_moves(c, h, node_machine, list + count);
         constrain(c, list, count, w, pair_index);
         c->slack = (uint64_t)least_slack(d, w, (uint32_t)n);
         ok = n == 0 || estimate(c, d) == 0;
@@ -355,7 +394,7 @@ int64_t clocks_node_time(const struct clock_model *c, const struct history *h, u
 int64_t clocks_event_time(const struct clock_model *c, const struct history *h, uint32_t p, uint32_t event)
 {
     const struct dpm_event *ev = &h->trace->events[event];
-    uint32_t m = machine_index(c, clocks_machine_of(h, p, ev));
+    uint32_t m = clocks_machine_index(c, clocks_machine_of(h, p, ev));
     return (int64_t)ev->time - (m == UINT32_MAX ? 0 : c->machine[m].offset);
 }
 

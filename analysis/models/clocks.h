@@ -26,6 +26,11 @@
  * satisfy every message. Its error is at most `bound`, the distance from
  * the estimate to the interval's farther end.
  *
+ * A process that moved (a MIGRATE node, models/history.h) carried its
+ * state from one machine to the other after its last record there and
+ * before its MIGRATE record: that arc bounds the two clocks as a message
+ * does, and is one of the constraints.
+ *
  * When no constant offsets satisfy every message (the clocks drift, or
  * min_delay is too large), the constraint graph has a negative cycle. The
  * model then finds the smallest `slack` such that offsets exist with every
@@ -74,6 +79,8 @@ struct clock_model {
     uint64_t backward_after;         /* the same by the corrected clocks */
     uint64_t backward_local;         /* of those before, between processes of one machine (one clock:
                                         no offset corrects them) */
+    uint64_t moves;                  /* arcs along a process between two machines (its moves: the arc
+                                        into a MIGRATE node), timed at both ends: bounds as messages */
     int64_t *node_offset;            /* [nnodes]: the offset of the clock of each node's record */
 };
 
@@ -85,9 +92,14 @@ int clocks_estimate(struct clock_model *c, const struct history *h, const struct
                     int64_t reference, char *err, size_t cap);
 void clocks_free(struct clock_model *c);
 
-/* The machine whose clock stamped event ev of process p (its record's
- * machine field, or where the process's records were written). */
+/* The machine whose clock stamped event ev of process p: its record's
+ * machine (load/event.h: where the log did not keep it, the machine the
+ * process was on then). */
 uint32_t clocks_machine_of(const struct history *h, uint32_t p, const struct dpm_event *ev);
+
+/* The index of machine number m in c->machine, or UINT32_MAX (no node of
+ * it). */
+uint32_t clocks_machine_index(const struct clock_model *c, uint32_t m);
 
 /* The corrected TIME of node v's record: its TIME minus its machine's
  * offset (on the reference machine's clock). */

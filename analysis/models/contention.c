@@ -5,6 +5,10 @@
  * process is runnable unless it waits in a RECEIVE whose message has not
  * arrived, or has ended.
  *
+ * A process runs on the machine the placement puts it on; placed as
+ * measured, a process that moved runs on each machine it was on, from the
+ * MIGRATE node that took it there on (models/parallel.h).
+ *
  * Two simulations, reported side by side (the second is this project's):
  *   - contention_thesis: the thesis's algorithm (Appendix A), faithfully:
  *     time advances in steps of `decr`, the least CPU any running process
@@ -44,7 +48,10 @@ struct sim {
     const struct history *h;
     const struct history_weights *w;  /* chain: CPU per arc; cross: step 2's delivery times */
     double *out;              /* [nnodes]: the new weight of the arc ending at each node */
-    uint32_t *machine;        /* [nprocesses]: a dense machine number (0..nmachines) */
+    const uint32_t *placement;  /* models/parallel.h */
+    uint32_t *machines;       /* the placement's machine numbers, sorted, each once */
+    uint32_t nmachines;
+    uint32_t *on;             /* [nprocesses]: where it runs now (an index into machines) */
     uint32_t *runnable;       /* [nmachines]: runnable processes there */
     uint32_t *at;             /* [nprocesses]: the node it is at; its current arc ends at at+1 */
     uint8_t *state;           /* [nprocesses]: enum runner_state */
@@ -62,35 +69,62 @@ enum { ARRIVED = 1, ISSUED = 2 };
 
 static int by_machine(const void *a, const void *b)
 {
-    const uint32_t *x = a, *y = b;
-    return x[0] < y[0] ? -1 : x[0] > y[0];
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
 }
 
-/* Number the placement's machines 0..n-1 (any uint32 may name a machine). */
-static int dense_machines(struct sim *s, const uint32_t *machine)
+/* The machines the placement puts nodes on, each once, into s->machines
+ * (any uint32 may name a machine; a process placed as measured may be on
+ * several, one after another). 0, or -1 (no memory). */
+static int find_machines(struct sim *s)
 {
-    uint32_t n = s->h->nprocesses, dense = 0;
-    uint32_t (*pairs)[2] = malloc(n * sizeof *pairs + 1);
-    if (!pairs)
+    const struct history *h = s->h;
+    uint32_t n = 0, capacity = h->nprocesses + 1;
+    s->machines = malloc(capacity * sizeof *s->machines);
+    for (uint32_t p = 0; p < h->nprocesses && s->machines; p++) {
+        for (uint32_t v = h->first_node[p], last = UINT32_MAX; v < h->first_node[p + 1]; v++) {
+            uint32_t m = placement_node(h, s->placement, v);
+            if (v > h->first_node[p] && m == last)
+                continue;
+            if (n == capacity) {
+                uint32_t *bigger = realloc(s->machines, 2 * capacity * sizeof *bigger);
+                if (!bigger)
+                    return -1;
+                s->machines = bigger;
+                capacity *= 2;
+            }
+            s->machines[n++] = last = m;
+        }
+    }
+    if (!s->machines)
         return -1;
-    for (uint32_t p = 0; p < n; p++) {
-        pairs[p][0] = machine[p];
-        pairs[p][1] = p;
-    }
-    qsort(pairs, n, sizeof *pairs, by_machine);
-    for (uint32_t i = 0; i < n; i++) {
-        if (i > 0 && pairs[i][0] != pairs[i - 1][0])
-            dense++;
-        s->machine[pairs[i][1]] = dense;
-    }
-    free(pairs);
+    qsort(s->machines, n, sizeof *s->machines, by_machine);
+    s->nmachines = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (i == 0 || s->machines[i] != s->machines[i - 1])
+            s->machines[s->nmachines++] = s->machines[i];
     return 0;
+}
+
+/* Where node v's process runs from v on: an index into s->machines. */
+static uint32_t machine_at(const struct sim *s, uint32_t v)
+{
+    uint32_t m = placement_node(s->h, s->placement, v), low = 0, high = s->nmachines;
+    while (high - low > 1) {
+        uint32_t mid = low + (high - low) / 2;
+        if (s->machines[mid] <= m)
+            low = mid;
+        else
+            high = mid;
+    }
+    return low;
 }
 
 static void sim_free(struct sim *s)
 {
     free(s->out);
-    free(s->machine);
+    free(s->machines);
+    free(s->on);
     free(s->runnable);
     free(s->at);
     free(s->state);
@@ -118,13 +152,19 @@ static int must_wait(const struct sim *s, uint32_t v)
 }
 
 /* Process p has reached node at[p] (thesis Appendix A, step 6): it ends,
- * waits in a RECEIVE, or goes on running its next arc. */
+ * waits in a RECEIVE, or goes on running its next arc, on the machine it
+ * has moved to if it moved (a MIGRATE node). */
 static void arrive_at_node(struct sim *s, uint32_t p)
 {
-    uint32_t v = s->at[p];
+    uint32_t v = s->at[p], m = machine_at(s, v);
+    if (m != s->on[p]) {
+        s->runnable[s->on[p]]--;
+        s->runnable[m]++;
+        s->on[p] = m;
+    }
     if (s->h->kind[v] == HN_END || must_wait(s, v)) {
         s->state[p] = s->h->kind[v] == HN_END ? DONE : WAITING;
-        s->runnable[s->machine[p]]--;
+        s->runnable[s->on[p]]--;
         return;
     }
     start_arc(s, p);
@@ -140,9 +180,9 @@ static int sim_init(struct sim *s, const struct history *h, const struct history
     memset(s, 0, sizeof *s);
     s->h = h;
     s->w = w;
+    s->placement = machine;
     s->out = calloc(nn + 1, sizeof *s->out);
-    s->machine = malloc(np * sizeof *s->machine + 1);
-    s->runnable = calloc(np + 1, sizeof *s->runnable);
+    s->on = malloc(np * sizeof *s->on + 1);
     s->at = malloc(np * sizeof *s->at + 1);
     s->state = malloc(np + 1);
     s->remaining = malloc(np * sizeof *s->remaining + 1);
@@ -150,8 +190,8 @@ static int sim_init(struct sim *s, const struct history *h, const struct history
     s->arrived = calloc(nn + 1, 1);
     s->active = malloc(np * sizeof *s->active + 1);
     s->pending = malloc(nn * sizeof *s->pending + 1);
-    if (!s->out || !s->machine || !s->runnable || !s->at || !s->state || !s->remaining || !s->started ||
-        !s->arrived || !s->active || !s->pending || dense_machines(s, machine) < 0)
+    if (!s->out || !s->on || !s->at || !s->state || !s->remaining || !s->started || !s->arrived || !s->active ||
+        !s->pending || find_machines(s) < 0 || !(s->runnable = calloc(s->nmachines + 1, sizeof *s->runnable)))
         return -1;
     for (uint32_t p = 0; p < np; p++) {
         s->state[p] = DONE;
@@ -159,7 +199,8 @@ static int sim_init(struct sim *s, const struct history *h, const struct history
             continue;                   /* a process without records */
         s->at[p] = h->first_node[p];
         s->state[p] = RUNNING;
-        s->runnable[s->machine[p]]++;
+        s->on[p] = machine_at(s, s->at[p]);
+        s->runnable[s->on[p]]++;
         s->active[s->nactive++] = p;
         start_arc(s, p);
     }
@@ -203,7 +244,7 @@ static void wake_waiting(struct sim *s)
         uint32_t p = s->active[i];
         if (s->state[p] == WAITING && !must_wait(s, s->at[p])) {
             s->state[p] = RUNNING;
-            s->runnable[s->machine[p]]++;
+            s->runnable[s->on[p]]++;
             start_arc(s, p);
         }
     }
@@ -287,7 +328,7 @@ static double smallest_remaining(const struct sim *s, int scaled)
     double least = -1;
     for (uint32_t i = 0; i < s->nactive; i++) {
         uint32_t p = s->active[i];
-        double r = s->remaining[p] * (scaled ? s->runnable[s->machine[p]] : 1);
+        double r = s->remaining[p] * (scaled ? s->runnable[s->on[p]] : 1);
         if (s->state[p] == RUNNING && (least < 0 || r < least))
             least = r;
     }
@@ -315,7 +356,7 @@ int contention_thesis(struct history_weights *w, const struct history *h, const 
             if (s.state[p] != RUNNING)
                 continue;
             s.remaining[p] -= decr;
-            s.out[s.at[p] + 1] += decr * s.runnable[s.machine[p]];
+            s.out[s.at[p] + 1] += decr * s.runnable[s.on[p]];
         }
         count_down_delays(&s, decr);
         finish_arcs(&s, 0);
@@ -346,7 +387,7 @@ int contention_simulated(struct history_weights *w, const struct history *h, con
         for (uint32_t i = 0; i < s.nactive; i++) {
             uint32_t p = s.active[i];
             if (s.state[p] == RUNNING)
-                s.remaining[p] -= step / s.runnable[s.machine[p]];
+                s.remaining[p] -= step / s.runnable[s.on[p]];
         }
         count_down_delays(&s, step);
         finish_arcs(&s, 1);

@@ -23,11 +23,16 @@ uint32_t history_process_index(const struct dpm_trace *t, uint64_t pid)
     return low < t->nprocesses && t->processes[low].pid == pid ? (uint32_t)low : HISTORY_NONE;
 }
 
-/* Whether record ev becomes a node: a RECEIVE, or a SEND that sent
- * something (a SEND whose status is an error sent nothing). */
+/* Whether record ev becomes a node: a RECEIVE, a SEND that sent
+ * something (a SEND whose status is an error sent nothing), or a MIGRATE. */
 static int is_node_event(const struct dpm_event *ev)
 {
-    return ev->type == MT_RECEIVE || (ev->type == MT_SEND && ev->status == 0);
+    return ev->type == MT_RECEIVE || (ev->type == MT_SEND && ev->status == 0) || ev->type == MT_MIGRATE;
+}
+
+static uint8_t node_kind(const struct dpm_event *ev)
+{
+    return ev->type == MT_SEND ? HN_SEND : ev->type == MT_RECEIVE ? HN_RECEIVE : HN_MIGRATE;
 }
 
 /* Whether the record's other process (SEND: the receiver; RECEIVE: the
@@ -44,14 +49,15 @@ static int alloc_nodes(struct history *h, uint32_t n)
     h->process = malloc(n * sizeof *h->process + 1);
     h->event = malloc(n * sizeof *h->event + 1);
     h->kind = malloc(n + 1);
+    h->machine = malloc(n * sizeof *h->machine + 1);
     h->cpu = malloc(n * sizeof *h->cpu + 1);
     h->cross_from = malloc(n * sizeof *h->cross_from + 1);
     h->cross_to = malloc(n * sizeof *h->cross_to + 1);
     h->cross_kind = calloc(n + 1, 1);
     h->message_size = malloc(n * sizeof *h->message_size + 1);
     h->order = malloc(n * sizeof *h->order + 1);
-    if (!h->process || !h->event || !h->kind || !h->cpu || !h->cross_from || !h->cross_to || !h->cross_kind ||
-        !h->message_size || !h->order)
+    if (!h->process || !h->event || !h->kind || !h->machine || !h->cpu || !h->cross_from || !h->cross_to ||
+        !h->cross_kind || !h->message_size || !h->order)
         return -1;
     memset(h->cross_from, 0xff, n * sizeof *h->cross_from);
     memset(h->cross_to, 0xff, n * sizeof *h->cross_to);
@@ -81,11 +87,12 @@ static void put_node(struct history *h, uint32_t v, uint32_t p, uint32_t ev, uin
     h->process[v] = p;
     h->event[v] = ev;
     h->kind[v] = kind;
+    h->machine[v] = events[ev].machine;
     h->cpu[v] = kind == HN_START ? 0 : cpu_between(h, &events[previous_event], &events[ev]);
 }
 
-/* The nodes of every process, in its record order: start, its SENDs and
- * RECEIVEs, end. A process without records has no nodes. */
+/* The nodes of every process, in its record order: start, its SENDs,
+ * RECEIVEs and MIGRATEs, end. A process without records has no nodes. */
 static int make_nodes(struct history *h)
 {
     const struct dpm_trace *t = h->trace;
@@ -109,7 +116,7 @@ static int make_nodes(struct history *h)
         for (uint32_t i = 0; i < pr->count; i++) {
             const struct dpm_event *ev = &t->events[mine[i]];
             if (is_node_event(ev)) {
-                put_node(h, v, p, mine[i], ev->type == MT_SEND ? HN_SEND : HN_RECEIVE, h->event[v - 1]);
+                put_node(h, v, p, mine[i], node_kind(ev), h->event[v - 1]);
                 v++;
             }
         }
@@ -307,6 +314,7 @@ void history_free(struct history *h)
     free(h->process);
     free(h->event);
     free(h->kind);
+    free(h->machine);
     free(h->cpu);
     free(h->cross_from);
     free(h->cross_to);

@@ -3,9 +3,12 @@
  * §5.2.3, DPM paper §IV-C), on which parallelism, the critical path and the
  * contention simulations work.
  *
- * A node per SEND (that sent something) and per RECEIVE of every traced
- * process, plus a start node (at the process's first record) and an end
- * node (at its last record) per process. The nodes of one process are
+ * A node per SEND (that sent something), per RECEIVE and per MIGRATE of
+ * every traced process, plus a start node (at the process's first record)
+ * and an end node (at its last record) per process. A MIGRATE node splits
+ * the process's work where it moved: the arc into it ran on the machine it
+ * left, the arc out of it on the one it reached (each node's record says
+ * where it was written), and the time the move took is on no arc. The nodes of one process are
  * consecutive, in its record order, so the arc within a process from node
  * v-1 to node v is implicit. The only other arcs are "cross" arcs, at most
  * one into a node and one out of a node:
@@ -27,7 +30,7 @@
 
 #define HISTORY_NONE UINT32_MAX
 
-enum history_kind { HN_START, HN_SEND, HN_RECEIVE, HN_END };
+enum history_kind { HN_START, HN_SEND, HN_RECEIVE, HN_END, HN_MIGRATE };
 enum history_cross { HX_NONE, HX_MESSAGE, HX_OUTSIDE };
 
 struct history {
@@ -40,6 +43,7 @@ struct history {
     uint32_t *event;           /* [nnodes]: its record in trace->events (a start or end node:
                                   the process's first or last record) */
     uint8_t  *kind;            /* [nnodes]: enum history_kind */
+    uint32_t *machine;         /* [nnodes]: the machine that wrote its record (load/event.h) */
     uint64_t *cpu;             /* [nnodes]: PROCTIME from the process's previous node (0 at a start) */
     uint32_t *cross_from;      /* [nnodes]: the node whose cross arc ends here, or HISTORY_NONE */
     uint32_t *cross_to;        /* [nnodes]: where this node's cross arc goes, or HISTORY_NONE */

@@ -8,14 +8,22 @@
 
 #include "models/parallel.h"
 
+/* Where node v's process runs from v on (models/parallel.h). */
+uint32_t placement_node(const struct history *h, const uint32_t *machine, uint32_t v)
+{
+    uint32_t placed = machine[h->process[v]];
+    return placed != PLACE_MEASURED ? placed : h->machine[v];
+}
+
 /* Step 2's weight of the message arc into v: the table's delivery time
- * for the message's size, remote when the placement puts its two
- * processes on different machines (thesis §5.2.3, step 2). */
+ * for the message's size, remote when the placement puts the sender at
+ * its SEND and the receiver at its RECEIVE on different machines (thesis
+ * §5.2.3, step 2). */
 static uint64_t delivery_time(const struct history *h, uint32_t v, const uint32_t *machine,
                               const struct delay_table *d)
 {
     uint32_t from = h->cross_from[v];
-    return delay_of(d, h->message_size[v], machine[h->process[from]] != machine[h->process[v]]);
+    return delay_of(d, h->message_size[v], placement_node(h, machine, from) != placement_node(h, machine, v));
 }
 
 /* The weights of `step` (models/parallel.h). */
@@ -116,11 +124,11 @@ void parallel_steps_advice(char *out, size_t cap, const struct parallel_steps *s
                        s->elapsed[i].parallelism, s->plain[i].parallelism, h, window);
 }
 
-/* Each process on the machine its records came from. */
+/* Each process where its records came from, record by record. */
 void placement_measured(uint32_t *machine, const struct history *h)
 {
     for (uint32_t p = 0; p < h->nprocesses; p++)
-        machine[p] = h->trace->processes[p].machine;
+        machine[p] = PLACE_MEASURED;
 }
 
 /* Process p on machine p. */

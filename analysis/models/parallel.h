@@ -80,9 +80,18 @@ struct parallel_result {
     struct outside_share outside;   /* t_max's time outside the trace, by process asked */
 };
 
-/* The weights of `step` on `graph` for the placement machine[p] (a machine
- * number per process of h; unused by step 1) and delivery table d (unused
- * by step 1). 0, or -1 with err saying why. */
+/* A placement: machine[p] for each process p of h, the machine it runs
+ * on, or PLACE_MEASURED: where its records were written, record by record,
+ * so that a process that moved (its MIGRATE records) runs on each machine
+ * it was on, from the record it reached it by on. */
+#define PLACE_MEASURED UINT32_MAX
+/* The machine node v's process runs on from node v on (to its next node),
+ * under placement machine[]. */
+uint32_t placement_node(const struct history *h, const uint32_t *machine, uint32_t v);
+
+/* The weights of `step` on `graph` for the placement machine[] (above;
+ * unused by step 1) and delivery table d (unused by step 1). 0, or -1
+ * with err saying why. */
 int parallel_weigh(struct history_weights *w, const struct history *h, enum parallel_step step,
                    enum history_graph graph, const uint32_t *machine, const struct delay_table *d, char *err,
                    size_t cap);
@@ -122,7 +131,8 @@ int contention_simulated(struct history_weights *w, const struct history *h, con
 
 /* ---- placements ---- */
 
-/* The measured placement: each process on the machine that wrote its records. */
+/* The measured placement: each process where its records were written
+ * (PLACE_MEASURED). */
 void placement_measured(uint32_t *machine, const struct history *h);
 /* Every process on a machine of its own. */
 void placement_each_own(uint32_t *machine, const struct history *h);

@@ -17,7 +17,7 @@
 
 enum op {
     OP_MACHINE, OP_SKEW, OP_DELAY, OP_PROCESS, OP_LOSE, OP_IDLE, OP_REPEAT, OP_END,
-    OP_COMPUTE, OP_SEND, OP_CALL, OP_REPLY, OP_RECEIVE, OP_ARECEIVE, OP_EXIT, OP_SKIP,
+    OP_COMPUTE, OP_SEND, OP_CALL, OP_REPLY, OP_RECEIVE, OP_ARECEIVE, OP_EXIT, OP_SKIP, OP_MOVE,
 };
 
 struct statement {
@@ -26,6 +26,7 @@ struct statement {
     char who[24], to[24];        /* the acting process; the destination or parent */
     char program[17];
     uint64_t n, m;               /* the numbers: size, count, machine, instructions ... */
+    uint64_t bytes;              /* OP_MOVE: the memory that moves */
     uint64_t pid, proctime;
     int64_t status;
     uint32_t channel;
@@ -151,6 +152,17 @@ static int parse_send(struct parser *ps, struct statement *st)
     return 0;
 }
 
+/* NAME move MACHINE TOOK [bytes B] */
+static int parse_move(struct parser *ps, struct statement *st)
+{
+    if (ps->nwords != 4 && !(ps->nwords == 6 && strcmp(ps->words[4], "bytes") == 0))
+        return wrong(ps, "expected: NAME move MACHINE TOOK [bytes B]");
+    return number(ps, 2, "a machine number", &st->m, 0) || number(ps, 3, "a time in ns", &st->n, 0) ||
+                   (ps->nwords == 6 && number(ps, 5, "a number of bytes", &st->bytes, 0))
+               ? -1
+               : 0;
+}
+
 /* A statement whose first word is a process's name: NAME STEP ... */
 static int parse_step(struct parser *ps, struct statement *st)
 {
@@ -159,6 +171,7 @@ static int parse_step(struct parser *ps, struct statement *st)
         { "call", OP_CALL, 0, 0 },                                  { "reply", OP_REPLY, 3, "NAME reply SIZE" },
         { "receive", OP_RECEIVE, 2, "NAME receive" },               { "areceive", OP_ARECEIVE, 2, "NAME areceive" },
         { "exit", OP_EXIT, -1, "NAME exit [STATUS]" },              { "skip", OP_SKIP, 3, "NAME skip RECORDS" },
+        { "move", OP_MOVE, 0, 0 },
     };
     snprintf(st->who, sizeof st->who, "%s", ps->words[0]);
     for (size_t k = 0; k < sizeof steps / sizeof steps[0]; k++) {
@@ -167,6 +180,8 @@ static int parse_step(struct parser *ps, struct statement *st)
         st->op = steps[k].op;
         if (steps[k].op == OP_SEND || steps[k].op == OP_CALL)
             return parse_send(ps, st);
+        if (steps[k].op == OP_MOVE)
+            return parse_move(ps, st);
         if (steps[k].op == OP_EXIT) {
             uint64_t status = 0;
             if (ps->nwords > 3 || (ps->nwords == 3 && number(ps, 2, "an exit status", &status, 1)))
@@ -181,7 +196,7 @@ static int parse_step(struct parser *ps, struct statement *st)
         return ps->nwords == 3 ? number(ps, 2, "a number", &st->n, 0) : 0;
     }
     return wrong(ps, "expected a declaration (machine, delay, process), lose, idle, repeat, end, or a process's "
-                     "step: compute, send, call, reply, receive, areceive, exit, skip");
+                     "step: compute, send, call, reply, receive, areceive, exit, skip, move");
 }
 
 /* One line's statement into *st; 1, 0 for a line with none, -1 with the error. */
@@ -324,6 +339,8 @@ static int step(struct simulation *s, const struct statement *st, const char *pa
         return sim_receive(s, p, st->op == OP_ARECEIVE);
     case OP_EXIT:
         return sim_exit(s, p, st->status);
+    case OP_MOVE:
+        return sim_move(s, p, (uint32_t)st->m, st->n, st->bytes);
     default:
         return sim_skip(s, p, st->n);
     }

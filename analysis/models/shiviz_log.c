@@ -65,6 +65,9 @@ static void event_text(const struct shiviz *s, uint32_t v)
     case HN_END:
         fprintf(s->out, "end at %s", type_name(ev->type));
         break;
+    case HN_MIGRATE:
+        fprintf(s->out, "MIGRATE from machine %" PRIu32, dpm_move_of(ev, h->trace->events[h->event[v - 1]].machine).from);
+        break;
     default:
         fprintf(s->out, "%s %s %s message 0x%" PRIx64 " %" PRIu64 " bytes", h->kind[v] == HN_SEND ? "SEND" : "RECEIVE",
                 h->kind[v] == HN_SEND ? "to" : "from", (ev->present & EV_OTHER) ? host_of(s, ev->other, other) : "?",

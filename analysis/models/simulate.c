@@ -208,7 +208,7 @@ int sim_send(struct simulation *s, int i, int to, uint64_t size, uint32_t channe
         return -1;
     if (size > 4096)
         return refuse(s, "%s: a message holds at most 4096 bytes", p->name);
-    struct sim_message m = { .id = (uint64_t)p->machine << 56 | ++s->message_counter[p->machine],
+    struct sim_message m = { .id = METER_MESSAGE_ID(p->machine, 0, ++s->message_counter[p->machine]),
                              .from = (uint32_t)i, .channel = channel, .size = size, .call = call };
     struct meter_SEND b = { .toTask = q->pid, .messageId = m.id, .channel = channel, .size = (uint32_t)size,
                             .sendLink = 1, .passLink = -1, .call = (uint32_t)call, .status = q->exited ? E_DEAD : 0 };
@@ -269,6 +269,25 @@ int sim_exit(struct simulation *s, int i, int64_t status)
     struct meter_DESTROYPROCESS b = { .status = status };
     record(s, p, MT_DESTROYPROCESS, &b, sizeof b);
     p->exited = 1;
+    return s->error[0] ? -1 : 0;
+}
+
+int sim_move(struct simulation *s, int i, uint32_t machine, uint64_t took, uint64_t bytes)
+{
+    struct sim_process *p = &s->processes[i];
+    if (p->exited)
+        return refuse(s, "%s has exited: it cannot move", p->name);
+    if (machine >= SIM_MACHINES)
+        return refuse(s, "machine %u: machines are 0 to %d", machine, SIM_MACHINES - 1);
+    if (machine == p->machine)
+        return refuse(s, "%s is on machine %u already", p->name, machine);
+    uint32_t from = p->machine;
+    if (s->clock[machine] < s->clock[from] + took)
+        s->clock[machine] = s->clock[from] + took;
+    p->machine = machine;
+    struct meter_MIGRATE b = { .fromMachine = from, .toMachine = machine, .took = took, .bytes = bytes,
+                               .messages = p->queue_count, .moves = ++p->moves };
+    record(s, p, MT_MIGRATE, &b, sizeof b);
     return s->error[0] ? -1 : 0;
 }
 

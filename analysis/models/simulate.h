@@ -1,8 +1,9 @@
 /*
  * analysis/models/simulate.h — a deterministic model of DEMOS/MP processes
  * exchanging messages, writing the trace log their meter would have
- * written: SEND, MESSAGEQUEUED, RECEIVECALL, RECEIVE, CREATEPROCESS and
- * DESTROYPROCESS records in this build's layouts (meter/record.h), through
+ * written: SEND, MESSAGEQUEUED, RECEIVECALL, RECEIVE, CREATEPROCESS,
+ * DESTROYPROCESS and MIGRATE records in this build's layouts
+ * (meter/record.h), through
  * meter/'s own log writer. `dpm generate` drives it from a scenario script
  * or with random traffic, to make logs whose statistics are known.
  *
@@ -14,7 +15,11 @@
  * another machine arrives `delay` ns after it was sent, by the sender's
  * clock: the receiver's machine clock is moved on to then if it is
  * behind, so clocks of different machines stay plausible but are never
- * the same clock. A machine's `skew` is added to the TIME its records
+ * the same clock. A process that moves is out of execution for the time
+ * the move takes, by the machine it leaves: the machine it reaches moves
+ * on to then if it is behind, and its MIGRATE record (the process's next)
+ * is written there, with its queued messages moved with it. A machine's
+ * `skew` is added to the TIME its records
  * carry, not to its clock: the records then read as from a clock that is
  * that far ahead, which `dpm clocks` should find again.
  */
@@ -47,6 +52,7 @@ struct sim_process {
     int caller;                  /* whose CALL it received last and has not answered, or -1 */
     int callee;                  /* whom it waits on in a CALL (SIM_CALLING) */
     uint64_t proctime, sequence;
+    uint32_t moves;              /* its moves so far */
     struct sim_message *queue;   /* a ring */
     uint32_t queue_head, queue_count, queue_capacity;
 };
@@ -90,6 +96,10 @@ int sim_send(struct simulation *s, int p, int to, uint64_t size, uint32_t channe
 int sim_reply(struct simulation *s, int p, uint64_t size);
 int sim_receive(struct simulation *s, int p, int nonblocking);
 int sim_exit(struct simulation *s, int p, int64_t status);
+/* p moves to `machine`, out of execution `took` ns (by the clock of the
+ * machine it leaves), `bytes` of memory moving with it; it may be
+ * waiting in a receive or a call, and goes on waiting there. */
+int sim_move(struct simulation *s, int p, uint32_t machine, uint64_t took, uint64_t bytes);
 /* The next n records of p are lost (its numbering jumps by n). */
 int sim_skip(struct simulation *s, int p, uint64_t n);
 /* The log counts n more records lost. */

@@ -48,18 +48,19 @@ static void text_heading(FILE *out, const struct stats *st, char *const *paths, 
 
 static void text_processes(FILE *out, const struct stats *st)
 {
-    fputs("\nProcesses (lifetime: first to last record, on its machine's clock, ns; rate: messages sent and\n"
-          "received per second of that time; processes without records only received)\n", out);
+    fputs("\nProcesses (machine: where its records were written, first>latest if it moved; lifetime: first to\n"
+          "last record, on its machine's clock, ns, across a move by the time the move took; rate: messages\n"
+          "sent and received per second of that time; processes without records only received)\n", out);
     fprintf(out, "  %-5s %-*s %7s %8s %8s %10s %8s %10s %12s %10s %5s\n", "", LABEL, "process", "machine", "records",
             "sent", "bytes", "received", "bytes", "lifetime", "rate/s", "gaps");
     for (size_t i = 0; i < st->nprocesses; i++) {
         const struct stats_process *p = &st->processes[i];
-        char label[64], row[32];
+        char label[64], row[32], machines[32];
         row_name(i, row);
         dpm_label(p->name, p->pid, label, sizeof label);
-        fprintf(out, "  %-5s %-*s %7" PRIu32 " %8" PRIu64 " %8" PRIu64 " %10" PRIu64 " %8" PRIu64 " %10" PRIu64, row,
-                LABEL, label, DPM_PID_MACHINE(p->pid), p->records, p->sent, p->bytes_sent, p->received,
-                p->bytes_received);
+        fprintf(out, "  %-5s %-*s %7s %8" PRIu64 " %8" PRIu64 " %10" PRIu64 " %8" PRIu64 " %10" PRIu64, row,
+                LABEL, label, stats_machines(st, p, machines, sizeof machines), p->records, p->sent, p->bytes_sent,
+                p->received, p->bytes_received);
         if (p->traced)
             fprintf(out, " %12" PRIu64 " %10.1f %5" PRIu64 "\n", stats_lifetime(p), stats_rate(p), p->gaps);
         else
@@ -129,7 +130,7 @@ static void text_distribution(FILE *out, const char *what, const struct histogra
 
 static void text_traffic(FILE *out, const struct stats *st)
 {
-    fputs("\nLocal and remote (the sender's machine against the receiver's, from their pids)\n", out);
+    fputs("\nLocal and remote (the machine a message was sent on against the one its receiver was on)\n", out);
     fprintf(out, "  local:  %" PRIu64 " messages (%.1f%%), %" PRIu64 " bytes (%.1f%%)\n", st->local_messages,
             percent(st->local_messages, st->messages), st->local_bytes, percent(st->local_bytes, st->bytes));
     fprintf(out, "  remote: %" PRIu64 " messages (%.1f%%), %" PRIu64 " bytes (%.1f%%)\n", st->remote_messages,
@@ -185,6 +186,40 @@ static void text_cpu(FILE *out, const struct stats *st)
     }
 }
 
+/* Each machine, by the records written on it. */
+static void text_machines(FILE *out, const struct stats *st)
+{
+    fputs("\nMachines (by the records written on each: a process that moved counts where it was at each;\n"
+          "cpu: its PROCTIME used there; sent: messages sent from there, local and remote; moves in and out)\n",
+          out);
+    fprintf(out, "  %7s %9s %10s %14s %9s %9s %8s %9s\n", "machine", "processes", "records", "cpu", "local",
+            "remote", "moves in", "moves out");
+    for (size_t i = 0; i < st->nmachines; i++) {
+        const struct stats_machine *m = &st->machines[i];
+        fprintf(out, "  %7" PRIu32 " %9" PRIu64 " %10" PRIu64 " %14" PRIu64 " %9" PRIu64 " %9" PRIu64 " %8" PRIu64
+                " %9" PRIu64 "\n", m->machine, m->processes, m->records, m->cpu, m->local, m->remote, m->moves_in,
+                m->moves_out);
+    }
+}
+
+/* Each move (MIGRATE record), in the order read. */
+static void text_moves(FILE *out, const struct stats *st)
+{
+    if (!st->nmoves)
+        return;
+    fprintf(out, "\nMigrations (%zu: MIGRATE records; time: when the process ran again, on the clock of the machine\n"
+            "it reached; took: ns out of execution, from the request to that moment)\n", st->nmoves);
+    fprintf(out, "  %-*s %5s %5s %5s %16s %14s %12s %8s\n", LABEL, "process", "move", "from", "to", "time",
+            "took", "bytes", "messages");
+    for (size_t i = 0; i < st->nmoves; i++) {
+        const struct dpm_move *m = &st->moves[i];
+        char label[64];
+        fprintf(out, "  %-*s %5" PRIu32 " %5" PRIu32 " %5" PRIu32 " %16" PRIu64 " %14" PRIu64 " %12" PRIu64
+                " %8" PRIu32 "\n", LABEL, stats_label(st, m->pid, label, sizeof label), m->moves, m->from, m->to,
+                m->time, m->took, m->bytes, m->messages);
+    }
+}
+
 /* Thesis Fig. 5.12: per traced process, its shares and its traffic by destination. */
 static void text_figure(FILE *out, const struct stats *st)
 {
@@ -219,6 +254,10 @@ void report_text(FILE *out, const struct stats *st, char *const *paths, int npat
     text_queues(out, st);
     text_cpu(out, st);
     text_figure(out, st);
+    text_machines(out, st);
+    text_moves(out, st);
+    /* TODO(lab event, part 3): the section of preemptions
+     * (docs/labs/event.md). */
 }
 
 /* ---- CSV ---- */
@@ -263,25 +302,26 @@ static void csv_processes(FILE *f, const struct stats *st)
     uint64_t total = stats_total_cpu(st);
     fputs("row,pid,label,machine,traced,records,gaps,sent,bytes_sent,received,bytes_received,first_time,last_time,"
           "rate_per_s,cpu,cpu_pct,messages_pct,bytes_pct,cpu_from_mid_run,queue_max,queue_time_mean,"
-          "queue_event_mean\n", f);
+          "queue_event_mean,last_machine,moves\n", f);
     for (size_t i = 0; i < st->nprocesses; i++) {
         const struct stats_process *p = &st->processes[i];
         char label[64], id[24];
         fprintf(f, "%zu,%s,", i + 1, dpm_pid_string(p->pid, id));
         csv_text(f, dpm_label(p->name, p->pid, label, sizeof label));
         fprintf(f, ",%" PRIu32 ",%d,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-                ",%" PRIu64 ",%" PRIu64 ",%.3f,%" PRIu64 ",%.3f,%.3f,%.3f,%d,%" PRIu64 ",%.3f,%.3f\n",
-                DPM_PID_MACHINE(p->pid), p->traced, p->records, p->gaps, p->sent, p->bytes_sent, p->received,
+                ",%" PRIu64 ",%" PRIu64 ",%.3f,%" PRIu64 ",%.3f,%.3f,%.3f,%d,%" PRIu64 ",%.3f,%.3f,%" PRIu32 ",%" PRIu32
+                "\n",
+                p->machine, p->traced, p->records, p->gaps, p->sent, p->bytes_sent, p->received,
                 p->bytes_received, p->first_time, p->last_time, stats_rate(p), stats_cpu(p),
                 percent(stats_cpu(p), total), percent(p->sent, st->messages), percent(p->bytes_sent, st->bytes),
                 p->cpu_seen && !p->created_first && p->first_proctime > 0, p->queue_max, stats_queue_mean(p),
-                p->queue_changes ? p->queue_sum / (double)p->queue_changes : 0.0);
+                p->queue_changes ? p->queue_sum / (double)p->queue_changes : 0.0, p->last_machine, p->moves);
     }
 }
 
 static void csv_pairs(FILE *f, const struct stats *st)
 {
-    fputs("from,from_label,to,to_label,messages,bytes,local\n", f);
+    fputs("from,from_label,to,to_label,messages,bytes,local,local_messages\n", f);
     for (size_t i = 0; i < st->npairs; i++) {
         const struct stats_pair *c = &st->pairs[i];
         char label[64], id[24];
@@ -289,8 +329,8 @@ static void csv_pairs(FILE *f, const struct stats *st)
         csv_text(f, stats_label(st, c->from, label, sizeof label));
         fprintf(f, ",%s,", dpm_pid_string(c->to, id));
         csv_text(f, stats_label(st, c->to, label, sizeof label));
-        fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%d\n", c->messages, c->bytes,
-                DPM_PID_MACHINE(c->from) == DPM_PID_MACHINE(c->to));
+        fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%d,%" PRIu64 "\n", c->messages, c->bytes,
+                c->local_messages == c->messages, c->local_messages);
     }
 }
 
@@ -326,6 +366,29 @@ static int csv_file(const char *dir, const char *name, const struct stats *st, c
     return 0;
 }
 
+static void csv_machines(FILE *f, const struct stats *st)
+{
+    fputs("machine,processes,records,cpu,local,remote,moves_in,moves_out\n", f);
+    for (size_t i = 0; i < st->nmachines; i++) {
+        const struct stats_machine *m = &st->machines[i];
+        fprintf(f, "%" PRIu32 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+                m->machine, m->processes, m->records, m->cpu, m->local, m->remote, m->moves_in, m->moves_out);
+    }
+}
+
+static void csv_moves(FILE *f, const struct stats *st)
+{
+    fputs("pid,label,move,from,to,time,took,bytes,messages\n", f);
+    for (size_t i = 0; i < st->nmoves; i++) {
+        const struct dpm_move *m = &st->moves[i];
+        char label[64], id[24];
+        fprintf(f, "%s,", dpm_pid_string(m->pid, id));
+        csv_text(f, stats_label(st, m->pid, label, sizeof label));
+        fprintf(f, ",%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu32 "\n", m->moves,
+                m->from, m->to, m->time, m->took, m->bytes, m->messages);
+    }
+}
+
 int report_csv(const char *dir, const struct stats *st, struct dpm_error *e)
 {
     if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
@@ -333,7 +396,8 @@ int report_csv(const char *dir, const struct stats *st, struct dpm_error *e)
         return -1;
     }
     if (csv_file(dir, "summary.csv", st, 0, csv_summary, e) || csv_file(dir, "processes.csv", st, 0, csv_processes, e) ||
-        csv_file(dir, "pairs.csv", st, 0, csv_pairs, e) || csv_file(dir, "sizes.csv", st, &st->sizes, 0, e) ||
+        csv_file(dir, "pairs.csv", st, 0, csv_pairs, e) || csv_file(dir, "machines.csv", st, 0, csv_machines, e) ||
+        csv_file(dir, "migrations.csv", st, 0, csv_moves, e) || csv_file(dir, "sizes.csv", st, &st->sizes, 0, e) ||
         csv_file(dir, "waits.csv", st, &st->waits, 0, e) || csv_file(dir, "blocking.csv", st, &st->blocking, 0, e))
         return -1;
     return 0;

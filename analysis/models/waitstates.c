@@ -145,13 +145,25 @@ static int split_call(struct splitter *s, uint32_t q, uint32_t v, const struct a
     return 0;
 }
 
+/* The node before RECEIVE node v in its process that is not a move: a
+ * process may move while it waits (a MIGRATE node between its CALL's SEND
+ * and the RECEIVE of the answer). */
+static uint32_t step_before(const struct history *h, uint32_t v)
+{
+    uint32_t u = v - 1;
+    while (h->kind[u] == HN_MIGRATE)
+        u--;
+    return u;
+}
+
 /* Whether the wait ending at RECEIVE node v is a CALL's: its RECEIVECALL
- * is of kind 2 and the node before it is the CALL's SEND (call = 1, when
+ * is of kind 2 and the step before it is the CALL's SEND (call = 1, when
  * the log kept that field). */
 static int is_call(const struct history *h, uint32_t v, uint32_t call)
 {
-    const struct dpm_event *rc = &h->trace->events[call], *sent = &h->trace->events[h->event[v - 1]];
-    return (rc->present & EV_KIND) && rc->kind == 2 && h->kind[v - 1] == HN_SEND &&
+    uint32_t u = step_before(h, v);
+    const struct dpm_event *rc = &h->trace->events[call], *sent = &h->trace->events[h->event[u]];
+    return (rc->present & EV_KIND) && rc->kind == 2 && h->kind[u] == HN_SEND &&
            (!(sent->present & EV_KIND) || sent->kind == 1);
 }
 
@@ -161,16 +173,18 @@ static void split(struct splitter *s, uint32_t v, const struct arrivals *a)
     const struct history *h = s->h;
     struct waitstates *w = s->w;
     uint32_t call = a->waited_from[v], p = h->process[v];
-    if (!has_time(h, call) || !has_time(h, h->event[v]) || h->trace->events[h->event[v]].time <
-                                                              h->trace->events[call].time) {
+    const struct dpm_event *began = &h->trace->events[call], *ended = &h->trace->events[h->event[v]];
+    int moved = began->machine != ended->machine;   /* it moved while it waited: two clocks */
+    if (!has_time(h, call) || !has_time(h, h->event[v]) || (!moved && ended->time < began->time)) {
         w->untimed++;
         return;
     }
     s->waiter = p;
     s->start = clocks_event_time(s->c, h, p, call);
-    s->end = s->start + (int64_t)(h->trace->events[h->event[v]].time - h->trace->events[call].time);
+    s->end = moved ? clocks_node_time(s->c, h, v) : s->start + (int64_t)(ended->time - began->time);
+    s->end = s->end > s->start ? s->end : s->start;
     int calling = is_call(h, v, call);
-    if ((calling ? split_call(s, v - 1, v, a) : split_receive(s, v)) < 0) {
+    if ((calling ? split_call(s, step_before(h, v), v, a) : split_receive(s, v)) < 0) {
         w->untimed++;
         return;
     }

@@ -7,7 +7,9 @@
  *
  * A wait runs from a RECEIVECALL to the RECEIVE that ends it, on the
  * waiting process's clock, when the message was not already queued
- * (models/arrivals.h; `dpm stats` calls it a receive blocking time). Its
+ * (models/arrivals.h; `dpm stats` calls it a receive blocking time); a
+ * process that moved while it waited ends it on another machine's clock,
+ * which the offsets below put on the first one's. Its
  * boundaries on other processes' records are put on one clock by the
  * offsets of models/clocks.h, then held inside the wait, so that the parts
  * of a wait always add up to the wait exactly. The parts:

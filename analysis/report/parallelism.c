@@ -171,10 +171,12 @@ int report_parallelism(FILE *f, const struct report_input *r)
         return EXIT_BAD_INPUT;
     fputs("<table id=\"placement\">\n<tr><th>process</th><th>measured machine</th><th>placed on</th></tr>\n", f);
     for (uint32_t p = 0; p < h->nprocesses; p++) {
+        char measured[64], placed[64];
         fputs("<tr>", f);
         process_cell(f, r, p);
-        fprintf(f, "<td>%" PRIu32 "</td><td>%" PRIu32 "</td></tr>\n", r->graph.trace.processes[p].machine,
-                r->machine[p]);
+        fprintf(f, "<td>%s</td><td>%s</td></tr>\n",
+                dpm_process_machines(&r->graph.trace, &r->graph.trace.processes[p], measured, sizeof measured),
+                placement_text(&r->graph, r->machine, p, placed, sizeof placed));
     }
     fputs("</table>\n", f);
     graph_notes(f, h);

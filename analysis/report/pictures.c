@@ -23,15 +23,17 @@
 
 /* ---- the communication graph ---- */
 
-/* Where each process sits: on one circle in pid order (so grouped by
- * machine), with an empty place between two machines' groups. */
-static void graph_layout(const struct stats *st, double *angle, double *x, double *y)
+/* Where each process sits: on one circle grouped by machine
+ * (stats_by_machine's order), with an empty place between two machines'
+ * groups. */
+static void graph_layout(const struct stats *st, const size_t *order, double *angle, double *x, double *y)
 {
     size_t places = st->nprocesses, place = 0;
-    for (size_t i = 1; i < st->nprocesses; i++)
-        places += DPM_PID_MACHINE(st->processes[i].pid) != DPM_PID_MACHINE(st->processes[i - 1].pid);
-    for (size_t i = 0; i < st->nprocesses; i++) {
-        if (i && DPM_PID_MACHINE(st->processes[i].pid) != DPM_PID_MACHINE(st->processes[i - 1].pid))
+    for (size_t k = 1; k < st->nprocesses; k++)
+        places += st->processes[order[k]].machine != st->processes[order[k - 1]].machine;
+    for (size_t k = 0; k < st->nprocesses; k++) {
+        size_t i = order[k];
+        if (k && st->processes[i].machine != st->processes[order[k - 1]].machine)
             place++;
         angle[i] = -M_PI / 2 + 2 * M_PI * (double)place++ / (double)(places ? places : 1);
         x[i] = GRAPH_SIZE / 2 + GRAPH_RADIUS * cos(angle[i]);
@@ -40,15 +42,17 @@ static void graph_layout(const struct stats *st, double *angle, double *x, doubl
 }
 
 /* Each machine's group: a pale band along the circle behind its
- * processes, and its name inside the circle. */
-static void graph_machines(FILE *f, const struct stats *st, const double *angle, double node)
+ * processes, and its name inside the circle. A process that moved sits
+ * with the machine it began on. */
+static void graph_machines(FILE *f, const struct stats *st, const size_t *order, const double *angle, double node)
 {
     double half = st->nprocesses > 1 ? M_PI / (double)(st->nprocesses + 1) * 0.6 : M_PI / 4;
     for (size_t first = 0, last; first < st->nprocesses; first = last + 1) {
-        uint32_t machine = DPM_PID_MACHINE(st->processes[first].pid);
-        for (last = first; last + 1 < st->nprocesses && DPM_PID_MACHINE(st->processes[last + 1].pid) == machine;)
+        uint32_t machine = st->processes[order[first]].machine;
+        for (last = first; last + 1 < st->nprocesses && st->processes[order[last + 1]].machine == machine;)
             last++;
-        double a0 = angle[first] - half, a1 = angle[last] + half, middle = (a0 + a1) / 2, c = GRAPH_SIZE / 2;
+        double a0 = angle[order[first]] - half, a1 = angle[order[last]] + half;
+        double middle = (a0 + a1) / 2, c = GRAPH_SIZE / 2;
         fprintf(f, "<path d=\"M%.1f,%.1f A%d,%d 0 %d 1 %.1f,%.1f\" fill=\"none\" stroke=\"%s\" stroke-opacity=\"0.18\" "
                 "stroke-width=\"%.0f\" stroke-linecap=\"round\"/>\n", c + GRAPH_RADIUS * cos(a0),
                 c + GRAPH_RADIUS * sin(a0), GRAPH_RADIUS, GRAPH_RADIUS, a1 - a0 > M_PI, c + GRAPH_RADIUS * cos(a1),
@@ -99,13 +103,14 @@ static void graph_edge(FILE *f, const struct stats *st, const struct stats_pair 
 }
 
 /* A process's node and its label outside the circle. */
-static void graph_node(FILE *f, const struct stats_process *p, double angle, double x, double y, double node)
+static void graph_node(FILE *f, const struct stats *st, const struct stats_process *p, double angle, double x, double y, double node)
 {
-    char label[64], title[128];
+    char label[64], title[160], machines[32];
     dpm_label(p->name, p->pid, label, sizeof label);
     if (p->traced)
-        snprintf(title, sizeof title, "%s: %" PRIu64 " records, sent %" PRIu64 ", received %" PRIu64, label,
-                 p->records, p->sent, p->received);
+        snprintf(title, sizeof title, "%s: %" PRIu64 " records, sent %" PRIu64 ", received %" PRIu64 "%s%s", label,
+                 p->records, p->sent, p->received, p->moves ? "; ran on machines " : "",
+                 p->moves ? stats_machines(st, p, machines, sizeof machines) : "");
     else
         snprintf(title, sizeof title, "%s: not traced, received %" PRIu64, label, p->received);
     fprintf(f, "<g class=\"node%s\"><title>", p->traced ? "" : " untraced");
@@ -123,9 +128,10 @@ void report_communication_graph(FILE *f, const struct stats *st)
 {
     size_t n = st->nprocesses ? st->nprocesses : 1;
     double *angle = calloc(n, sizeof *angle), *x = calloc(n, sizeof *x), *y = calloc(n, sizeof *y);
+    size_t *order = calloc(n, sizeof *order);
     double node = st->nprocesses > 16 ? fmax(5, 300.0 / (double)st->nprocesses) : 18;
     uint64_t most_messages = 1, most_bytes = 1;
-    if (!angle || !x || !y) {
+    if (!angle || !x || !y || !order) {
         fputs("dpm: out of memory\n", stderr);
         exit(1);
     }
@@ -133,20 +139,22 @@ void report_communication_graph(FILE *f, const struct stats *st)
         most_messages = st->pairs[i].messages > most_messages ? st->pairs[i].messages : most_messages;
         most_bytes = st->pairs[i].bytes > most_bytes ? st->pairs[i].bytes : most_bytes;
     }
-    graph_layout(st, angle, x, y);
+    stats_by_machine(st, order);
+    graph_layout(st, order, angle, x, y);
     svg_begin(f, GRAPH_SIZE + 240, GRAPH_SIZE, "the communication graph: who talks to whom");
     fputs("<g transform=\"translate(120,0)\">\n", f);
     svg_arrow_marker(f, "arrow", "#444");
-    graph_machines(f, st, angle, node);
+    graph_machines(f, st, order, angle, node);
     for (size_t i = 0; i < st->npairs; i++)
         graph_edge(f, st, &st->pairs[i], x, y, node, most_messages, most_bytes);
     for (size_t i = 0; i < st->nprocesses; i++)
-        graph_node(f, &st->processes[i], angle[i], x[i], y[i], node);
+        graph_node(f, st, &st->processes[i], angle[i], x[i], y[i], node);
     fputs("</g>\n", f);
     svg_end(f);
     free(angle);
     free(x);
     free(y);
+    free(order);
 }
 
 /* ---- the traffic matrix ---- */

@@ -3,13 +3,15 @@
  * (models/clocks.h): each machine's offset against the reference machine
  * with its interval and bound, the messages that seem to arrive before
  * they were sent, before and after the correction; and a space-time
- * diagram drawn as SVG here: a line per process, grouped by machine, and
- * an arrow per message, on the corrected clock and in the order in which
- * no arrow runs backward (clocks_display_times).
+ * diagram drawn as SVG here: a line per process, grouped by machine (a
+ * process that moved on each machine it was on, an arrow for each move),
+ * and an arrow per message, on the corrected clock and in the order in
+ * which no arrow runs backward (clocks_display_times).
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "report/html.h"
 #include "report/sections.h"
@@ -74,27 +76,44 @@ int report_clocks(FILE *f, const struct report_input *r)
 
 /* ---- the space-time diagram ---- */
 
-/* The processes' rows: grouped by machine (in the order of the clock
- * model's machines), each group's processes in pid order, on a pale band
- * of its own with the machine's number and offset; y[p] is the middle of
- * process p's row. The diagram's height. */
-static double layout_rows(FILE *f, const struct report_input *r, double *y)
+/* A row per process and machine it was on (a process that moved has one
+ * on each machine), at lane[p * nmachines + m] (0: none). */
+struct lanes {
+    double *y;
+    uint32_t nmachines;
+};
+
+/* Node v's row. */
+static double lane_of(const struct report_input *r, const struct lanes *l, uint32_t v)
+{
+    const struct history *h = &r->graph.history;
+    uint32_t m = clocks_machine_index(&r->clocks.clocks, h->machine[v]);
+    return m == UINT32_MAX ? 0 : l->y[(size_t)h->process[v] * l->nmachines + m];
+}
+
+/* The rows: grouped by machine (in the order of the clock model's
+ * machines), each group's processes in pid order, on a pale band of its
+ * own with the machine's number and offset. The diagram's height. */
+static double layout_rows(FILE *f, const struct report_input *r, struct lanes *l)
 {
     const struct history *h = &r->graph.history;
     const struct clock_model *c = &r->clocks.clocks;
     double at = DIAGRAM_TOP;
     char name[64], offset[32];
+    for (uint32_t v = 0; v < h->nnodes; v++) {
+        uint32_t m = clocks_machine_index(c, h->machine[v]);
+        if (m != UINT32_MAX)
+            l->y[(size_t)h->process[v] * l->nmachines + m] = 1;   /* it was there */
+    }
     for (uint32_t m = 0; m < c->nmachines; m++) {
         int any = 0;
         double top = at;
         at += DIAGRAM_MACHINE_GAP;
         for (uint32_t p = 0; p < h->nprocesses; p++) {
-            if (h->first_node[p + 1] == h->first_node[p])
+            double *y = &l->y[(size_t)p * l->nmachines + m];
+            if (*y == 0)
                 continue;
-            const struct dpm_event *first = &r->graph.trace.events[h->event[h->first_node[p]]];
-            if (clocks_machine_of(h, p, first) != c->machine[m].machine)
-                continue;
-            y[p] = at + DIAGRAM_ROW / 2;
+            *y = at + DIAGRAM_ROW / 2;
             at += DIAGRAM_ROW;
             any = 1;
         }
@@ -159,28 +178,35 @@ static uint32_t choose_window(const struct history *h, const int64_t *at, int64_
     return n;
 }
 
-/* Each process's line from its first to its last node in the window,
- * with its name. */
-static void draw_processes(FILE *f, const struct report_input *r, const int64_t *at, const double *y, int64_t begin,
-                           int64_t end, double scale)
+/* Each process's lines, one for each stay on a machine, from its first
+ * to its last node there in the window, with its name on each of its rows. */
+static void draw_processes(FILE *f, const struct report_input *r, const int64_t *at, const struct lanes *l,
+                           int64_t begin, int64_t end, double scale)
 {
     const struct history *h = &r->graph.history;
     char label[96];
     for (uint32_t p = 0; p < h->nprocesses; p++) {
-        uint32_t first = h->first_node[p], last = h->first_node[p + 1];
-        if (first == last || at[first] > end)
-            continue;
-        int64_t to = at[last - 1] < end ? at[last - 1] : end;
         dpm_process_label(&r->graph.trace, r->graph.trace.processes[p].pid, label, sizeof label);
-        svg_text(f, DIAGRAM_LEFT - 8, y[p] + 4, "end", label);
-        fprintf(f, "<line class=\"process\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#9aa\" "
-                "stroke-width=\"2\"/>\n", DIAGRAM_LEFT + (double)(at[first] - begin) * scale, y[p],
-                DIAGRAM_LEFT + (double)(to - begin) * scale, y[p]);
+        for (uint32_t m = 0; m < l->nmachines; m++) {
+            double y = l->y[(size_t)p * l->nmachines + m];
+            if (y != 0)
+                svg_text(f, DIAGRAM_LEFT - 8, y + 4, "end", label);
+        }
+        for (uint32_t first = h->first_node[p], last; first < h->first_node[p + 1] && at[first] <= end;
+             first = last + 1) {
+            double y = lane_of(r, l, first);
+            for (last = first; last + 1 < h->first_node[p + 1] && lane_of(r, l, last + 1) == y;)
+                last++;
+            int64_t to = at[last] < end ? at[last] : end;
+            fprintf(f, "<line class=\"process\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#9aa\" "
+                    "stroke-width=\"2\"/>\n", DIAGRAM_LEFT + (double)(at[first] - begin) * scale, y,
+                    DIAGRAM_LEFT + (double)(to - begin) * scale, y);
+        }
     }
 }
 
 /* The arrows, each with a title saying its ends and times. */
-static void draw_arrows(FILE *f, const struct report_input *r, const int64_t *at, const double *y,
+static void draw_arrows(FILE *f, const struct report_input *r, const int64_t *at, const struct lanes *l,
                         const struct arrow *arrows, uint32_t n, int64_t begin, double scale)
 {
     const struct history *h = &r->graph.history;
@@ -199,9 +225,36 @@ static void draw_arrows(FILE *f, const struct report_input *r, const int64_t *at
                  html_ns((uint64_t)(at[v] - at[u]), took, sizeof took));
         fprintf(f, "<line class=\"message%s\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
                 "stroke-width=\"1\" marker-end=\"url(#%s)\"><title>", remote ? " remote" : "",
-                DIAGRAM_LEFT + (double)(at[u] - begin) * scale, y[h->process[u]],
-                DIAGRAM_LEFT + (double)(at[v] - begin) * scale, y[h->process[v]], remote ? "#c03030" : "#335",
+                DIAGRAM_LEFT + (double)(at[u] - begin) * scale, lane_of(r, l, u),
+                DIAGRAM_LEFT + (double)(at[v] - begin) * scale, lane_of(r, l, v), remote ? "#c03030" : "#335",
                 remote ? "remote-head" : "message-head");
+        html_text(f, title);
+        fputs("</title></line>\n", f);
+    }
+}
+
+/* A dashed arrow for each move of a process in the window, from its last
+ * node on the machine it left to its MIGRATE node on the one it reached. */
+static void draw_moves(FILE *f, const struct report_input *r, const int64_t *at, const struct lanes *l,
+                       int64_t begin, int64_t end, double scale)
+{
+    const struct history *h = &r->graph.history;
+    char label[96], took[32], title[256];
+    int marked = 0;
+    for (uint32_t v = 0; v < h->nnodes; v++) {
+        if (h->kind[v] != HN_MIGRATE || at[v] > end || lane_of(r, l, v - 1) == lane_of(r, l, v))
+            continue;
+        if (!marked++)
+            svg_arrow_marker(f, "move-head", "#2a7a3a");
+        struct dpm_move m = dpm_move_of(&r->graph.trace.events[h->event[v]],
+                                        r->graph.trace.events[h->event[v - 1]].machine);
+        dpm_process_label(&r->graph.trace, r->graph.trace.processes[h->process[v]].pid, label, sizeof label);
+        snprintf(title, sizeof title, "%s moved from machine %" PRIu32 " to machine %" PRIu32 " (move %" PRIu32
+                 "): out of execution %s", label, m.from, m.to, m.moves, html_ns(m.took, took, sizeof took));
+        fprintf(f, "<line class=\"move\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#2a7a3a\" "
+                "stroke-width=\"2\" stroke-dasharray=\"5,3\" marker-end=\"url(#move-head)\"><title>",
+                DIAGRAM_LEFT + (double)(at[v - 1] - begin) * scale, lane_of(r, l, v - 1),
+                DIAGRAM_LEFT + (double)(at[v] - begin) * scale, lane_of(r, l, v));
         html_text(f, title);
         fputs("</title></line>\n", f);
     }
@@ -211,35 +264,39 @@ static void draw_arrows(FILE *f, const struct report_input *r, const int64_t *at
 int report_spacetime(FILE *f, const struct report_input *r)
 {
     const struct history *h = &r->graph.history;
+    struct lanes l = { 0, r->clocks.clocks.nmachines };
     int64_t *at = malloc((size_t)h->nnodes * sizeof *at + 1), begin, end;
-    double *y = calloc(h->nprocesses + 1, sizeof *y);
+    l.y = calloc((size_t)h->nprocesses * l.nmachines + 1, sizeof *l.y);
     struct arrow *arrows = 0;
     uint64_t messages = 0;
     char span[32];
-    if (!at || !y) {
+    if (!at || !l.y) {
         free(at);
-        free(y);
+        free(l.y);
         fputs("dpm report: no memory for the space-time diagram\n", stderr);
         return EXIT_BAD_INPUT;
     }
     uint64_t moved = clocks_display_times(&r->clocks.clocks, h, at);
     uint32_t n = choose_window(h, at, &begin, &end, &arrows, &messages);
-    double height = layout_rows(0, r, y), scale = DIAGRAM_WIDTH / (double)(end > begin ? end - begin : 1);
+    double height = layout_rows(0, r, &l), scale = DIAGRAM_WIDTH / (double)(end > begin ? end - begin : 1);
     fprintf(f, "<section id=\"spacetime\">\n<h2>Space-time diagram</h2>\n<p>A line per process, grouped by "
-            "machine; an arrow per message from its SEND to its RECEIVE (red: between machines), on the corrected "
+            "machine (a process that moved has a row on each machine it was on, and a dashed green arrow for each "
+            "move); an arrow per message from its SEND to its RECEIVE (red: between machines), on the corrected "
             "clock of the section above, %" PRIu64 " events moved later so that no arrow runs backward. %" PRIu32
             " of the %" PRIu64 " messages are drawn (the first by their SEND), over %s from the first event.</p>\n",
             moved, n, messages, html_ns((uint64_t)(end - begin), span, sizeof span));
     svg_begin(f, (int)(DIAGRAM_LEFT + DIAGRAM_WIDTH + 30), (int)height, "space-time diagram on the corrected clocks");
-    layout_rows(f, r, y);
-    draw_processes(f, r, at, y, begin, end, scale);
-    draw_arrows(f, r, at, y, arrows, n, begin, scale);
+    memset(l.y, 0, ((size_t)h->nprocesses * l.nmachines + 1) * sizeof *l.y);
+    layout_rows(f, r, &l);
+    draw_processes(f, r, at, &l, begin, end, scale);
+    draw_moves(f, r, at, &l, begin, end, scale);
+    draw_arrows(f, r, at, &l, arrows, n, begin, scale);
     svg_text(f, DIAGRAM_LEFT, height - 6, "start", "0");
     svg_text(f, DIAGRAM_LEFT + DIAGRAM_WIDTH, height - 6, "end", span);
     svg_end(f);
     fputs("</section>\n", f);
     free(at);
-    free(y);
+    free(l.y);
     free(arrows);
     return EXIT_OK;
 }

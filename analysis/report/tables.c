@@ -36,17 +36,20 @@ static void section(FILE *f, const char *id, const char *heading, const char *wh
 static void processes_table(FILE *f, const struct stats *st)
 {
     section(f, "processes", "Processes",
-            "Lifetime: first to last record, on the process's machine clock. Rate: messages sent and received per "
-            "second of it. Processes without records only received.");
+            "Machine: where its records were written, first&gt;latest if it moved. Lifetime: first to last record, "
+            "on the process's machine clock, across a move by the time the move took. Rate: messages sent and "
+            "received per second of it. Processes without records only received.");
     fputs("<table id=\"processes-table\">\n<tr><th>#</th><th>process</th><th>machine</th><th>records</th><th>sent</th><th>bytes</th>"
           "<th>received</th><th>bytes</th><th>lifetime (ns)</th><th>rate/s</th><th>gaps</th></tr>\n", f);
     for (size_t i = 0; i < st->nprocesses; i++) {
         const struct stats_process *p = &st->processes[i];
         fprintf(f, "<tr><td>[%zu]</td>", i + 1);
         label_cell(f, p);
-        fprintf(f, "<td>%" PRIu32 "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64
-                "</td><td>%" PRIu64 "</td>", DPM_PID_MACHINE(p->pid), p->records, p->sent, p->bytes_sent,
-                p->received, p->bytes_received);
+        char machines[32];
+        fputs("<td>", f);
+        html_text(f, stats_machines(st, p, machines, sizeof machines));
+        fprintf(f, "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64
+                "</td><td>%" PRIu64 "</td>", p->records, p->sent, p->bytes_sent, p->received, p->bytes_received);
         if (p->traced)
             fprintf(f, "<td>%" PRIu64 "</td><td>%.1f</td><td>%" PRIu64 "</td></tr>\n", stats_lifetime(p),
                     stats_rate(p), p->gaps);
@@ -86,7 +89,8 @@ static void matrix_table(FILE *f, const struct stats *st, int bytes)
 /* Local against remote messages and bytes. */
 static void traffic_table(FILE *f, const struct stats *st)
 {
-    section(f, "traffic", "Local and remote", "The sender's machine against the receiver's, from their pids.");
+    section(f, "traffic", "Local and remote", "The machine a message was sent on against the one its receiver "
+            "was on.");
     fprintf(f, "<table id=\"traffic-table\">\n<tr><th></th><th>messages</th><th>%%</th><th>bytes</th><th>%%</th></tr>\n"
             "<tr><th>local</th><td>%" PRIu64 "</td><td>%.1f</td><td>%" PRIu64 "</td><td>%.1f</td></tr>\n"
             "<tr><th>remote</th><td>%" PRIu64 "</td><td>%.1f</td><td>%" PRIu64 "</td><td>%.1f</td></tr>\n"
@@ -195,6 +199,38 @@ static void figure_table(FILE *f, const struct stats *st)
     fputs("</table>\n</section>\n", f);
 }
 
+/* Each machine by the records written on it, and each move. */
+static void machines_table(FILE *f, const struct stats *st)
+{
+    char label[64];
+    section(f, "machines", "Machines", "By the records written on each: a process that moved counts where it was "
+            "at each. CPU: the PROCTIME used there. Messages sent from there, local and remote; moves in and out.");
+    fputs("<table id=\"machines-table\">\n<tr><th>machine</th><th>processes</th><th>records</th><th>CPU</th>"
+          "<th>local</th><th>remote</th><th>moves in</th><th>moves out</th></tr>\n", f);
+    for (size_t i = 0; i < st->nmachines; i++) {
+        const struct stats_machine *m = &st->machines[i];
+        fprintf(f, "<tr><td>%" PRIu32 "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64
+                "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td></tr>\n", m->machine, m->processes,
+                m->records, m->cpu, m->local, m->remote, m->moves_in, m->moves_out);
+    }
+    fputs("</table>\n", f);
+    if (st->nmoves) {
+        fputs("<table id=\"migrations-table\">\n<tr><th>process</th><th>move</th><th>from</th><th>to</th>"
+              "<th>time (ns)</th><th>took (ns)</th><th>bytes</th><th>messages</th></tr>\n", f);
+        for (size_t i = 0; i < st->nmoves; i++) {
+            const struct dpm_move *m = &st->moves[i];
+            fputs("<tr><td class=\"name\">", f);
+            html_text(f, stats_label(st, m->pid, label, sizeof label));
+            fprintf(f, "</td><td>%" PRIu32 "</td><td>%" PRIu32 "</td><td>%" PRIu32 "</td><td>%" PRIu64 "</td><td>%"
+                    PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu32 "</td></tr>\n", m->moves, m->from, m->to, m->time,
+                    m->took, m->bytes, m->messages);
+        }
+        fputs("</table>\n<p>Migrations: MIGRATE records. Time: when the process ran again, on the clock of the "
+              "machine it reached; took: ns out of execution, from the request to that moment.</p>\n", f);
+    }
+    fputs("</section>\n", f);
+}
+
 /* Every table of `dpm stats`, in its order (report/sections.h). */
 void report_stats_tables(FILE *f, const struct report_input *r)
 {
@@ -219,4 +255,5 @@ void report_stats_tables(FILE *f, const struct report_input *r)
     fprintf(f, "<p>%" PRIu64 " receives found their message already queued.</p>\n</section>\n", st->ready_receives);
     cpu_table(f, st);
     figure_table(f, st);
+    machines_table(f, st);
 }

@@ -60,6 +60,10 @@ struct disk {
 
 static struct disk disks[DM_MAX_DISKS];
 static int ndisks;
+/* Requests the device is done with whose answers wait for their `due`
+ * (disk_tick). While there are none, disk_next_time, which the clock asks
+ * at every kernel exit, looks no further. */
+static int delayed;
 static uint64_t service_ns;             /* disk 0's modeled service time; 0: none */
 
 int disk_count(void)
@@ -179,6 +183,8 @@ static void disk_finish(struct disk *d, struct request *r)
             status = copy_out(owner, address, r->bounce, DM_DISK_BLOCK);
     }
     r->busy = 0;
+    if (r->done)
+        delayed--;
     kernel_reply_slot(r->reply_slot, r->write ? KOP_DISK_WRITE : KOP_DISK_READ, status, 0, 0, 0);
 }
 
@@ -198,6 +204,7 @@ void disk_interrupt(int irq)
             struct request *r = &d->requests[head / 3];
             if (r->due && machine_clock_ns() < r->due) {
                 r->done = 1;          /* answered by disk_tick */
+                delayed++;
                 waiting = 1;
             } else {
                 disk_finish(d, r);
@@ -239,7 +246,7 @@ int disk_wait_by_running(void)
 uint64_t disk_next_time(void)
 {
     uint64_t soonest = UINT64_MAX;
-    for (int i = 0; i < ndisks; i++)
+    for (int i = 0; i < ndisks && delayed; i++)
         for (int k = 0; k < SLOTS; k++) {
             const struct request *r = &disks[i].requests[k];
             if (r->busy && r->done && r->due < soonest)

@@ -14,7 +14,7 @@
  *     or older than the 64 below the highest taken (REPLAYED): dropped and
  *     counted for that machine and in all (a duplicate the network made is
  *     the same frame sent again, and is counted with them);
- *   - the rest goes on: DATA and ACK frames to the transport (remote.c),
+ *   - the rest goes on: DATA, ACK and GONE frames to the transport (remote.c),
  *     which drops and counts as stale those from, or meant for, an epoch
  *     other than the current ones; announcements stay here.
  * Without a key a node of a cluster of more than one machine refuses to
@@ -154,17 +154,18 @@ int cluster_send(const uint8_t *frame, uint32_t len)
     return net_send_buffer(buffer, netframe_seal(buffer, len, ++frames_sealed, &key));
 }
 
-/* Build the transport's DATA or ACK frame f in the NIC's buffer, seal it
- * as this node's next frame (a DATA frame's fragment hashed as it is
- * copied in) and send it: as cluster_send. */
+/* Build the transport's DATA, ACK or GONE frame f in the NIC's buffer,
+ * seal it as this node's next frame (a DATA frame's fragment hashed as it
+ * is copied in) and send it: as cluster_send. */
 int cluster_send_netframe(const struct netframe *f)
 {
     uint8_t *buffer = net_frame_buffer();
     if (!buffer)
         return has_nic ? E_QFULL : E_BADREQ;
-    uint32_t len = f->type == NETFRAME_DATA ? netframe_build_data_sealed(buffer, f, ++frames_sealed, &key)
-                                            : netframe_seal(buffer, netframe_build_ack(buffer, f), ++frames_sealed, &key);
-    return net_send_buffer(buffer, len);
+    if (f->type == NETFRAME_DATA)
+        return net_send_buffer(buffer, netframe_build_data_sealed(buffer, f, ++frames_sealed, &key));
+    uint32_t body = f->type == NETFRAME_ACK ? netframe_build_ack(buffer, f) : netframe_build_gone(buffer, f);
+    return net_send_buffer(buffer, netframe_seal(buffer, body, ++frames_sealed, &key));
 }
 
 /* The MAC address of machine m of this cluster (netframe.h). */
@@ -394,7 +395,7 @@ void net_receive(const uint8_t *frame, uint32_t len)
         count_replayed(p, 1);
         return;
     }
-    if (f.type == NETFRAME_DATA || f.type == NETFRAME_ACK)
+    if (f.type == NETFRAME_DATA || f.type == NETFRAME_ACK || f.type == NETFRAME_GONE)
         remote_frame(&f);
     else if (f.type == NETFRAME_ANNOUNCE)
         heard_announce(p, &f, believed);

@@ -84,7 +84,7 @@ static void put16(uint8_t *p, uint32_t v)
 static int type_known(uint8_t type)
 {
     return type == NETFRAME_ANNOUNCE || type == NETFRAME_ANNOUNCE_REPLY || type == NETFRAME_DATA ||
-           type == NETFRAME_ACK;
+           type == NETFRAME_ACK || type == NETFRAME_GONE;
 }
 
 /* The length a frame of `type` has at least: its headers. */
@@ -94,6 +94,8 @@ static uint32_t headers_len(uint8_t type)
         return NETFRAME_ETH_LEN + NETFRAME_DATA_HEADER_LEN;
     if (type == NETFRAME_ACK)
         return NETFRAME_ETH_LEN + NETFRAME_ACK_LEN;
+    if (type == NETFRAME_GONE)
+        return NETFRAME_ETH_LEN + NETFRAME_GONE_LEN;
     return NETFRAME_ETH_LEN + NETFRAME_ANNOUNCE_LEN;
 }
 
@@ -168,6 +170,13 @@ static int parse_ack(const uint8_t *payload, uint32_t len, struct netframe *out)
     return NETFRAME_OK;
 }
 
+/* Read a GONE frame's own field; `payload` is after the Ethernet header. */
+static int parse_gone(const uint8_t *payload, struct netframe *out)
+{
+    out->receiver_epoch = get32(payload + 14);
+    return NETFRAME_OK;
+}
+
 /* Clear the fields that only some frame types have (fragments[] but for
  * the maps of an ACK's partial is left as it was: netframe.h). */
 static void clear_transport_fields(struct netframe *out)
@@ -204,7 +213,7 @@ int netframe_parse(const uint8_t *frame, uint32_t len, struct netframe *out)
     clear_transport_fields(out);
     if (!identity_valid(out->machine, out->node_count))
         return NETFRAME_E_FIELD;
-    if (out->type == NETFRAME_DATA || out->type == NETFRAME_ACK) {
+    if (out->type == NETFRAME_DATA || out->type == NETFRAME_ACK || out->type == NETFRAME_GONE) {
         if (out->epoch == 0 || get32(payload + 14) == 0)   /* 0: "epoch unknown", never a boot's */
             return NETFRAME_E_FIELD;
     }
@@ -212,6 +221,8 @@ int netframe_parse(const uint8_t *frame, uint32_t len, struct netframe *out)
         return parse_data(payload, len, out);
     if (out->type == NETFRAME_ACK)
         return parse_ack(payload, len, out);
+    if (out->type == NETFRAME_GONE)
+        return parse_gone(payload, out);
     return parse_announce(payload, out);
 }
 
@@ -318,6 +329,13 @@ int32_t netframe_unseal(const uint8_t *frame, uint32_t len, const struct siphash
         return NETFRAME_E_TAG;
     *number = get64(frame + body);
     return (int32_t)body;
+}
+
+uint32_t netframe_build_gone(uint8_t *buf, const struct netframe *f)
+{
+    uint8_t *payload = build_header(buf, f, NETFRAME_GONE);
+    put32(payload + 14, f->receiver_epoch);
+    return padded(buf, NETFRAME_ETH_LEN + NETFRAME_GONE_LEN);
 }
 
 int netframe_identity(const uint8_t mac[6], uint32_t *machine, uint32_t *node_count)

@@ -109,6 +109,7 @@ enum netframe_type {
     NETFRAME_ANNOUNCE_REPLY = 2,        /* the same, unicast to a machine just heard from */
     NETFRAME_DATA = 3,                  /* transport: one fragment of a message */
     NETFRAME_ACK = 4,                   /* transport: "I have every message up to N, and these after it" */
+    NETFRAME_GONE = 5,                  /* transport: "I have taken you to be down in your epoch" */
 };
 
 /* The header of every frame, as bytes on the wire (offsets after the
@@ -186,6 +187,14 @@ enum netframe_type {
 #define NETFRAME_ACK_MAX_PARTIAL 32
 #define NETFRAME_ACK_MAX_LEN     (NETFRAME_ETH_LEN + NETFRAME_ACK_LEN + 8 * NETFRAME_ACK_MAX_PARTIAL)
 
+/* A GONE frame: the header, then
+ *  14  uint32  receiver_epoch   the epoch of the boot the sender has given up
+ * The sender takes the receiver to be down in that epoch (it stopped
+ * answering, transport.h); the receiver then takes the sender to be down
+ * too, so that neither waits for the other.
+ */
+#define NETFRAME_GONE_LEN        18
+
 /* Errors of netframe_parse. */
 enum netframe_error {
     NETFRAME_OK = 0,
@@ -199,10 +208,11 @@ enum netframe_error {
 
 /* A parsed frame. The fields after `epoch` are those of DATA and ACK
  * frames (zero in announcements) but for receiver_epoch, which
- * announcements have too, and `challenge`, theirs alone; `payload` points
- * into the parsed frame. Of fragments[], only the first as many as
- * `partial` has bits set are the frame's: the parser leaves the others
- * as they were, and the builder reads only those. */
+ * announcements and GONE frames have too (GONE has it alone), and
+ * `challenge`, announcements' alone; `payload` points into the parsed
+ * frame. Of fragments[], only the first as many as `partial` has bits set
+ * are the frame's: the parser leaves the others as they were, and the
+ * builder reads only those. */
 struct netframe {
     uint8_t  destination[6], source[6];
     uint8_t  version, type;
@@ -239,6 +249,11 @@ uint32_t netframe_build_data(uint8_t *buf, const struct netframe *f);
  * bit of partial) into buf, which holds at least NETFRAME_ACK_MAX_LEN
  * bytes; returns its length. The fields must be ones the parser accepts. */
 uint32_t netframe_build_ack(uint8_t *buf, const struct netframe *f);
+
+/* Write the body of a GONE frame from `f` (the header's fields and
+ * receiver_epoch, not 0) into buf, which holds at least NETFRAME_MIN_LEN
+ * bytes; returns its length. */
+uint32_t netframe_build_gone(uint8_t *buf, const struct netframe *f);
 
 /* netframe_build_data, then netframe_seal as frame `number` under `key`:
  * the same bytes, but when buf and f->payload are on word boundaries (the

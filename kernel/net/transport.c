@@ -220,7 +220,7 @@ void transport_peer_up(struct transport *t, uint32_t machine, uint32_t epoch)
         t->hooks->peer_rebooted(t->context, machine, epoch);
 }
 
-/* Set the header fields every frame of `type` (DATA or ACK) from this node
+/* Set the header fields every frame of `type` (DATA, ACK or GONE) from this node
  * to `machine` has, and zero the fields of DATA and ACK frames;
  * fragments[] is left alone (the ACK builder reads only the maps that
  * partial names). */
@@ -242,14 +242,16 @@ static void frame_to(const struct transport *t, uint32_t machine, uint8_t type, 
     f->ack = f->echo = f->whole = f->partial = 0;
 }
 
-/* Send the DATA or ACK frame f: built by the environment where it sends
- * from, if it says how (send_netframe), else in frame_of(t). Returns what
- * the hook returned. */
+/* Send the DATA, ACK or GONE frame f: built by the environment where it
+ * sends from, if it says how (send_netframe), else in frame_of(t). Returns
+ * what the hook returned. */
 static int put_on_wire(struct transport *t, const struct netframe *f)
 {
     if (t->hooks->send_netframe)
         return t->hooks->send_netframe(t->context, f);
-    uint32_t len = f->type == NETFRAME_DATA ? netframe_build_data(frame_of(t), f) : netframe_build_ack(frame_of(t), f);
+    uint32_t len = f->type == NETFRAME_DATA ? netframe_build_data(frame_of(t), f)
+                   : f->type == NETFRAME_ACK ? netframe_build_ack(frame_of(t), f)
+                                             : netframe_build_gone(frame_of(t), f);
     return t->hooks->send_frame(t->context, frame_of(t), len);
 }
 
@@ -460,6 +462,29 @@ static void ack_owed(struct transport *t, uint32_t machine)
         send_ack(t, machine);
     else if (p->ack_due == TRANSPORT_NO_TIMER)
         p->ack_due = t->hooks->now(t->context) + TRANSPORT_ACK_DELAY_NS;
+}
+
+/* Tell peer `machine` that it is taken to be down here (a GONE frame), so
+ * that it takes this node to be down too. */
+static void send_gone(struct transport *t, uint32_t machine)
+{
+    struct netframe f;
+    frame_to(t, machine, NETFRAME_GONE, &f);
+    if (put_on_wire(t, &f) < 0)
+        t->peers[machine].counters.queue_full++;   /* its next frame is answered with another */
+}
+
+/* Peer `machine` is taken to be down in its epoch, for `reason`: every
+ * message to it under way fails, later sends fail with TRANSPORT_E_DOWN,
+ * and the layer above is told, with sequence 0 if nothing was under way. */
+static void give_up(struct transport *t, uint32_t machine, int reason)
+{
+    struct transport_peer *p = &t->peers[machine];
+    int nothing_under_way = p->acked + 1 >= p->next_sequence;
+    fail_pending(t, machine, reason);
+    if (nothing_under_way)
+        t->hooks->failed(t->context, machine, 0, reason);
+    p->down = 1;
 }
 
 /* Does ACK f fit what was sent to peer p: does it acknowledge or report
@@ -686,13 +711,23 @@ void transport_frame(struct transport *t, const uint8_t *frame, uint32_t len)
 
 void transport_frame_parsed(struct transport *t, const struct netframe *f)
 {
-    if ((f->type != NETFRAME_DATA && f->type != NETFRAME_ACK) || f->node_count != t->node_count)
+    if ((f->type != NETFRAME_DATA && f->type != NETFRAME_ACK && f->type != NETFRAME_GONE) ||
+        f->node_count != t->node_count)
         return;
     struct transport_peer *p = peer_of(t, f->machine);
     if (!p)
         return;
     if (f->epoch != p->epoch || f->receiver_epoch != t->epoch) {
         p->counters.stale_dropped++;
+        return;
+    }
+    if (p->down) {             /* given up in this epoch: nothing of it is taken, and it is told again */
+        if (f->type != NETFRAME_GONE)
+            send_gone(t, f->machine);
+        return;
+    }
+    if (f->type == NETFRAME_GONE) {
+        give_up(t, f->machine, TRANSPORT_FAIL_GIVEN_UP);
         return;
     }
     if (f->type == NETFRAME_ACK) {
@@ -707,15 +742,15 @@ void transport_frame_parsed(struct transport *t, const struct netframe *f)
 
 /* Peer `machine`'s timer expired at `now`: send again, as a probe, what
  * its oldest unacknowledged message lacks (the ACK that asks for tells
- * what else is missing), with a doubled timeout; or give up on it, unless
- * the transport is patient. */
+ * what else is missing), with a doubled timeout; or give up on it and
+ * tell it so, unless the transport is patient. */
 static void retransmit_timeout(struct transport *t, uint32_t machine, uint64_t now)
 {
     struct transport_peer *p = &t->peers[machine];
     p->counters.timeouts++;
     if (++p->retries >= TRANSPORT_MAX_RETRIES && !t->patient) {
-        fail_pending(t, machine, TRANSPORT_FAIL_TIMEOUT);
-        p->down = 1;
+        give_up(t, machine, TRANSPORT_FAIL_TIMEOUT);
+        send_gone(t, machine);
         return;
     }
     p->rto = p->rto * 2 < TRANSPORT_RTO_MAX_NS ? p->rto * 2 : TRANSPORT_RTO_MAX_NS;

@@ -86,9 +86,14 @@
  * is taken to be dead in that epoch: every pending message fails with
  * TRANSPORT_FAIL_TIMEOUT and later sends to it fail with TRANSPORT_E_DOWN
  * until it is announced in a new epoch. With the constants below that is
- * at most about 3.8 s. A patient transport (transport_be_patient) never
- * gives up on a silent peer: it probes every TRANSPORT_RTO_MAX_NS for as
- * long as the silence lasts, for a cluster under a debugger, where a
+ * at most about 3.8 s. The peer may be alive (its frames lost on the way
+ * here, or only delayed): it is sent a GONE frame, and answered with
+ * another each time a frame of its comes, of which nothing is taken; told
+ * so, it takes this node to be down too (its messages fail with
+ * TRANSPORT_FAIL_GIVEN_UP), so that neither waits on the other for ever,
+ * until one of them boots again. A patient transport (transport_be_patient)
+ * never gives up on a silent peer: it probes every TRANSPORT_RTO_MAX_NS for
+ * as long as the silence lasts, for a cluster under a debugger, where a
  * machine stopped at a breakpoint is silent for as long as its user
  * likes. Fragments taken as lost go out before any fragment
  * never sent, oldest message first. A frame the NIC cannot take now
@@ -147,6 +152,7 @@ enum transport_error {
 enum transport_failure {
     TRANSPORT_FAIL_REBOOTED = 1,    /* the peer was announced in a new epoch */
     TRANSPORT_FAIL_TIMEOUT = 2,     /* the peer stopped answering */
+    TRANSPORT_FAIL_GIVEN_UP = 3,    /* the peer said it had given this node up (a GONE frame) */
 };
 
 /* The environment. `context` is the one given to transport_init. */
@@ -160,11 +166,13 @@ struct transport_hooks {
      * during the call. */
     void (*deliver)(void *context, uint32_t machine, const uint8_t *message, uint32_t len);
     /* Message `sequence` (transport_send's result) to `machine` failed
-     * (enum transport_failure): it may or may not have been delivered. */
+     * (enum transport_failure): it may or may not have been delivered.
+     * Sequence 0: no message was under way when `machine` was given up
+     * (it said it had given this node up). */
     void (*failed)(void *context, uint32_t machine, uint32_t sequence, int reason);
     /* `machine` was announced in a new epoch, after an earlier one. */
     void (*peer_rebooted)(void *context, uint32_t machine, uint32_t epoch);
-    /* Optional: put the DATA or ACK frame `f` on the wire, built where it
+    /* Optional: put the DATA, ACK or GONE frame `f` on the wire, built where it
      * is sent from (the NIC's buffer, sealed as it is built: cluster.c)
      * instead of in the transport's own buffer and copied there by
      * send_frame. 0, or negative if the transmit queue is full. */
@@ -178,7 +186,7 @@ struct transport_counters {
     uint32_t messages_failed;       /* to this peer */
     uint32_t frames_sent;           /* DATA frames put on the wire, retransmissions included */
     uint32_t retransmissions;       /* DATA frames sent again */
-    uint32_t queue_full;            /* DATA or ACK frames the NIC could not take then */
+    uint32_t queue_full;            /* DATA, ACK or GONE frames the NIC could not take then */
     uint32_t timeouts;              /* retransmission timer expiries */
     uint32_t acks_sent, acks_received;   /* ACK frames */
     uint32_t acks_carried;          /* acknowledgements sent in DATA frames */

@@ -63,7 +63,7 @@ static int send_frame(void *context, const uint8_t *frame, uint32_t len)
     struct netframe f;
     (void)context;
     REQUIRE(len <= NETFRAME_MAX_LEN && netframe_parse(frame, len, &f) == NETFRAME_OK);
-    REQUIRE(f.type == NETFRAME_DATA || f.type == NETFRAME_ACK);
+    REQUIRE(f.type == NETFRAME_DATA || f.type == NETFRAME_ACK || f.type == NETFRAME_GONE);
     REQUIRE(f.machine == MACHINE && f.node_count == NODES && f.epoch == EPOCH);
     return queue_full ? -1 : 0;
 }
@@ -86,8 +86,10 @@ static void deliver(void *context, uint32_t machine, const uint8_t *message, uin
 static void failed(void *context, uint32_t machine, uint32_t sequence, int reason)
 {
     (void)context;
-    REQUIRE(machine < NODES && machine != MACHINE && sequence > 0);
-    REQUIRE(reason == TRANSPORT_FAIL_REBOOTED || reason == TRANSPORT_FAIL_TIMEOUT);
+    REQUIRE(machine < NODES && machine != MACHINE);
+    REQUIRE(reason == TRANSPORT_FAIL_REBOOTED || reason == TRANSPORT_FAIL_TIMEOUT ||
+            reason == TRANSPORT_FAIL_GIVEN_UP);
+    REQUIRE(sequence > 0 || reason == TRANSPORT_FAIL_GIVEN_UP);   /* 0: nothing was under way */
 }
 
 static void peer_rebooted(void *context, uint32_t machine, uint32_t epoch)
@@ -140,6 +142,8 @@ static void check_parse(const uint8_t *frame, uint32_t len)
         n = netframe_build_data(built, &f);
     } else if (f.type == NETFRAME_ACK) {
         n = netframe_build_ack(built, &f);
+    } else if (f.type == NETFRAME_GONE) {
+        n = netframe_build_gone(built, &f);
     } else {
         n = netframe_build_announce(built, &f, f.type);
     }

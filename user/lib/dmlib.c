@@ -286,8 +286,8 @@ long pm_ps_page(int64_t *cursor, struct dm_kproc *entries, uint32_t cap)
     if (status < 0)
         return status;
     if (c.value > 0) {
-        dm_pid last = entries[c.value - 1].pid;
-        *cursor = PM_PS_CURSOR(PID_MACHINE(last), PID_SLOT(last) + 1);
+        const struct dm_kproc *last = &entries[c.value - 1];
+        *cursor = PM_PS_CURSOR(last->machine, last->slot + 1);
     }
     return (long)c.value;
 }
@@ -341,6 +341,12 @@ long pm_stop(dm_pid pid)
 long pm_resume(dm_pid pid)
 {
     return simple_call(SLOT_PM, PM_RESUME, (int64_t)pid, 0);
+}
+
+long pm_migrate(dm_pid pid, int machine)
+{
+    struct sv_call c = { .op = PM_MIGRATE, .arg = { (int64_t)pid, machine }, .pass = DM_NO_LINK };
+    return sv_call(SLOT_PM, &c);
 }
 
 long pm_halt(int code)

@@ -86,7 +86,10 @@ struct sv_call {
     int32_t reply_link;    /* out: a link passed with the answer, or DM_NO_LINK */
     uint64_t replier;      /* out: who answered (a dm_pid) */
 };
-long sv_call(long slot, struct sv_call *c);   /* the status, or a kernel-call error */
+/* The status the server answered with (its sv_reply's), or the CALL's own
+ * error; value, reply_len, reply_link and replier are filled in when the
+ * CALL succeeded (whatever the server's status). */
+long sv_call(long slot, struct sv_call *c);
 /* Answer a request over its reply link. */
 long sv_reply(long reply_slot, int64_t status, int64_t value, const void *data, uint32_t len, long pass);
 
@@ -124,6 +127,8 @@ long pm_wait(dm_pid pid, int64_t *status);
 long pm_kill(dm_pid pid);
 long pm_stop(dm_pid pid);
 long pm_resume(dm_pid pid);
+/* Move process pid to `machine` (PM_MIGRATE); 0 once it runs there, or an error. */
+long pm_migrate(dm_pid pid, int machine);
 long pm_halt(int code);
 long pm_ready(void);   /* a system server tells the process manager it is serving */
 

@@ -25,6 +25,18 @@ enum di_op {
                       next start checks it again */
 };
 
+/* A DI_READ may also come by SEND, without a reply link, so that its sender
+ * need not wait for the disk (the buffer manager's read-ahead): the answer
+ * is then a struct di_read_done sent over the link the request passed, once
+ * the block is in that link's area. That link leads to the requester, who
+ * made it, so the answer comes on the channel and with the code it chose.
+ * The disk interface serves its requests in the order they arrive. */
+struct di_read_done {
+    int64_t block;         /* the request's arg0 */
+    int64_t offset;        /* its arg1 */
+    int64_t status;        /* 0, or the error a CALL would have been answered */
+};
+
 /* What the disk interface counts: one each per request it answered. */
 struct di_stats {
     uint64_t reads;        /* DI_READ requests that read a block from the disk */
@@ -66,7 +78,9 @@ enum fs_op {
                          value = bytes written; the file grows as needed */
     FS_UNLINK,        /* data = path */
     FS_LIST,          /* data = path, arg0 = first index: as DMG_LIST */
-    FS_SYNC,          /* write everything changed to the disk */
+    FS_SYNC,          /* write everything changed to the disk; over the halt link
+                         (PM_SERVE "fs"), the final sync: the disk marked CLEAN,
+                         and every later change refused with E_FSDOWN */
     FS_STATS,         /* data = struct ri_counts */
     FS_RENAME,        /* data = old path NUL new path NUL: as DMG_RENAME */
     FS_TRUNCATE,      /* over a file link with write access: free all its blocks; size 0 */
@@ -103,17 +117,25 @@ enum bm_op {
                            the generation kept) */
     BM_INODE_LINKS,     /* arg0 = inode, arg1 = change of nlink; value = the new nlink */
     BM_TRUNCATE,        /* arg0 = file (FS_FILE_ID): free all its blocks; size 0 */
+    BM_READAHEAD,       /* arg0 = how many blocks to read ahead of a reader that reads a file
+                           in order, 0 to BM_READAHEAD_MAX (0: none, as at start), or -1 to
+                           leave it; value = the number before (docs/labs/readahead.md) */
 };
-#define BM_NKINDS 11
+#define BM_NKINDS 12
 #define BM_REQUESTERS 8
+#define BM_READAHEAD_MAX 8
 
 /* What the buffer manager counts. Every DI_READ it sends is exactly one of
- * misses, inode_reads, indirect_reads, mount_reads or bitmap_reads; every
- * DI_WRITE is one of writebacks, sync_writes or state_writes. */
+ * misses, readaheads, inode_reads, indirect_reads, mount_reads or
+ * bitmap_reads; every DI_WRITE is one of writebacks, sync_writes or
+ * state_writes. */
 struct bm_stats {
     uint64_t requests[BM_NKINDS];  /* requests received, by op */
     uint64_t hits;            /* read and write requests whose block was in the cache */
     uint64_t misses;          /* requests whose block was not: one DI_READ each */
+    uint64_t readaheads;      /* DI_READs sent ahead of a reader, without waiting */
+    uint64_t readahead_hits;  /* of the hits, those on a block read ahead, at its first use (it
+                                 may still have been on its way from the disk) */
     uint64_t holes;           /* file blocks never written: zeros, no disk read */
     uint64_t inode_reads;     /* DI_READs of inode-table blocks to map a file block */
     uint64_t indirect_reads;  /* DI_READs of single- and double-indirect blocks */

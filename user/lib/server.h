@@ -20,9 +20,11 @@
  * switchboard's status. */
 long server_register(const char *name, uint32_t channel);
 
-/* The same for the two servers the process manager starts before the
- * switchboard ("switchboard", "console"): a link to our channel `channel`
- * goes to the process manager with PM_SERVE, which is both. */
+/* A link to our channel `channel` for the process manager (PM_SERVE,
+ * user/lib/server_protocol.h): for the two servers it starts before the
+ * switchboard ("switchboard", "console") this is both registering and
+ * PM_READY; the request interpreter ("fs") offers it its halt link before
+ * it registers. */
 long server_offer(const char *name, uint32_t channel);
 
 /* ---- answering ---- */

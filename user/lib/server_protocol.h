@@ -38,7 +38,8 @@ enum pm_op {
                      first). The program is /bin/NAME in the file system (a name
                      holding '/' is a path), else a boot image (machine 0 only).
                      value = the new pid. E_NODE: no such machine, or it is down */
-    PM_WAIT,      /* arg0 = pid: answer when it has ended; value = its exit status */
+    PM_WAIT,      /* arg0 = pid: answer when it has ended; value = its exit status;
+                     E_NODE when it went with its machine, which went down */
     PM_KILL,      /* arg0 = pid */
     PM_STOP,      /* arg0 = pid: suspend */
     PM_RESUME,    /* arg0 = pid */
@@ -49,7 +50,9 @@ enum pm_op {
     PM_SBRK,      /* arg0 = increment; value = the old break */
     PM_HALT,      /* arg0 = exit code: power every machine off */
     PM_SERVE,     /* data = "switchboard" or "console"; the passed link is how
-                     every new process will reach that server (boot only) */
+                     every new process will reach that server (boot only); or
+                     data = "fs" from the request interpreter started at boot:
+                     the passed link is its halt link, for the final sync */
     PM_READY,     /* a system server started at boot is serving (the process
                      manager starts the next one, and the shell last, only then) */
     PM_NETSTAT,   /* arg0 = machine: what its kernel knows of the others; data =
@@ -65,7 +68,8 @@ enum pm_op {
                      on as struct pm_meter (data) says; flags 0: no more */
     PM_FILTER,    /* as PM_RUN, for a filter server: it gets a copy of the trace
                      disk's device link of its machine in slot 3, if the machine
-                     has one (E_STATE if another filter has it) */
+                     has one (E_STATE if another filter has it), unless its
+                     options hold -n (it keeps no log) */
     PM_METER_FLUSH, /* data (optional) = a filter's name: the metering into that
                      filter ends first (the system metering into it, and every
                      process metered into it); then every kernel sends its
@@ -79,6 +83,19 @@ enum pm_op {
                      dev/virtio_console.c). E_RIGHTS for any other caller, E_NOTFOUND
                      if the machine has none, E_STATE if another filter that
                      still runs has it */
+    PM_MIGRATE,   /* arg0 = pid, arg1 = machine: move the process there (it keeps
+                     its id, links, messages and metering; docs/migration.md);
+                     answered once it runs there, value = the machine. Of the
+                     system's processes only the file system's request
+                     interpreter, directory and buffer managers move. E_SYSTEM:
+                     the switchboard or the shell; E_DEVICE: it holds a device
+                     link (among the system's: the process manager, the console
+                     and timer servers, the disk interfaces); E_NODE:
+                     that machine is not up (or went down during the move: the
+                     process stays, or, if it had left, it ended with
+                     DM_EXIT_LOST); E_INVAL: it runs there already; E_STATE: it
+                     did not come to rest (a SEND, MOVEDATA or its metering did not
+                     end) within 10 s, or has not started */
     PM_PROCESS_ENDED = 100,  /* internal: a kernel's exit notice */
 };
 
@@ -141,11 +158,17 @@ enum filter_op {
     FILTER_STATS = 1, /* data: struct filter_stats */
     FILTER_FLUSH,     /* write out everything kept so far; answer when it is on the log */
     FILTER_STOP,      /* flush, answer, and end */
+    FILTER_FORWARD,   /* arg0 = ms, 10 to 60000, and a link passed (the filter keeps
+                         it): from now on every record the rules select is also
+                         folded into a summary (meter/summary.h), sent over that link
+                         every arg0 ms; a new FORWARD replaces it. arg0 = 0 with no
+                         link: forwarding stops. E_INVAL: another interval, or no
+                         link; E_STATE: the filter has no timer */
 };
 struct filter_stats {
     uint64_t batches;       /* meter batches taken */
     uint64_t received;      /* records in them */
-    uint64_t kept;          /* records the rules kept, written to the log */
+    uint64_t kept;          /* records the rules kept, written to the log (-n: only forwarded) */
     uint64_t dropped;       /* records no rule kept */
     uint64_t lost;          /* records known lost: before they reached the filter (its
                                kernel's counts, gaps in a process's numbering), or
@@ -153,5 +176,7 @@ struct filter_stats {
     uint64_t refused;       /* messages on the meter link not from a kernel, or malformed */
     uint64_t log_blocks;    /* blocks of the log written */
     uint64_t streams;       /* distinct processes seen */
+    uint64_t summaries;     /* summaries forwarded (FILTER_FORWARD) */
+    uint64_t summaries_lost;   /* summaries the consumer's queue could not take */
 };
 #endif

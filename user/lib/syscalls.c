@@ -346,13 +346,21 @@ int _link(const char *old, const char *new)
     return -1;
 }
 
-/* Where crt0 goes: set up the environment and the redirection of standard
- * output the shell asked for (DM_STDOUT=PATH, or DM_STDOUT_APPEND=PATH),
- * run main, then end with its status. */
+/* Standard error's buffer: stderr is line buffered, so that a line is one
+ * write to the console. Unbuffered, as newlib starts it, a process's first
+ * fprintf to it writes each piece of the format on its own (newlib's
+ * one-write path for unbuffered streams begins with the second), perror
+ * always does, and other output comes between the pieces. */
+static char stderr_buffer[BUFSIZ];
+
+/* Where crt0 goes: set up the environment, standard error's buffering and
+ * the redirection of standard output the shell asked for (DM_STDOUT=PATH,
+ * or DM_STDOUT_APPEND=PATH), run main, then end with its status. */
 void dm_start(int argc, char **argv, char **envp)
 {
     environ = envp;
     __libc_init_array();
+    setvbuf(stderr, stderr_buffer, _IOLBF, sizeof stderr_buffer);
     const char *out = getenv("DM_STDOUT"), *append = getenv("DM_STDOUT_APPEND");
     if (out || append) {
         close(1);

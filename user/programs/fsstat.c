@@ -34,12 +34,14 @@ int main(void)
     if (counters("bm", BM_STATS, &bm, sizeof bm) == 0) {
         static const char *kinds[BM_NKINDS] = { 0, "read_block", "read_file", "stats", "write_block",
                                                 "write_file", "set_size", "sync", "inode_init",
-                                                "inode_links", "truncate" };
+                                                "inode_links", "truncate", "readahead" };
         printf("buffer manager:    cache %llu blocks\n  requests:", (unsigned long long)bm.cache_blocks);
         for (int k = 1; k < BM_NKINDS; k++)
             printf(" %s %llu", kinds[k], (unsigned long long)bm.requests[k]);
         printf("\n  hits %llu  misses %llu  holes %llu\n", (unsigned long long)bm.hits,
                (unsigned long long)bm.misses, (unsigned long long)bm.holes);
+        printf("  read ahead %llu  of them used %llu\n", (unsigned long long)bm.readaheads,
+               (unsigned long long)bm.readahead_hits);
         printf("  disk reads for: inodes %llu  indirect blocks %llu  bitmap %llu  mount %llu\n",
                (unsigned long long)bm.inode_reads, (unsigned long long)bm.indirect_reads,
                (unsigned long long)bm.bitmap_reads, (unsigned long long)bm.mount_reads);

@@ -1,7 +1,8 @@
 /*
  * ping — one half of the ping-pong pair: starts a pong, finds it through
  * the switchboard, and exchanges ROUNDS (default 10) CALLs with it, checking
- * every answer.
+ * every answer; with PAUSE_MS, it waits that long between rounds (a long
+ * exchange for the tests of migration to move either side of).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 int main(int argc, char **argv)
 {
     long rounds = argc > 1 ? atol(argv[1]) : 10;
+    long pause_ms = argc > 2 ? atol(argv[2]) : 0;
     char name[SB_NAME_MAX], id[24];
     snprintf(name, sizeof name, "pong-%u", PID_SLOT(dm_self()));
     char *pong_argv[] = { "pong", name, 0 };
@@ -34,6 +36,8 @@ int main(int argc, char **argv)
             printf("ping: round %ld went wrong (%s)\n", i, got < 0 ? dm_error_name(got) : in);
             return 1;
         }
+        if (pause_ms > 0)
+            timer_sleep_ns((uint64_t)pause_ms * 1000000ull);
     }
     dm_send(pong, "quit", 5, DM_NO_LINK);
     int64_t status;

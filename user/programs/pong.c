@@ -1,7 +1,7 @@
 /*
  * pong — the other half of the ping-pong pair: registers a link to itself
  * under the name it is given and answers "ping N" with "pong N" until it
- * receives "quit".
+ * receives "quit". It says so if a ping comes out of order, or twice.
  */
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +19,7 @@ int main(int argc, char **argv)
         printf("pong: cannot register %s: %s\n", argv[1], dm_error_text(err));
         return 1;
     }
+    long expected = 0;
     for (;;) {
         char in[64], out[64];
         struct dm_msg_info info;
@@ -30,6 +31,9 @@ int main(int argc, char **argv)
             break;
         long round;
         if (info.reply >= 0 && sscanf(in, "ping %ld", &round) == 1) {
+            if (round != expected)
+                printf("pong: ping %ld came when ping %ld was expected\n", round, expected);
+            expected = round + 1;
             int len = snprintf(out, sizeof out, "pong %ld", round);
             dm_send(info.reply, out, (uint64_t)len + 1, DM_NO_LINK);
         }

@@ -4,10 +4,13 @@
  *   run PROG ARGS [&]   run a program (in the background with &)
  *   run @K PROG ARGS    the same on machine K
  *   PROG ARGS [&]       the same, for a program that is not a command
- *   ps                  every process: id, name, state, machine, CPU, links
+ *   ps                  every process: id, name, state, the machine it runs
+ *                       on, CPU, links, memory, the machine that created it
  *   netstat             what each machine's transport did with each other
  *   kill PID            end a process (PID as ps shows it: machine.slot.gen)
  *   stop PID, resume PID
+ *   migrate PID @K      move a running process to machine K (DEMOS/MP's
+ *                       migration: docs/migration.md)
  *   meter [OPTIONS] run [@K] PROG ARGS [&]
  *                       run a program metered (DPM): -F FILTER (default
  *                       "trace"), -e EVENTS (names, comma-separated; all by
@@ -16,8 +19,9 @@
  *   meter attach [OPTIONS] PID..., meter flags PID EVENTS, meter off PID
  *   meter system [OPTIONS] MACHINES   meter every process created there
  *                       (MACHINES: 0,2,3 or all; -e none stops it)
- *   filter start [-l] [@K] NAME DESCRIPTION RULES [LOG]
- *                       a filter server (DESCRIPTION, RULES: files, or -)
+ *   filter start [-l|-n] [@K] NAME DESCRIPTION RULES [LOG]
+ *                       a filter server (DESCRIPTION, RULES: files, or -;
+ *                       -n: no log, it only forwards what it selects)
  *   filter stats NAME, filter stop NAME
  *   echo WORDS          print the words
  *   export NAME=VALUE...  set environment variables for every later program
@@ -62,7 +66,7 @@ extern char **environ;
 static const char *state_name(uint32_t s)
 {
     static const char *names[] = {
-        "free", "created", "ready", "receiving", "calling", "stopped", "kernel", "sending", "moving",
+        "free", "created", "ready", "receiving", "calling", "stopped", "kernel", "sending", "moving", "arriving",
     };
     return s < sizeof names / sizeof names[0] ? names[s] : "?";
 }
@@ -71,16 +75,16 @@ static void cmd_ps(FILE *out)
 {
     static struct dm_kproc entries[DM_MSG_MAX / sizeof(struct dm_kproc)];
     char id[24];
-    fprintf(out, "%-10s %-14s %-10s %4s %14s %5s %8s\n", "PID", "NAME", "STATE", "NODE", "CPU(instr)", "LINKS",
-           "MEM(KiB)");
+    fprintf(out, "%-10s %-14s %-10s %4s %14s %5s %8s %4s\n", "PID", "NAME", "STATE", "NODE", "CPU(instr)", "LINKS",
+           "MEM(KiB)", "HOME");
     int64_t cursor = 0;
     long n;
     while ((n = pm_ps_page(&cursor, entries, sizeof entries)) > 0) {
         for (long i = 0; i < n; i++) {
             struct dm_kproc *e = &entries[i];
-            fprintf(out, "%-10s %-14s %-10s %4u %14llu %5u %8llu\n", dm_pid_string(e->pid, id), e->name,
-                   state_name(e->state), PID_MACHINE(e->pid), (unsigned long long)e->proctime, e->links,
-                   (unsigned long long)(e->memory / 1024));
+            fprintf(out, "%-10s %-14s %-10s %4u %14llu %5u %8llu %4u\n", dm_pid_string(e->pid, id), e->name,
+                   state_name(e->state), e->machine, (unsigned long long)e->proctime, e->links,
+                   (unsigned long long)(e->memory / 1024), PID_MACHINE(e->pid));
         }
     }
     if (n < 0)
@@ -120,6 +124,8 @@ static void report_status(const char *name, dm_pid pid, int64_t status)
         printf("[%s] %s: killed\n", dm_pid_string(pid, id), name);
     else if (status == DM_EXIT_FAULT)
         printf("[%s] %s: ended by a fault\n", dm_pid_string(pid, id), name);
+    else if (status == DM_EXIT_LOST)
+        printf("[%s] %s: lost with the machine it was moving to\n", dm_pid_string(pid, id), name);
     else if (status != 0)
         printf("[%s] %s: exit status %lld\n", dm_pid_string(pid, id), name, (long long)status);
 }
@@ -142,7 +148,7 @@ static int parse_machine(const char *command, const char *word)
     return (int)k;
 }
 
-static void remember_job(dm_pid pid, const char *name);
+static void remember_job(dm_pid pid, const char *name, uint32_t machine);
 
 static void cmd_run(int argc, char **argv, int background, char **envp, const struct pm_meter *metering)
 {
@@ -173,12 +179,14 @@ static void cmd_run(int argc, char **argv, int background, char **envp, const st
     }
     if (background) {
         printf("[%s] %s\n", dm_pid_string((dm_pid)pid, id), argv[0]);
-        remember_job((dm_pid)pid, argv[0]);
+        remember_job((dm_pid)pid, argv[0], machine < 0 ? dm_machine() : (uint32_t)machine);
         return;
     }
     int64_t status;
     long err = pm_wait((dm_pid)pid, &status);
-    if (err < 0)
+    if (err == E_NODE)
+        printf("[%s] %s: machine %u went down\n", dm_pid_string((dm_pid)pid, id), argv[0], PID_MACHINE((dm_pid)pid));
+    else if (err < 0)
         printf("run: waiting for %s: %s\n", argv[0], dm_error_text(err));
     else
         report_status(argv[0], (dm_pid)pid, status);
@@ -190,20 +198,27 @@ static void cmd_run(int argc, char **argv, int background, char **envp, const st
  * before each prompt, says which are gone with their machine. */
 
 #define MAX_JOBS 64
-static struct { dm_pid pid; char name[24]; } jobs[MAX_JOBS];   /* pid 0: a free entry */
+static struct { dm_pid pid; uint32_t machine; char name[24]; } jobs[MAX_JOBS];   /* pid 0: a free entry */
 
-/* Keep background job pid if it runs on another machine (and there is room). */
-static void remember_job(dm_pid pid, const char *name)
+/* Keep background job pid, which runs on `machine`, if that is another
+ * machine (and there is room); a job kept already is on `machine` now
+ * (moved there by `migrate`). */
+static void remember_job(dm_pid pid, const char *name, uint32_t machine)
 {
-    if (PID_MACHINE(pid) == dm_machine())
-        return;
+    int free = -1;
     for (int i = 0; i < MAX_JOBS; i++) {
-        if (!jobs[i].pid) {
-            jobs[i].pid = pid;
-            snprintf(jobs[i].name, sizeof jobs[i].name, "%s", name);
+        if (jobs[i].pid == pid) {
+            jobs[i].machine = machine;
             return;
         }
+        if (!jobs[i].pid && free < 0)
+            free = i;
     }
+    if (machine == dm_machine() || free < 0)
+        return;
+    jobs[free].pid = pid;
+    jobs[free].machine = machine;
+    snprintf(jobs[free].name, sizeof jobs[free].name, "%s", name);
 }
 
 /* Whether machine 0's kernel (whose transport watches every other machine)
@@ -221,6 +236,26 @@ static int machine_down(uint32_t machine)
     return 0;
 }
 
+/* Process pid runs on `machine` now (`migrate`): if it is a job of the
+ * shell's, it is watched there (a job of this machine is kept from now on,
+ * under the name ps gives it). */
+static void job_moved(dm_pid pid, uint32_t machine)
+{
+    static struct dm_kproc entries[DM_MSG_MAX / sizeof(struct dm_kproc)];
+    for (int i = 0; i < MAX_JOBS; i++) {
+        if (jobs[i].pid == pid) {
+            jobs[i].machine = machine;
+            return;
+        }
+    }
+    int64_t cursor = PM_PS_CURSOR(machine, 0);
+    long n;
+    while ((n = pm_ps_page(&cursor, entries, sizeof entries)) > 0 && entries[0].machine == machine)
+        for (long e = 0; e < n; e++)
+            if (entries[e].pid == pid)
+                remember_job(pid, entries[e].name, machine);
+}
+
 /* The jobs of `machine` that no longer run are forgotten; if the machine
  * has gone down, each is said so first. Asking for its processes is what
  * makes its silence noticed. */
@@ -230,7 +265,7 @@ static void check_machine_jobs(uint32_t machine)
     int running[MAX_JOBS] = { 0 }, listed = 0;
     int64_t cursor = PM_PS_CURSOR(machine, 0);
     long n;
-    while ((n = pm_ps_page(&cursor, entries, sizeof entries)) > 0 && PID_MACHINE(entries[0].pid) == machine) {
+    while ((n = pm_ps_page(&cursor, entries, sizeof entries)) > 0 && entries[0].machine == machine) {
         listed = 1;     /* a page holds the processes of one machine */
         for (long e = 0; e < n; e++)
             for (int i = 0; i < MAX_JOBS; i++)
@@ -239,7 +274,7 @@ static void check_machine_jobs(uint32_t machine)
     int down = !listed && machine_down(machine);
     char id[24];
     for (int i = 0; i < MAX_JOBS; i++) {
-        if (!jobs[i].pid || PID_MACHINE(jobs[i].pid) != machine || running[i])
+        if (!jobs[i].pid || jobs[i].machine != machine || running[i])
             continue;
         if (down)
             printf("[%s] %s: machine %u went down\n", dm_pid_string(jobs[i].pid, id), jobs[i].name, machine);
@@ -251,8 +286,8 @@ static void check_machine_jobs(uint32_t machine)
 static void check_jobs(void)
 {
     for (int i = 0; i < MAX_JOBS; i++)
-        if (jobs[i].pid)
-            check_machine_jobs(PID_MACHINE(jobs[i].pid));
+        if (jobs[i].pid && jobs[i].machine != dm_machine())
+            check_machine_jobs(jobs[i].machine);
 }
 
 static void cmd_signal(const char *what, int argc, char **argv, long (*action)(dm_pid))
@@ -268,6 +303,32 @@ static void cmd_signal(const char *what, int argc, char **argv, long (*action)(d
                err == E_NOTFOUND ? "no such process"
                : err == E_SYSTEM ? "a system process: the system cannot go on without it"
                                  : dm_error_text(err));
+}
+
+/* migrate PID @K: move a running process to machine K. */
+static void cmd_migrate(int argc, char **argv)
+{
+    dm_pid pid;
+    if (argc != 3 || dm_pid_parse(argv[1], &pid) < 0 || argv[2][0] != '@') {
+        printf("migrate: usage: migrate PID @K (PID as ps shows it, e.g. 1.7.1)\n");
+        return;
+    }
+    int machine = parse_machine("migrate", argv[2]);
+    if (machine < 0)
+        return;
+    long err = pm_migrate(pid, machine);
+    if (err >= 0) {
+        job_moved(pid, (uint32_t)machine);
+        return;
+    }
+    printf("migrate: %s: %s\n", argv[1],
+           err == E_NOTFOUND ? "no such process"
+           : err == E_SYSTEM ? "a system process: it stays where it is"
+           : err == E_DEVICE ? "it holds a device link: it stays with its device"
+           : err == E_INVAL  ? "it runs there already"
+           : err == E_STATE  ? "it did not come to rest (its SEND, MOVEDATA or metering did not end): it stays"
+           : err == E_NODE   ? "that machine is not up, or went down during the move"
+                             : dm_error_text(err));
 }
 
 /* ---- metering ---- */
@@ -295,7 +356,8 @@ static int64_t parse_events(const char *list)
             i++;
         if (i == sizeof event_names / sizeof event_names[0]) {
             printf("meter: %s: no such event (SEND, RECEIVECALL, RECEIVE, MESSAGEQUEUED, CREATELINK, "
-                   "DESTROYLINK, MOVEDATA, CREATEPROCESS, STARTPROCESS, STOPPROCESS, DESTROYPROCESS, all)\n", name);
+                   "DESTROYLINK, MOVEDATA, CREATEPROCESS, STARTPROCESS, STOPPROCESS, DESTROYPROCESS, MIGRATE, "
+                   "all)\n", name);
             return -1;
         }
         flags |= METER_FLAG(event_names[i].type);
@@ -435,27 +497,29 @@ static void cmd_filter(int argc, char **argv)
         return;
     }
     if (argc != 3 || (strcmp(argv[1], "stats") != 0 && strcmp(argv[1], "stop") != 0)) {
-        printf("filter: usage: filter start [-l] [@K] NAME DESCRIPTION RULES [LOG]; filter stats NAME; "
+        printf("filter: usage: filter start [-l|-n] [@K] NAME DESCRIPTION RULES [LOG]; filter stats NAME; "
                "filter stop NAME\n");
         return;
     }
     filter_ask(argv[1], argv[2]);
 }
 
-/* filter start [-l] [@K] NAME DESCRIPTION RULES [LOG]: the process manager
- * starts it (PM_FILTER) and answers once it serves. */
+/* filter start [-l|-n] [@K] NAME DESCRIPTION RULES [LOG]: the process
+ * manager starts it (PM_FILTER) and answers once it serves. */
 static void filter_start(int argc, char **argv)
 {
-    int machine = -1, live = 0;
+    int machine = -1;
+    const char *option = 0;           /* -l (live) or -n (no log) */
     int first = 2;
-    for (; first < argc && (argv[first][0] == '@' || strcmp(argv[first], "-l") == 0); first++) {
+    for (; first < argc && (argv[first][0] == '@' || strcmp(argv[first], "-l") == 0 ||
+                            strcmp(argv[first], "-n") == 0); first++) {
         if (argv[first][0] == '-')
-            live = 1;
+            option = argv[first];
         else if ((machine = parse_machine("filter", argv[first])) < 0)
             return;
     }
-    if (argc - first < 3 || argc - first > 4) {
-        printf("filter: usage: filter start [-l] [@K] NAME DESCRIPTION RULES [LOG]\n");
+    if (argc - first < 3 || argc - first > 4 || (option && option[1] == 'n' && argc - first != 3)) {
+        printf("filter: usage: filter start [-l|-n] [@K] NAME DESCRIPTION RULES [LOG] (-n: no LOG)\n");
         return;
     }
     if (strlen(argv[first]) > FILTER_NAME_MAX) {
@@ -469,9 +533,9 @@ static void filter_start(int argc, char **argv)
         printf("filter: %s: a filter named %s already runs\n", argv[first], argv[first]);
         return;
     }
-    /* its argv: filter [-l] NAME DESCRIPTION RULES [LOG] */
-    char *filter_argv[7] = { "filter", "-l" };
-    int filter_argc = 1 + live;
+    /* its argv: filter [-l|-n] NAME DESCRIPTION RULES [LOG] */
+    char *filter_argv[7] = { "filter", (char *)option };
+    int filter_argc = 1 + (option != 0);
     for (int i = first; i < argc; i++)
         filter_argv[filter_argc++] = argv[i];
     long pid = pm_filter_run(machine, filter_argc, filter_argv);
@@ -483,6 +547,17 @@ static void filter_start(int argc, char **argv)
                                : dm_error_text(pid));
     else
         printf("[%s] filter %s\n", dm_pid_string((dm_pid)pid, id), argv[first]);
+}
+
+/* ", N summaries forwarded, N lost" for a filter that forwarded (FILTER_FORWARD), else "". */
+static const char *forwarded(const struct filter_stats *st)
+{
+    static char text[80];
+    text[0] = 0;
+    if (st->summaries || st->summaries_lost)
+        snprintf(text, sizeof text, ", %llu summaries forwarded, %llu lost", (unsigned long long)st->summaries,
+                 (unsigned long long)st->summaries_lost);
+    return text;
 }
 
 #define FILTER_BUSY_RETRY_NS 10000000ull   /* a filter whose queue is full of batches is asked again */
@@ -520,10 +595,11 @@ static void filter_ask(const char *what, const char *name)
         printf("filter: %s: %s\n", name, dm_error_text(err));
     else if (c.op == FILTER_STATS)
         printf("filter %s: %llu batches, %llu records received, %llu kept, %llu dropped by the rules, "
-               "%llu lost, %llu refused, %llu streams, %llu log blocks\n",
+               "%llu lost, %llu refused, %llu streams, %llu log blocks%s\n",
                name, (unsigned long long)st.batches, (unsigned long long)st.received,
                (unsigned long long)st.kept, (unsigned long long)st.dropped, (unsigned long long)st.lost,
-               (unsigned long long)st.refused, (unsigned long long)st.streams, (unsigned long long)st.log_blocks);
+               (unsigned long long)st.refused, (unsigned long long)st.streams, (unsigned long long)st.log_blocks,
+               forwarded(&st));
 }
 
 static void cmd_help(FILE *out)
@@ -535,10 +611,13 @@ static void cmd_help(FILE *out)
                  "ps                 list processes\n"
                  "netstat            what each machine's transport did with each other machine\n"
                  "kill PID           end a process; stop PID, resume PID suspend and continue it\n"
+                 "migrate PID @K     move a running process to machine K\n"
                  "meter [-F FILTER] [-e EVENTS] [-n] [-l] [-a MS] run [@K] PROG ARGS\n"
                  "                   run it metered (DPM); also: meter attach PID..., meter flags PID EVENTS,\n"
                  "                   meter off PID, meter system MACHINES\n"
-                 "filter start [-l] [@K] NAME DESCRIPTION RULES [LOG]; filter stats NAME; filter stop NAME\n"
+                 "filter start [-l|-n] [@K] NAME DESCRIPTION RULES [LOG]; filter stats NAME; filter stop NAME\n"
+                 "balance start [@K] [-F FILTER] ...; balance; balance stop\n"
+                 "                   a scheduler that moves the processes metered into its filter\n"
                  "echo WORDS         print the words\n"
                  "export NAME=VALUE  set an environment variable for later programs; export lists them;\n"
                  "                   unset NAME removes one; NAME=VALUE PROG ARGS sets it for PROG only\n"
@@ -853,6 +932,8 @@ static void run_command(int argc, char **argv, FILE *out, int background, char *
         cmd_signal("stop", argc, argv, pm_stop);
     else if (strcmp(cmd, "resume") == 0)
         cmd_signal("resume", argc, argv, pm_resume);
+    else if (strcmp(cmd, "migrate") == 0)
+        cmd_migrate(argc, argv);
     else if (strcmp(cmd, "halt") == 0) {
         fflush(stdout);
         long err = pm_halt(0);

@@ -4,6 +4,9 @@
  *
  *   disktest [-d DI] info                 the disk's size in blocks
  *   disktest [-d DI] read FIRST COUNT     print a checksum (FNV-1a, 64 bits) of each block
+ *   disktest [-d DI] sent FIRST COUNT     the same, the COUNT (at most SENT_MAX) DI_READs
+ *                                         sent at once with SEND, each answered over the
+ *                                         link it passed (struct di_read_done)
  *   disktest [-d DI] write BLOCK SEED     fill a block with a pattern made from SEED
  *   disktest [-d DI] stats                what the disk interface has counted
  *
@@ -40,6 +43,52 @@ static long di_call(long di, uint32_t op, int64_t arg0, uint32_t rights, int64_t
     return status;
 }
 
+/* Blocks FIRST .. FIRST+COUNT-1 asked for all at once, each by a DI_READ
+ * sent with SEND that passes a link to its own block of `sent_space`, on
+ * SENT_CHANNEL with the block's number as its code; then the answers
+ * received, which must come over those links in the order sent. The exit
+ * status. */
+#define SENT_MAX 8
+#define SENT_CHANNEL 7
+static uint8_t sent_space[SENT_MAX * DM_DISK_BLOCK];
+
+static int read_sent(long di, long first, long count)
+{
+    if (count < 1 || count > SENT_MAX) {
+        printf("disktest: sent: 1 to %d blocks\n", SENT_MAX);
+        return 2;
+    }
+    for (long k = 0; k < count; k++) {
+        long area = dm_createlink(SENT_CHANNEL, (uint64_t)(first + k), LINK_WRITE, sent_space, sizeof sent_space);
+        struct sv_request q = { .op = DI_READ, .arg = { first + k, k * DM_DISK_BLOCK } };
+        long err = area < 0 ? area : dm_send(di, &q, sizeof q, area);
+        if (err < 0) {
+            printf("block %ld: sent: %s\n", first + k, dm_error_name(err));
+            return 1;
+        }
+    }
+    int failed = 0;
+    for (long k = 0; k < count; k++) {
+        struct di_read_done done;
+        struct dm_msg_info info;
+        long n = dm_receive(&info, &done, sizeof done, SENT_CHANNEL);
+        if (n != sizeof done || done.block != first + k || info.code != (uint64_t)(first + k) ||
+            done.offset != k * DM_DISK_BLOCK) {
+            printf("disktest: answer %ld: %ld bytes for block %lld over the link of block %llu\n", k, n,
+                   (long long)done.block, (unsigned long long)info.code);
+            return 1;
+        }
+        if (done.status < 0) {
+            printf("block %ld: %s\n", first + k, dm_error_name(done.status));
+            failed = 1;
+        } else {
+            printf("block %ld fnv %016llx\n", first + k,
+                   (unsigned long long)fnv1a(sent_space + k * DM_DISK_BLOCK, DM_DISK_BLOCK));
+        }
+    }
+    return failed;
+}
+
 int main(int argc, char **argv)
 {
     const char *name = "di";
@@ -74,6 +123,8 @@ int main(int argc, char **argv)
         }
         return 0;
     }
+    if (argc == 4 && strcmp(argv[1], "sent") == 0)
+        return read_sent(di, atol(argv[2]), atol(argv[3]));
     if (argc == 4 && strcmp(argv[1], "write") == 0) {
         long b = atol(argv[2]);
         unsigned seed = (unsigned)atol(argv[3]);
@@ -95,6 +146,6 @@ int main(int argc, char **argv)
                    (unsigned long long)s.writes, (unsigned long long)s.errors);
         return err < 0;
     }
-    printf("usage: disktest [-d DI] info | read FIRST COUNT | write BLOCK SEED | stats\n");
+    printf("usage: disktest [-d DI] info | read FIRST COUNT | sent FIRST COUNT | write BLOCK SEED | stats\n");
     return 2;
 }

@@ -315,6 +315,29 @@ static void check_time(void)
                  dm_clock_ns() - a0 >= 30000000,
              "time.alarm", "status %ld, n %ld, op %u, cookie %lld", status, n, fired.op, (long long)fired.arg[0]);
 
+    /* An alarm that fires while our queue is full comes once there is room. */
+    mine = dm_createlink(78, 0, 0, 0, 0);
+    long self = dm_createlink(79, 0, 0, 0, 0);
+    alarm = (struct sv_call){ .op = TIMER_ALARM, .arg = { 20000000, 4343 }, .pass = mine };
+    status = timer >= 0 ? sv_call(timer, &alarm) : timer;
+    int queued = 0;
+    while (dm_send(self, "x", 1, DM_NO_LINK) == 0)
+        queued++;
+    usleep(60000);                                   /* it fires meanwhile, into a full queue */
+    for (int i = 0; i < queued; i++)
+        dm_receive(&info, &fired, sizeof fired, 79);
+    fired.op = 0;
+    n = E_NOMSG;
+    for (int tries = 0; tries < 100 && n == E_NOMSG; tries++) {
+        n = dm_areceive(&info, &fired, sizeof fired, 78);
+        if (n == E_NOMSG)
+            usleep(10000);
+    }
+    dm_check(status == 0 && queued == DM_QUEUE_MAX && n == (long)sizeof fired && fired.arg[0] == 4343,
+             "time.alarm_waits_for_room", "status %ld, %d queued, n %ld, cookie %lld", status, queued, n,
+             (long long)fired.arg[0]);
+    dm_destroylink(self);
+
     /* CPU time: times() and clock() count this process's instructions,
      * which a loop adds to and a sleep does not. */
     struct tms t;

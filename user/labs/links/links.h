@@ -19,9 +19,9 @@ enum links_op {
                         (CLIENT: the caller's pid as the kernel names the sender of the
                         request, dm_pid_string; NAME: the name the server serves under) */
     LINKS_NOTE,      /* Passes a link that leads to the client, on LINKS_NOTE_CHANNEL.
-                        Answer: status 0; then the server SENDs "note N for CLIENT" over
-                        the passed link (N counts the notes it has sent, from 1) and
-                        destroys the link */
+                        The server SENDs "note N for CLIENT" over the passed link (N
+                        counts the notes it has sent, from 1), destroys the link, and
+                        then answers: status 0, or the SEND's error */
     LINKS_PUT,       /* arg0 = n, 1 .. LINKS_MAX. Passes a link whose data area is n bytes
                         of the client's memory, with LINK_READ. The server copies them into
                         its own memory with MOVEDATA and keeps them. Answer: value = their
