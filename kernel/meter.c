@@ -498,6 +498,8 @@ uint8_t *meter_take(struct proc *p, struct meter_state *out)
     out->batch = 0;
     out->waiting = 0;
     out->oldest = p->meter.count ? machine_clock_ns() - p->meter.oldest : 0;
+    if (!batch)                         /* none since a seal found no memory */
+        out->used = 0, out->count = 0;
     if (p->meter.link.state != LINK_EMPTY)
         metered_count--;
     memset(&p->meter, 0, sizeof p->meter);
@@ -511,10 +513,10 @@ void meter_give(struct proc *p, const struct meter_state *m, uint8_t *batch)
     uint64_t now = machine_clock_ns();
     p->meter = *m;
     p->meter.batch = batch;
-    if (!batch) {                       /* its next records' (record_begin) */
+    if (!batch) {                       /* a page for its next records (record_begin) */
         p->meter.batch = p->meter.link.state != LINK_EMPTY ? batch_page() : 0;
         p->meter.count = 0;
-        p->meter.used = sizeof(struct meter_batch);
+        p->meter.used = p->meter.batch ? sizeof(struct meter_batch) : 0;
     }
     p->meter.oldest = now > m->oldest ? now - m->oldest : 0;
     if (p->meter.count && p->meter.oldest + p->meter.max_age_ns < age_deadline)
