@@ -166,9 +166,9 @@ def under_load(lab):
     and the client during the MiBs moved by MOVEDATA."""
     lab.boot()
     since = len(lab.printed(0))
-    out = lab.command("run @1 nettest stress 2 3000 8 &")
+    out = lab.command("run @1 nettest stress 2 3000 64 &")
     m = re.search(r"\[(%s)\] nettest" % PID, out)
-    require(m, "run @1 nettest stress 2 3000 8 & printed:\n" + out)
+    require(m, "run @1 nettest stress 2 3000 64 & printed:\n" + out)
     client = m.group(1)
     server = listed(lab, "nettest", other_than=client)
     migrate(lab, client, 0)
