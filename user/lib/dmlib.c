@@ -305,7 +305,7 @@ long pm_machine_proctime(uint32_t machine, struct dm_kproc *entries, uint32_t ca
 
 long pm_proctime(dm_pid pid, uint64_t *proctime)
 {
-    static struct dm_kproc entries[DM_MSG_MAX / sizeof(struct dm_kproc)];
+    struct dm_kproc entries[DM_MSG_MAX / sizeof(struct dm_kproc)];   /* a page of ps, on the stack */
     int64_t cursor = PM_PS_CURSOR(PID_MACHINE(pid), PID_SLOT(pid));
     long n = pm_ps_page(&cursor, entries, sizeof entries);
     if (n < 0)
