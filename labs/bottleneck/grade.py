@@ -19,8 +19,8 @@ off the trace disk as soon as the filter has stopped. Then:
   every run of a program whose history does not depend on timing.
 
 The thresholds were set from measurements (docs/labs/bottleneck.md, "How it
-is graded"): the starting point gives P = 0.911 and t_max = 89.5 ms in every
-run, the reference solution P = 2.834 and t_max = 28.8 ms.
+is graded"): the starting point gives P = 0.911 and t_max = 89.4 ms in every
+run, the reference solution P = 2.833 and t_max = 28.8 ms.
 """
 import csv
 import os
