@@ -38,6 +38,7 @@ RULES_ON_DISK = "/labs/questions/questions.rules"
 ANSWERS = os.path.join(ROOT, "user", "labs", "questions", "answers.txt")
 TRACES = os.path.join(ROOT, "build", "traces", "lab-questions")
 CENSUS_LIMIT = 150         # seconds census may take on a loaded host
+OUTSIDE_REQUESTS_SLACK = 2  # outside_requests may differ from the grader's run by this many
 CENSUS_DONE = r"^census: 32 districts, \d+ people in \d+ households; the register agrees$"
 
 HEADER = ("machine", "traceType", "time", "procTime", "pc", "pid", "sequence")
@@ -271,8 +272,14 @@ def truth(lab):
         if row[0].startswith("in requests to "):
             outside.append((row[0].split()[-1], int(row[1]), int(row[3].split()[0])))
     require(outside, "dpm critpath --step 1 found no request outside the trace on the path")
-    t["outside_process"] = ("one of", {max(outside, key=lambda r: r[1])[0]})
-    t["outside_requests"] = ("exactly", sum(r[2] for r in outside))
+    # Times of waiting for processes outside the trace follow the host's
+    # load (a busy host can make the console's answers as slow as the
+    # process manager's), and with them the path: any process whose
+    # requests hold at least a quarter of the most is a right answer, and
+    # the count may differ from the grader's run by 2.
+    most = max(r[1] for r in outside)
+    t["outside_process"] = ("one of", {r[0] for r in outside if r[1] * 4 >= most})
+    t["outside_requests"] = ("within points", (sum(r[2] for r in outside), OUTSIDE_REQUESTS_SLACK))
 
     for key, network in (("p_plain", "here"), ("p_vax", "vax")):
         out = dpm("parallelism", "--csv", "--window-of", "census", "--network", network, log)
