@@ -5,16 +5,15 @@ kernel/labs/forwarding.c's forward and receive_location in place of its own.
 
 Each test boots a cluster of its own and moves processes while they talk.
 Most use ping and its pong: ping, started on machine 1 (where it starts its
-pong) and moved to machine 0 (or, in one test, left there), CALLs pong
-round after round; ping checks every
-answer and pong the order of every request, so each exchange must be done
-exactly once and in order. One uses nettest's stress (SENDs, CALLs and
-MOVEDATA, every byte checked). What the tests hold the forwarding and the link
-updates to, they read from the system: what the machines' transports sent
-each other (netstat), which machines may fail without harm, and how a wait
-ends. They do not read the code. The lab's kernel says on a machine's console
-when a part that is not written yet is first needed; a test that needs that
-part fails at once, saying so.
+pong) and moved to machine 0 (or, in one test, left there), CALLs pong round
+after round; ping checks every answer and pong the order of every request,
+so each exchange must be done exactly once and in order. One uses nettest's
+stress (SENDs, CALLs and MOVEDATA, every byte checked). What the tests hold
+the forwarding and the link updates to, they read from the system: what the
+machines' transports sent each other (netstat), which machines may fail
+without harm, and how a wait ends. They do not read the code. The lab's
+kernel says on a machine's console when a part that is not written yet is
+first needed; a test that needs that part fails at once, saying so.
 """
 import re
 import time
