@@ -136,11 +136,11 @@ def test_the_solution_gets_full_marks():
 # system's kernel stays as it is.
 
 def test_the_forwarding_starting_point_gets_less_than_full_marks():
-    check_starting_point("forwarding", 7, 60, "forward is not written yet (docs/labs/forwarding.md, part 1)")
+    check_starting_point("forwarding", 9, 70, "forward is not written yet (docs/labs/forwarding.md, part 1)")
 
 
 def test_the_forwarding_solution_gets_full_marks():
-    out = check_solution("forwarding", 7, 60, 4, "LD      build/labs/forwarding/kernel.elf",
+    out = check_solution("forwarding", 9, 70, 4, "LD      build/labs/forwarding/kernel.elf",
                          os.path.join("kernel", "labs", "forwarding.c"))
     if out is None:
         return

@@ -5,15 +5,15 @@ kernel/labs/forwarding.c's forward and receive_location in place of its own.
 
 Each test boots a cluster of its own and moves processes while they talk.
 Most use ping and its pong: ping, started on machine 1 (where it starts its
-pong) and moved to machine 0, CALLs pong round after round; ping checks every
-answer and pong the order of every request, so each exchange must be done
-exactly once and in order. One uses nettest's stress (SENDs, CALLs and
-MOVEDATA, every byte checked). What the tests hold the forwarding and the link
-updates to, they read from the system: what the machines' transports sent
-each other (netstat), which machines may fail without harm, and how a wait
-ends. They do not read the code. The lab's kernel says on a machine's console
-when a part that is not written yet is first needed; a test that needs that
-part fails at once, saying so.
+pong) and moved to machine 0 (or, in one test, left there), CALLs pong round
+after round; ping checks every answer and pong the order of every request,
+so each exchange must be done exactly once and in order. One uses nettest's
+stress (SENDs, CALLs and MOVEDATA, every byte checked). What the tests hold
+the forwarding and the link updates to, they read from the system: what the
+machines' transports sent each other (netstat), which machines may fail
+without harm, and how a wait ends. They do not read the code. The lab's
+kernel says on a machine's console when a part that is not written yet is
+first needed; a test that needs that part fails at once, saying so.
 """
 import re
 import time
@@ -90,17 +90,19 @@ def migrate(lab, pid, machine):
     require(row and row["node"] == machine, "after migrate %s @%d, ps lists it as %s" % (pid, machine, row))
 
 
-def ping_pong(lab, rounds, pause_ms):
+def ping_pong(lab, rounds, pause_ms, ping_to=0):
     """A fresh cluster; ping ROUNDS rounds with a pause of PAUSE_MS between,
-    started on machine 1 with its pong, and moved to machine 0. A dict:
-    ping's and pong's pids, and where node 0's output began."""
+    started on machine 1 with its pong, and moved to machine PING_TO (None:
+    it stays on 1). A dict: ping's and pong's pids, and where node 0's output
+    began."""
     lab.boot()
     since = len(lab.printed(0))
     out = lab.command("run @1 ping %d %d &" % (rounds, pause_ms))
     m = re.search(r"\[(%s)\] ping" % PID, out)
     require(m, "run @1 ping %d %d & printed:\n%s" % (rounds, pause_ms, out))
     pair = {"ping": m.group(1), "pong": listed(lab, "pong"), "since": since, "rounds": rounds}
-    migrate(lab, pair["ping"], 0)
+    if ping_to is not None:
+        migrate(lab, pair["ping"], ping_to)
     return pair
 
 
@@ -287,3 +289,58 @@ def wait_follows(lab):
                                "machine 1, which sent it on?)")
     require(m.group(4) == "E_NODE", "ping's CALL to pong, lost with machine 2, ended with %s, not E_NODE"
             % (m.group(4) or "an answer"))
+
+
+def queued_call_ends_with_e_node(lab, pair, duty):
+    """pong is stopped, so that ping's CALL waits in its queue, and moves to
+    machine 2; machine 2 is killed. ping's CALL must still wait after the
+    move, and end with E_NODE once machine 2 is taken to be down (about 4 s
+    after), not wait for ever. `duty`: what a kernel has not done if the
+    CALL still waits, and the line of receive_location's TODO that says it."""
+    time.sleep(0.3)
+    still_running(lab, pair, (), "before pong was stopped")
+    command(lab, "stop %s" % pair["pong"])
+    time.sleep(0.3)
+    row = processes(lab).get(pair["ping"])
+    require(row and row["state"] == "calling", "ping should wait in its CALL to the stopped pong: ps says %s" % row)
+    migrate(lab, pair["pong"], 2)
+    time.sleep(0.5)
+    still_running(lab, pair, (FORWARD, RECEIVE_LOCATION), "when pong, stopped, moved to machine 2")
+    row = processes(lab).get(pair["ping"])
+    require(row and row["state"] == "calling",
+            "ping's CALL should still wait, at pong on machine 2 now: ps says %s" % row)
+    lab.kill(2)
+    m = ping_ended(lab, pair, (FORWARD, RECEIVE_LOCATION), timeout=12,
+                   waiting_for="ping's CALL, taken by pong to machine 2, should end with E_NODE once machine 2 "
+                               "was killed, but still waits (%s)" % duty)
+    require(m.group(4) == "E_NODE", "ping's CALL to pong, lost with machine 2, ended with %s, not E_NODE"
+            % (m.group(4) or "an answer"))
+
+
+@test(5, "link update: a local CALL queued at a process that moves waits on its new machine, and fails with "
+         "E_NODE when it does")
+def local_call_follows(lab):
+    """ping stays on machine 1 with pong, so that its CALLs are local: they
+    wait on no machine. pong moves to 2 with ping's CALL in its queue, and
+    machine 2's kernel tells machine 1 that the CALL's answer will come from
+    2 (an RM_LOCATION for ping); machine 1 must make ping's CALL wait on
+    machine 2, so that machine 2's failure ends it."""
+    pair = ping_pong(lab, 100000, 10, ping_to=None)
+    queued_call_ends_with_e_node(lab, pair, "machine 2's link update came to machine 1, where ping waits in a "
+                                 "local CALL: its wait must then depend on machine 2; receive_location's TODO, "
+                                 "\"if it waits in a CALL that was local\": remote_call_waits_on")
+
+
+@test(5, "link update: the news follows a caller that has moved, and its CALL fails with E_NODE when the "
+         "callee's machine does")
+def news_follows_caller(lab):
+    """ping has moved from machine 1, its home, to 0, and CALLs pong on 1.
+    pong moves to 2 with ping's CALL in its queue; machine 2's kernel knows
+    nothing of ping and tells ping's home, machine 1, that the CALL's answer
+    will come from 2. Machine 1 must send the update on to ping on machine
+    0, whose wait must then depend on machine 2, so that machine 2's
+    failure ends it."""
+    pair = ping_pong(lab, 100000, 10)
+    queued_call_ends_with_e_node(lab, pair, "machine 2's link update came to machine 1, ping's home, which ping "
+                                 "had left: it must follow ping to machine 0; receive_location's TODO, \"if the "
+                                 "waiter is not here\": forward")
