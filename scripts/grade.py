@@ -51,6 +51,7 @@ import os
 import re
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -63,6 +64,7 @@ from cluster import Cluster, ClusterError  # noqa: E402  (found through the path
 from harness import KERNEL, NodeError  # noqa: E402
 
 LABS = os.path.join(ROOT, "labs")
+DPM = os.path.join(ROOT, "build", "tools", "dpm")
 TIME_LIMIT = 20            # seconds a test may take unless it says otherwise
 DETAIL_LINES = 12          # lines of a failure's explanation printed
 
@@ -84,6 +86,13 @@ def require(condition, why):
     """Fail the test, saying why, unless condition holds."""
     if not condition:
         raise Failure(why)
+
+
+def dpm(*args):
+    """What `dpm ARGS` printed; fails the test if dpm failed."""
+    run = subprocess.run([DPM, *args], capture_output=True, text=True)
+    require(run.returncode == 0, "dpm %s failed:\n%s" % (" ".join(args), run.stdout + run.stderr))
+    return run.stdout
 
 
 def test(points, title, time_limit=TIME_LIMIT, boot=True):
@@ -108,7 +117,8 @@ class Lab:
     printed(k): what node k's console has printed since it booted.
     state: a dict the lab's tests share, emptied when the cluster is booted again.
     boot(nodes, **options), halt(): a cluster of a test's own (boot=False), or a
-        fresh one of the lab's.
+        fresh one of the lab's; boot_traced(directory): the same with a blank
+        trace disk on every node, in directory.
     scratch: a directory for the lab's files, removed when the lab is graded."""
 
     def __init__(self, nodes, kernel=KERNEL):
@@ -128,6 +138,13 @@ class Lab:
         self.boots += 1
         self.cluster = Cluster(nodes=nodes or self.nodes, kernel=self.kernel, **options)
         self.cluster.wait_joined()
+
+    def boot_traced(self, directory, nodes=None):
+        """boot(), with a blank trace disk on every node, in `directory`
+        (emptied first)."""
+        shutil.rmtree(directory, ignore_errors=True)
+        os.makedirs(directory)
+        self.boot(nodes, trace_disks=directory)
 
     def halt(self, timeout=30):
         """`halt` on node 0, and the cluster ended; what node 0 printed after
@@ -238,7 +255,8 @@ def grade(name):
     """Grade lab `name`: (points earned, points possible)."""
     module = load(name)
     tests = tests_of(module)
-    print("== Lab %s (docs/labs/%s.md), %d node%s ==" % (name, name, module.NODES, "" if module.NODES == 1 else "s"))
+    handout = "docs/labs/" + name + ".md"
+    print("== Lab %s (%s), %d node%s ==" % (name, handout, module.NODES, "" if module.NODES == 1 else "s"))
     sys.stdout.flush()
     kernel = getattr(module, "KERNEL", None)
     lab = Lab(module.NODES, os.path.join(ROOT, kernel) if kernel else KERNEL)

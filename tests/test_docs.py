@@ -180,8 +180,8 @@ def test_link_checker():
     assert check_link("README.md", "kernel/demos.h") is None
     assert "no heading" in check_link("docs/architecture.md", "#the-models")
     assert "no file" in check_link("docs/tsp.md", "README.md")
-    lines = [(1, "see [a](x.md) and `[b](y.md)` and [c](https://e.org)"), (2, "[d]: z.md#q")]
-    assert links_in(lines) == [(1, "x.md"), (2, "z.md#q")], links_in(lines)
+    lines = [(1, "see [a](cluster.md) and `[b](shell.md)` and [c](https://e.org)"), (2, "[d]: analyzer.md#q")]
+    assert links_in(lines) == [(1, "cluster.md"), (2, "analyzer.md#q")], links_in(lines)
 
 
 def test_code_reference_checker():

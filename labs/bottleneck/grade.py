@@ -25,15 +25,12 @@ run, the reference solution P = 2.833 and t_max = 28.8 ms.
 import csv
 import os
 import re
-import shutil
 import subprocess
 
-from cluster import Cluster
-from grade import require, test
+from grade import dpm, require, test
 from harness import DMTRACE, ROOT
 
 NODES = 4
-DPM = os.path.join(ROOT, "build", "tools", "dpm")
 TRACES = os.path.join(ROOT, "build", "traces", "lab-bottleneck")
 RENDER_LIMIT = 150         # seconds render may take on a loaded host
 ROWS, WIDTH = 48, 512
@@ -47,30 +44,13 @@ T_MAX_AT_MOST_MS = 60.0
 made = {}
 
 
-def dpm(*args):
-    """What `dpm ARGS` printed; fails the test if it failed."""
-    run = subprocess.run([DPM, *args], capture_output=True, text=True)
-    require(run.returncode == 0, "dpm %s failed:\n%s" % (" ".join(args), run.stdout + run.stderr))
-    return run.stdout
-
-
-def traced_cluster(lab):
-    """Boot the lab's cluster again with a trace disk on every node, blank, in
-    TRACES."""
-    lab.close()
-    shutil.rmtree(TRACES, ignore_errors=True)
-    os.makedirs(TRACES)
-    lab.cluster = Cluster(nodes=NODES, trace_disks=TRACES)
-    lab.cluster.wait_joined()
-
-
 def metered_render(lab):
     """(what render printed, its log): render run metered, with its shades,
     into a filter that keeps every record; made once. When it could not be,
     the first test says why and the others that there is nothing to judge."""
     if "run" not in made:
         made["run"] = None
-        traced_cluster(lab)
+        lab.boot_traced(TRACES)
         out = lab.command("filter start b - -")
         require("filter b: logging to trace disk" in out, "filter start b - - printed:\n" + out.rstrip())
         printed = lab.command("meter -F b run render", timeout=RENDER_LIMIT)

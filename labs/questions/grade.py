@@ -22,16 +22,13 @@ causes), within a tolerance for figures of time.
 import csv
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 
-from cluster import Cluster
-from grade import require, test
+from grade import dpm, require, test
 from harness import DMTRACE, ROOT
 
 NODES = 3
-DPM = os.path.join(ROOT, "build", "tools", "dpm")
 ELF_DIR = os.path.join(ROOT, "build")
 RULES = os.path.join(ROOT, "user", "labs", "questions", "questions.rules")
 RULES_ON_DISK = "/labs/questions/questions.rules"
@@ -56,23 +53,6 @@ EXCLUDED_FIELDS = {"SEND": ("code",), "MESSAGEQUEUED": ("code",), "RECEIVE": ("c
 # Record types whose number does not change from run to run of census.
 FIXED_COUNTS = ("SEND", "RECEIVECALL", "RECEIVE", "CREATEPROCESS", "STARTPROCESS", "DESTROYPROCESS",
                 "CREATELINK", "DESTROYLINK")
-
-
-def dpm(*args):
-    """What `dpm ARGS` printed; fails the test if it failed."""
-    run = subprocess.run([DPM, *args], capture_output=True, text=True)
-    require(run.returncode == 0, "dpm %s failed:\n%s" % (" ".join(args), run.stdout + run.stderr))
-    return run.stdout
-
-
-def traced_cluster(lab):
-    """Boot the lab's cluster again with a trace disk on every node, blank, in
-    TRACES."""
-    lab.close()
-    shutil.rmtree(TRACES, ignore_errors=True)
-    os.makedirs(TRACES)
-    lab.cluster = Cluster(nodes=NODES, trace_disks=TRACES)
-    lab.cluster.wait_joined()
 
 
 def metered_census(lab, name, rules):
@@ -103,7 +83,7 @@ def logs(lab):
     says why and the others that there is nothing to judge."""
     if "logs" not in made:
         made["logs"] = None
-        traced_cluster(lab)
+        lab.boot_traced(TRACES)
         full = metered_census(lab, "full", "-")
         made["logs"] = (full, metered_census(lab, "rules", RULES_ON_DISK))
     require(made["logs"] is not None, "no log of census to judge: the first test says why")

@@ -38,8 +38,8 @@ import struct
 import subprocess
 import time
 
-from grade import require, test
-from harness import DMFS, DMTRACE, ROOT, SYSTEM_DISK
+from grade import dpm, require, test
+from harness import DMFS, DMTRACE, SYSTEM_DISK
 
 NODES = 1
 DISK_SERVICE_US = 50          # machine time of one disk request (docs/cluster.md, DISK_SERVICE_US)
@@ -50,7 +50,6 @@ TRACED_KIB, TRACED_BLOCKS = 512, 128
 SEED = 1
 SEQUENTIAL_GAIN = 0.80        # read-ahead on: the sequential reader waits at most this much of its wait with it off
 RANDOM_COST = 1.20            # read-ahead on: the random reader waits at most this much of its wait with it off
-DPM = os.path.join(ROOT, "build", "tools", "dpm")
 REPLY_CHANNEL = 4294967294    # DM_REPLY_CHANNEL (kernel/demos.h)
 found = {}                    # what the timed boot found, for the tests after it
 
@@ -168,10 +167,8 @@ def random_waits_no_longer(lab):
 def records(log):
     """The records of the log, as `dpm dump` prints them: a dict each, with
     its type under "type" and every number as an int."""
-    out = subprocess.run([DPM, "dump", log], capture_output=True, text=True)
-    require(out.returncode == 0, "dpm dump %s: %s" % (log, out.stderr))
     rows = []
-    for line in out.stdout.splitlines():
+    for line in dpm("dump", log).splitlines():
         fields = line.split()
         if not fields or "=" not in line:
             continue
